@@ -1,0 +1,67 @@
+"""autofuse's exception hierarchy; every user-facing error names the NumPy call, shapes and source line."""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class AutofuseError(Exception):
+    """Base class of every error autofuse raises on purpose."""
+
+
+class TraceError(AutofuseError):
+    """The function did something that cannot be traced (control flow on values, .item(), ...)."""
+
+
+class UnsupportedError(AutofuseError, NotImplementedError):
+    """A NumPy function, argument or dtype that autofuse does not support."""
+
+
+class ShapeError(AutofuseError, ValueError):
+    """Shapes that do not broadcast, axes out of range, matmul dimension mismatch."""
+
+
+class DTypeError(AutofuseError, TypeError):
+    """A dtype autofuse cannot compute with, or a cast NumPy would refuse."""
+
+
+class ArgumentError(AutofuseError, TypeError):
+    """Arguments that do not bind to the function, or cannot be traced."""
+
+
+class BackendError(AutofuseError, RuntimeError):
+    """A backend failed to compile or launch a kernel."""
+
+
+def user_frame() -> tuple[str, int, str] | None:
+    """The innermost stack frame outside autofuse and NumPy: (file, line, source text)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        inside = filename.startswith(_PACKAGE_DIR) or f"{os.sep}numpy{os.sep}" in filename
+        if not inside:
+            text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            return frame.f_code.co_filename, frame.f_lineno, text
+        frame = frame.f_back
+    return None
+
+
+def where() -> str:
+    """' (at file:line: source)' for the user's innermost frame, or ''."""
+    found = user_frame()
+    if found is None:
+        return ""
+    filename, line, text = found
+    return f"\n  at {filename}:{line}: {text}" if text else f"\n  at {filename}:{line}"
+
+
+def describe(value) -> str:
+    """A short description of a traced value or Python object for error messages."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{dtype}{list(shape)}"
+    return f"{type(value).__name__} {value!r}"

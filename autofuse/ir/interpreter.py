@@ -1,0 +1,95 @@
+"""The reference interpreter: evaluates any graph (or any run of its nodes) with NumPy.
+
+It is the oracle for every later stage: fused groups and generated kernels must agree with it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import Graph, Node
+from .ops import ELEMENTWISE, OPS, REDUCE
+
+
+def evaluate(graph: Graph, args) -> list[np.ndarray]:
+    """Run `graph` on arrays `args` (one per graph input); returns one array per output."""
+    env = {node.id: np.asarray(arg) for node, arg in zip(graph.inputs, args)}
+    run_nodes(graph.nodes, env)
+    return [env[node.id] for node in graph.outputs]
+
+
+def run_nodes(nodes, env: dict) -> dict:
+    """Evaluate `nodes` in order into `env` (node id -> array); inputs must already be in env."""
+    with np.errstate(all="ignore"):
+        for node in nodes:
+            if node.op == "input":
+                continue
+            env[node.id] = evaluate_node(node, [env[n.id] for n in node.inputs])
+    return env
+
+
+def evaluate_node(node: Node, args: list) -> np.ndarray:
+    """One node's value from its inputs' values, exactly as NumPy computes it."""
+    row = OPS[node.op]
+    attrs = node.attrs
+    if row.kind == ELEMENTWISE:
+        if node.op == "cast":
+            result = args[0].astype(node.dtype)
+        elif node.op == "where":
+            result = np.where(*args)
+        else:
+            result = row.ufunc(*args)
+    elif row.kind == REDUCE:
+        result = _reduce(node, args[0])
+    else:
+        result = _EVALUATORS[node.op](node, args, attrs)
+    result = np.asarray(result)
+    if result.dtype != node.dtype:
+        result = result.astype(node.dtype)
+    return np.broadcast_to(result, node.shape) if result.shape != node.shape else result
+
+
+def _reduce(node: Node, x: np.ndarray):
+    axes = node.attrs["axes"]
+    if node.op in ("argmax", "argmin"):
+        (axis,) = axes
+        return getattr(np, node.op)(x, axis=axis)
+    if x.size == 0 and node.op in ("max", "min") and node.size:
+        raise ValueError(f"zero-size {node.op} reduction")
+    return OPS[node.op].ufunc.reduce(x, axis=axes, dtype=node.dtype if node.op in ("sum", "prod") else None)
+
+
+def _slice_index(attrs, shape):
+    index = []
+    for start, step, count in zip(attrs["start"], attrs["step"], shape):
+        stop = start + step * count
+        index.append(slice(start, stop if stop >= 0 else None, step))
+    return tuple(index)
+
+
+def _setslice(node, args, attrs):
+    base, update = args
+    result = np.array(base, copy=True)
+    result[_slice_index(attrs, update.shape)] = update
+    return result
+
+
+def _iota(node, args, attrs):
+    shape = attrs["shape"]
+    axis = attrs["axis"]
+    line = np.arange(shape[axis], dtype=node.dtype)
+    view = [1] * len(shape)
+    view[axis] = shape[axis]
+    return np.broadcast_to(line.reshape(view), shape)
+
+
+_EVALUATORS = {
+    "broadcast_to": lambda node, args, attrs: np.broadcast_to(args[0], attrs["shape"]),
+    "transpose": lambda node, args, attrs: np.transpose(args[0], attrs["perm"]),
+    "reshape": lambda node, args, attrs: np.reshape(args[0], attrs["shape"]),
+    "slice": lambda node, args, attrs: args[0][_slice_index(attrs, attrs["shape"])],
+    "setslice": _setslice,
+    "concatenate": lambda node, args, attrs: np.concatenate(args, axis=attrs["axis"]),
+    "matmul": lambda node, args, attrs: np.matmul(*args),
+    "constant": lambda node, args, attrs: attrs["value"].array,
+    "iota": _iota,
+}

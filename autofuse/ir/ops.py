@@ -1,0 +1,183 @@
+"""The op table: one row per IR op, read by the tracer, interpreter, printer, fusion and code generators.
+
+Elementwise rows name their NumPy ufunc (the reference, and the dtype rule through
+`ufunc.resolve_dtypes`) and their kernel spelling: a Python expression over operands {0}, {1}, ...
+and typed constants {ZERO}, {ONE}, ... that numba compiles for both the CPU and CUDA targets.
+Spellings are keyed by the dtype kind of the computation ('f' float, 'i' signed, 'u' unsigned,
+'b' bool; '*' any).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ELEMENTWISE = "elementwise"
+REDUCE = "reduce"
+LAYOUT = "layout"
+MATMUL = "matmul"
+SOURCE = "source"
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    kind: str
+    arity: int | None = None                 # None: variadic
+    ufunc: np.ufunc | None = None            # NumPy reference and dtype rule (elementwise)
+    spell: dict = field(default_factory=dict)
+    # reductions: the accumulator's start and how a value joins it ({acc}, {0})
+    init: str | None = None
+    combine: str | None = None
+    cost: int = 1                            # relative arithmetic cost (for recompute decisions)
+
+    def spelling(self, kind: str) -> str:
+        """The kernel spelling of this op for a computation of dtype kind `kind`."""
+        if kind in self.spell:
+            return self.spell[kind]
+        if kind == "u" and "i" in self.spell:
+            return self.spell["i"]
+        return self.spell["*"]
+
+
+def _ew(name, arity, spell, ufunc=None, cost=1):
+    if isinstance(spell, str):
+        spell = {"*": spell}
+    return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost)
+
+
+_NAN_MAX = "({0} if ({0} >= {1} or {0} != {0}) else {1})"
+_NAN_MIN = "({0} if ({0} <= {1} or {0} != {0}) else {1})"
+_FMAX = "({0} if ({0} >= {1} or {1} != {1}) else {1})"
+_FMIN = "({0} if ({0} <= {1} or {1} != {1}) else {1})"
+
+_ROWS = [
+    # arithmetic
+    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} or {1})"}),
+    _ew("subtract", 2, "({0} - {1})"),
+    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"}),
+    _ew("divide", 2, "({0} / {1})", cost=4),
+    _ew("floor_divide", 2, {"*": "({0} // {1})", "f": "floor_divide({0}, {1})"}, cost=8),
+    _ew("remainder", 2, {"*": "({0} % {1})", "f": "remainder({0}, {1})"}, cost=8),
+    _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16),
+    _ew("negative", 1, "(-{0})"),
+    _ew("positive", 1, "(+{0})"),
+    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}),
+    _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}),
+    _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4),
+    _ew("sign", 1, {"f": "float_sign({0})", "i": "int_sign({0})"}),
+    # exponentials and logarithms
+    _ew("exp", 1, "math.exp({0})", cost=8),
+    _ew("exp2", 1, "({TWO} ** {0})", cost=8),
+    _ew("expm1", 1, "math.expm1({0})", cost=8),
+    _ew("log", 1, "math.log({0})", cost=8),
+    _ew("log2", 1, "math.log2({0})", cost=8),
+    _ew("log10", 1, "math.log10({0})", cost=8),
+    _ew("log1p", 1, "math.log1p({0})", cost=8),
+    _ew("sqrt", 1, "math.sqrt({0})", cost=4),
+    _ew("cbrt", 1, "cube_root({0})", cost=8),
+    # trigonometry
+    _ew("sin", 1, "math.sin({0})", cost=8),
+    _ew("cos", 1, "math.cos({0})", cost=8),
+    _ew("tan", 1, "math.tan({0})", cost=8),
+    _ew("arcsin", 1, "math.asin({0})", cost=8),
+    _ew("arccos", 1, "math.acos({0})", cost=8),
+    _ew("arctan", 1, "math.atan({0})", cost=8),
+    _ew("arctan2", 2, "math.atan2({0}, {1})", cost=8),
+    _ew("sinh", 1, "math.sinh({0})", cost=8),
+    _ew("cosh", 1, "math.cosh({0})", cost=8),
+    _ew("tanh", 1, "math.tanh({0})", cost=8),
+    _ew("arcsinh", 1, "math.asinh({0})", cost=8),
+    _ew("arccosh", 1, "math.acosh({0})", cost=8),
+    _ew("arctanh", 1, "math.atanh({0})", cost=8),
+    _ew("hypot", 2, "math.hypot({0}, {1})", cost=8),
+    _ew("copysign", 2, "math.copysign({0}, {1})"),
+    _ew("radians", 1, "({0} * {RADIANS})"),
+    _ew("degrees", 1, "({0} * {DEGREES})"),
+    # rounding
+    _ew("floor", 1, {"f": "math_floor({0})", "*": "{0}"}),
+    _ew("ceil", 1, {"f": "math_ceil({0})", "*": "{0}"}),
+    _ew("trunc", 1, {"f": "math_trunc({0})", "*": "{0}"}),
+    _ew("rint", 1, {"f": "round_even({0})", "*": "{0}"}),
+    # comparisons and selection
+    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})"}),
+    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})"}),
+    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})"}),
+    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})"}),
+    _ew("less", 2, "({0} < {1})"),
+    _ew("less_equal", 2, "({0} <= {1})"),
+    _ew("greater", 2, "({0} > {1})"),
+    _ew("greater_equal", 2, "({0} >= {1})"),
+    _ew("equal", 2, "({0} == {1})"),
+    _ew("not_equal", 2, "({0} != {1})"),
+    _ew("isnan", 1, {"f": "({0} != {0})", "*": "False"}),
+    _ew("isinf", 1, {"f": "({0} == {INF} or {0} == -{INF})", "*": "False"}),
+    _ew("isfinite", 1, {"f": "({0} - {0} == {ZERO})", "*": "True"}),
+    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}),
+    # logic and bits
+    _ew("logical_and", 2, "(bool({0}) and bool({1}))"),
+    _ew("logical_or", 2, "(bool({0}) or bool({1}))"),
+    _ew("logical_xor", 2, "(bool({0}) != bool({1}))"),
+    _ew("logical_not", 1, "(not {0})"),
+    _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} and {1})"}),
+    _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} or {1})"}),
+    _ew("bitwise_xor", 2, {"*": "({0} ^ {1})", "b": "({0} != {1})"}),
+    _ew("invert", 1, {"*": "(~{0})", "b": "(not {0})"}),
+    _ew("left_shift", 2, "({0} << {1})"),
+    _ew("right_shift", 2, "({0} >> {1})"),
+    # dtype conversion: attrs dtype
+    Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})"}),
+    # reductions over attrs axes, result dtype in attrs dtype
+    Op("sum", REDUCE, 1, np.add, {}, init="{ZERO}", combine="{acc} + {0}"),
+    Op("prod", REDUCE, 1, np.multiply, {}, init="{ONE}", combine="{acc} * {0}"),
+    Op("max", REDUCE, 1, np.maximum, {}, init="{LOWEST}", combine=_NAN_MAX.format("{0}", "{acc}")),
+    Op("min", REDUCE, 1, np.minimum, {}, init="{HIGHEST}", combine=_NAN_MIN.format("{0}", "{acc}")),
+    Op("any", REDUCE, 1, np.logical_or, {}, init="False", combine="{acc} or {0}"),
+    Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}"),
+    Op("argmax", REDUCE, 1, None, {}),
+    Op("argmin", REDUCE, 1, None, {}),
+    # layout: index maps
+    Op("broadcast_to", LAYOUT, 1),
+    Op("transpose", LAYOUT, 1),
+    Op("reshape", LAYOUT, 1),
+    Op("slice", LAYOUT, 1),
+    Op("setslice", LAYOUT, 2),
+    Op("concatenate", LAYOUT, None),
+    # matmul over equal batch dims: (..., M, K) @ (..., K, N)
+    Op("matmul", MATMUL, 2, np.matmul),
+    # sources
+    Op("input", SOURCE, 0),
+    Op("constant", SOURCE, 0),
+    Op("iota", SOURCE, 0),
+]
+
+OPS: dict[str, Op] = {row.name: row for row in _ROWS}
+
+ELEMENTWISE_UFUNCS: dict[str, Op] = {
+    row.name: row for row in _ROWS if row.kind == ELEMENTWISE and row.ufunc is not None
+}
+
+REDUCTIONS = tuple(row.name for row in _ROWS if row.kind == REDUCE)
+
+
+def typed_constants(dtype: np.dtype) -> dict[str, object]:
+    """The values behind the named constants a spelling may use, in the computation's dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        lowest, highest = -np.inf, np.inf
+        extra = {"INF": dtype.type(np.inf), "HALF": dtype.type(0.5),
+                 "RADIANS": dtype.type(math.pi / 180.0), "DEGREES": dtype.type(180.0 / math.pi)}
+        del info
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lowest, highest = info.min, info.max
+        extra = {}
+    else:
+        lowest, highest = False, True
+        extra = {}
+    values = {"ZERO": dtype.type(0), "ONE": dtype.type(1), "TWO": dtype.type(2),
+              "LOWEST": dtype.type(lowest), "HIGHEST": dtype.type(highest)}
+    values.update(extra)
+    return values

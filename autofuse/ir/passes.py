@@ -1,0 +1,180 @@
+"""Simplification passes (pure Graph -> Graph functions) and the runner that verifies and records them.
+
+Every rewrite is exact: NumPy would compute the same bits (no float reassociation, no x + 0 -> x,
+which changes -0.0).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from .graph import Attrs, Graph, Node
+from .interpreter import evaluate_node
+from .ops import ELEMENTWISE, LAYOUT, OPS, REDUCE
+
+FOLD_LIMIT = 64          # constant-fold results of at most this many elements
+
+
+class Rewriter:
+    """Rebuilds a graph node by node; a node keeps its id while it is unchanged."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.mapping: dict[int, Node] = {}
+        self.nodes: list[Node] = []
+        self._next = max((n.id for n in graph.nodes), default=-1) + 1
+
+    def inputs_of(self, node: Node) -> tuple:
+        return tuple(self.mapping[n.id] for n in node.inputs)
+
+    def keep(self, node: Node, inputs: tuple) -> Node:
+        if all(a is b for a, b in zip(inputs, node.inputs)):
+            new = node
+        else:
+            new = dataclasses.replace(node, inputs=inputs)
+        self.nodes.append(new)
+        return new
+
+    def make(self, like: Node, op: str, inputs=(), attrs=None) -> Node:
+        from .infer import infer
+        attrs = Attrs(attrs)
+        shape, dtype = infer(op, tuple(inputs), attrs)
+        node = Node(self._next, op, tuple(inputs), attrs, tuple(shape), np.dtype(dtype), like.origin)
+        self._next += 1
+        self.nodes.append(node)
+        return node
+
+    def finish(self) -> Graph:
+        outputs = [self.mapping[n.id] for n in self.graph.outputs]
+        inputs = [self.mapping[n.id] for n in self.graph.inputs]
+        return Graph(self.nodes, inputs, outputs, self.graph.name)
+
+
+def dead_code(graph: Graph) -> Graph:
+    """Drop nodes no output depends on (inputs always stay: they are the signature)."""
+    live = {n.id for n in graph.outputs} | {n.id for n in graph.inputs}
+    for node in reversed(graph.nodes):
+        if node.id in live:
+            live.update(n.id for n in node.inputs)
+    return Graph([n for n in graph.nodes if n.id in live], graph.inputs, graph.outputs, graph.name)
+
+
+def common_subexpressions(graph: Graph) -> Graph:
+    """Merge nodes with the same op, inputs and attributes."""
+    rewriter = Rewriter(graph)
+    seen: dict = {}
+    for node in graph.nodes:
+        inputs = rewriter.inputs_of(node)
+        key = (node.op, tuple(n.id for n in inputs), node.attrs, node.shape, node.dtype.str)
+        if node.op != "input" and key in seen:
+            rewriter.mapping[node.id] = seen[key]
+            continue
+        new = rewriter.keep(node, inputs)
+        seen[key] = new
+        rewriter.mapping[node.id] = new
+    return rewriter.finish()
+
+
+def constant_fold(graph: Graph) -> Graph:
+    """Evaluate small nodes whose inputs are all constants."""
+    rewriter = Rewriter(graph)
+    for node in graph.nodes:
+        inputs = rewriter.inputs_of(node)
+        foldable = (node.kind in (ELEMENTWISE, LAYOUT, REDUCE) and inputs
+                    and all(n.op == "constant" for n in inputs) and node.size <= FOLD_LIMIT)
+        if foldable:
+            with np.errstate(all="ignore"):
+                value = evaluate_node(node, [n.attrs["value"].array for n in inputs])
+            rewriter.mapping[node.id] = rewriter.make(node, "constant", (), {"value": np.array(value)})
+        else:
+            rewriter.mapping[node.id] = rewriter.keep(node, inputs)
+    return rewriter.finish()
+
+
+def _is_scalar_constant(node: Node, value) -> bool:
+    if node.op != "constant" or node.ndim != 0:
+        return False
+    array = node.attrs["value"].array
+    return bool(array == value) and not (array.dtype.kind == "f" and np.signbit(array))
+
+
+def _identity(node: Node, inputs: tuple) -> Node | None:
+    """The input a node can be replaced by without changing a single bit, or None."""
+    op = node.op
+    first = inputs[0] if inputs else None
+    same = first is not None and first.shape == node.shape and first.dtype == node.dtype
+    if op in ("reshape", "broadcast_to") and same:
+        return first
+    if op == "transpose" and node.attrs["perm"] == tuple(range(node.ndim)):
+        return first
+    if op == "slice" and same and all(s == 0 for s in node.attrs["start"]) and \
+            all(s == 1 for s in node.attrs["step"]):
+        return first
+    if op == "cast" and same:
+        return first
+    if op == "positive" and same:
+        return first
+    if op in ("multiply", "divide") and node.dtype.kind in "fiu" and same and \
+            _is_scalar_constant(inputs[1], 1):
+        return first
+    if op == "multiply" and node.dtype.kind in "fiu" and inputs[1].shape == node.shape and \
+            inputs[1].dtype == node.dtype and _is_scalar_constant(inputs[0], 1):
+        return inputs[1]
+    if op == "subtract" and same and _is_scalar_constant(inputs[1], 0):
+        return first
+    if op == "negative" and first.op == "negative" and first.inputs[0].shape == node.shape:
+        return first.inputs[0]
+    return None
+
+
+def algebraic(graph: Graph) -> Graph:
+    """Exact identities: x*1, x/1, x-0, --x, no-op reshapes/transposes/casts; chains of layout ops."""
+    rewriter = Rewriter(graph)
+    for node in graph.nodes:
+        inputs = rewriter.inputs_of(node)
+        replacement = _identity(node, inputs)
+        if replacement is None and node.op == "reshape" and inputs[0].op == "reshape":
+            replacement = rewriter.make(node, "reshape", inputs[0].inputs, node.attrs.as_dict())
+        if replacement is None and node.op == "transpose" and inputs[0].op == "transpose":
+            inner, outer = inputs[0].attrs["perm"], node.attrs["perm"]
+            perm = tuple(inner[p] for p in outer)
+            source = inputs[0].inputs[0]
+            replacement = source if perm == tuple(range(len(perm))) else \
+                rewriter.make(node, "transpose", (source,), {"perm": perm})
+        if replacement is None and node.op == "broadcast_to" and inputs[0].op == "broadcast_to":
+            replacement = rewriter.make(node, "broadcast_to", inputs[0].inputs, node.attrs.as_dict())
+        rewriter.mapping[node.id] = replacement if replacement is not None else rewriter.keep(node, inputs)
+    return rewriter.finish()
+
+
+PIPELINE = (constant_fold, algebraic, common_subexpressions, dead_code)
+
+
+@dataclasses.dataclass
+class PassRecord:
+    name: str
+    seconds: float
+    nodes_before: int
+    nodes_after: int
+    graph: Graph
+
+
+def simplify(graph: Graph, rounds: int = 3) -> tuple[Graph, list[PassRecord]]:
+    """Run the pipeline until nothing changes (at most `rounds` times), verifying after each pass."""
+    history: list[PassRecord] = []
+    graph.verify()
+    for _ in range(rounds):
+        before = len(graph.nodes)
+        signature = [n.key() for n in graph.nodes]
+        for simplification in PIPELINE:
+            start = time.perf_counter()
+            result = simplification(graph)
+            result.verify()
+            history.append(PassRecord(simplification.__name__, time.perf_counter() - start,
+                                      len(graph.nodes), len(result.nodes), result))
+            graph = result
+        if len(graph.nodes) == before and [n.key() for n in graph.nodes] == signature:
+            break
+    return graph, history

@@ -1,0 +1,47 @@
+"""What `f.lower(*args)` returns: the traced, simplified and fused programs and their kernels."""
+from __future__ import annotations
+
+from .ir.printer import graph_text
+
+
+class Lowered:
+    """The program autofuse built for one signature, for reading (nothing runs)."""
+
+    def __init__(self, entry):
+        self._entry = entry
+
+    @property
+    def traced(self):
+        """The graph as traced, before simplification."""
+        return self._entry.traced.graph
+
+    @property
+    def graph(self):
+        """The simplified graph."""
+        return self._entry.graph
+
+    @property
+    def fused(self):
+        return self._entry.fused
+
+    @property
+    def kernels(self) -> list:
+        return list(self._entry.kernels)
+
+    @property
+    def backend(self) -> str:
+        return self._entry.backend
+
+    def as_text(self, stage: str = "all") -> str:
+        """The program as text: "traced", "simplified", "fused", or "all" of them."""
+        sections = []
+        if stage in ("traced", "all"):
+            sections.append("# traced\n" + graph_text(self.traced))
+        if stage in ("simplified", "all"):
+            sections.append("# simplified\n" + graph_text(self.graph))
+        if stage in ("fused", "all") and self.fused is not None:
+            sections.append("# fused\n" + self.fused.as_text())
+        return "\n\n".join(sections)
+
+    def __repr__(self):
+        return self.as_text()

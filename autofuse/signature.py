@@ -1,0 +1,96 @@
+"""Binding a call's arguments: static values, traced leaves, and the cache key of the signature."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from . import tree
+from .errors import ArgumentError, where
+
+
+class Binder:
+    """Turns (args, kwargs) into (cache key, leaves, statics, structure) for one jitted function."""
+
+    def __init__(self, fn, static_argnames=(), static_argnums=()):
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "f")
+        self.signature = inspect.signature(fn)
+        parameters = list(self.signature.parameters.values())
+        self.static_names = set(static_argnames or ())
+        for number in static_argnums or ():
+            if number >= len(parameters):
+                raise ArgumentError(f"static_argnums={number} is out of range for {self.name}"
+                                    f"{tuple(p.name for p in parameters)}")
+            self.static_names.add(parameters[number].name)
+        unknown = self.static_names - {p.name for p in parameters}
+        if unknown:
+            raise ArgumentError(f"static_argnames {sorted(unknown)} are not parameters of {self.name}")
+        self.simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+                          for p in parameters) and not self.static_names
+        self.arity = len(parameters)
+
+    def bind(self, args: tuple, kwargs: dict):
+        """(args, kwargs) with defaults applied, as the function will receive them."""
+        if self.simple and not kwargs and len(args) == self.arity:
+            return args, {}
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise ArgumentError(f"{self.name}(): {error}{where()}") from None
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+    def split(self, args: tuple, kwargs: dict):
+        """(key, leaves, statics, structure): statics maps leaf index -> value kept out of tracing."""
+        leaves, structure = tree.flatten((args, kwargs))
+        static_leaves = self._static_leaf_indices(args, kwargs, structure)
+        key = []
+        statics = {}
+        for index, leaf in enumerate(leaves):
+            if index in static_leaves or leaf is None or isinstance(leaf, str):
+                if index not in static_leaves and isinstance(leaf, str):
+                    raise ArgumentError(
+                        f"{self.name}(): a str argument cannot be traced; mark its parameter static "
+                        f"with static_argnames{where()}")
+                try:
+                    hash(leaf)
+                except TypeError:
+                    raise ArgumentError(f"{self.name}(): static argument {leaf!r} is not hashable"
+                                        f"{where()}") from None
+                statics[index] = leaf
+                key.append(("static", type(leaf), leaf))
+            else:
+                key.append(leaf_key(leaf))
+        return (tuple(key), structure), leaves, statics, structure
+
+    def _static_leaf_indices(self, args, kwargs, structure) -> set:
+        if not self.static_names:
+            return set()
+        names = list(self.signature.parameters)
+        marked = []
+        for position, value in enumerate(args):
+            marked.append(names[position] in self.static_names if position < len(names) else False)
+        static = set()
+        index = 0
+        for position, value in enumerate(args):
+            count = len(tree.flatten(value)[0])
+            if marked[position]:
+                static.update(range(index, index + count))
+            index += count
+        for name, value in kwargs.items():
+            count = len(tree.flatten(value)[0])
+            if name in self.static_names:
+                static.update(range(index, index + count))
+            index += count
+        return static
+
+
+def leaf_key(leaf):
+    """The part of the cache key for one traced leaf: what its tracing depends on."""
+    if isinstance(leaf, np.ndarray):
+        return (leaf.shape, leaf.dtype, leaf.strides if not leaf.flags.c_contiguous else None,
+                leaf.flags.writeable)
+    if isinstance(leaf, (bool, int, float, np.generic)):
+        return type(leaf) if not isinstance(leaf, np.generic) else (np.generic, leaf.dtype)
+    return ("object", type(leaf))

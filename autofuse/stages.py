@@ -1,0 +1,33 @@
+"""The pipeline for one signature: trace -> simplify -> partition -> compile, kept as an Entry."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir.graph import Graph
+from .ir.passes import PassRecord, simplify
+from .trace import Traced, leaf_spec, trace
+
+
+@dataclass
+class Entry:
+    """Everything autofuse built for one call signature."""
+    name: str
+    backend: str
+    traced: Traced
+    graph: Graph                       # simplified
+    history: list[PassRecord]
+    fused: object = None               # fusion.FusedProgram
+    kernels: list = field(default_factory=list)
+    program: object = None             # callable: list of input arrays -> list of output arrays
+    build_seconds: float = 0.0
+
+
+def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
+    from .backends import get_backend
+    specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
+             for i, leaf in enumerate(leaves)]
+    traced = trace(fn, structure, specs, statics, name)
+    graph, history = simplify(traced.graph)
+    entry = Entry(name, backend, traced, graph, history)
+    get_backend(backend).prepare(entry)
+    return entry

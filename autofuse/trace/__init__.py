@@ -1,0 +1,121 @@
+"""trace(fn, arguments) -> Traced: run the user's function on tracer arrays and record a Graph."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ArgumentError, TraceError
+from ..ir.graph import Graph
+from .. import tree
+from . import methods  # noqa: F401  (installs the ndarray interface on Tracer)
+from .context import Buffer, TraceContext, check_dtype
+from .interpose import numpy_creation_traced
+from .tracer import Tracer, fresh
+
+
+@dataclass(frozen=True)
+class LeafSpec:
+    """What the signature records about one argument leaf."""
+    kind: str                  # "array", "scalar" (NumPy scalar or Python bool), "weak" (int/float)
+    shape: tuple = ()
+    dtype: np.dtype = np.dtype("float64")
+    strides: tuple | None = None   # element strides when not C-contiguous
+    writeable: bool = True
+    weak: type | None = None
+
+
+@dataclass
+class Traced:
+    graph: Graph
+    structure: object                   # of the result
+    outputs: list                       # per result leaf: ("node", i, kind) / ("argument", leaf) / ("constant", v)
+    mutations: list = field(default_factory=list)    # (argument leaf index, graph output index)
+    weak_int_casts: dict = field(default_factory=dict)
+
+
+def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
+    if spec.kind == "weak":
+        dtype = np.dtype(np.int64) if spec.weak is int else np.dtype(np.float64)
+        node = ctx.input((), dtype, index, weak=True)
+        return Tracer(Buffer(node, writeable=False), node=node, weak=spec.weak)
+    node = ctx.input(spec.shape, spec.dtype, index, weak=False)
+    if spec.kind == "scalar":
+        return Tracer(Buffer(node, writeable=False), node=node, scalar=True)
+    buffer = Buffer(node, writeable=spec.writeable, strides=spec.strides)
+    return Tracer(buffer, node=node)
+
+
+def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None = None) -> Traced:
+    """Call `fn` with tracers in place of the argument leaves described by `specs`.
+
+    `structure` is the flattened (args, kwargs) pair; `statics` maps leaf index -> the Python value
+    passed through unchanged (static arguments, None).
+    """
+    ctx = TraceContext(name or getattr(fn, "__name__", "f"))
+    with ctx, numpy_creation_traced():
+        leaves = []
+        tracers: dict[int, Tracer] = {}
+        for index, spec in enumerate(specs):
+            if index in statics:
+                leaves.append(statics[index])
+            else:
+                tracers[index] = _tracer_for(ctx, index, spec)
+                leaves.append(tracers[index])
+        args, kwargs = tree.unflatten(structure, leaves)
+        result = fn(*args, **kwargs)
+        out_leaves, out_structure = tree.flatten(result)
+        nodes, outputs = [], []
+        argument_buffers = {id(t._buffer): i for i, t in tracers.items() if t.weak is None}
+        for leaf in out_leaves:
+            outputs.append(_output(leaf, nodes, argument_buffers))
+        mutations = []
+        for index, tracer in tracers.items():
+            if tracer._buffer.version > 0:
+                mutations.append((index, len(nodes)))
+                nodes.append(tracer._buffer.node)
+    graph = Graph(ctx.builder.nodes, ctx.inputs, nodes, ctx.name)
+    return Traced(graph, out_structure, outputs, mutations, dict(ctx.weak_int_casts))
+
+
+def _output(leaf, nodes: list, argument_buffers: dict):
+    if isinstance(leaf, Tracer):
+        if not leaf._chain and id(leaf._buffer) in argument_buffers and leaf.weak is None \
+                and not leaf.scalar:
+            return ("argument", argument_buffers[id(leaf._buffer)])
+        nodes.append(leaf.node)
+        if leaf.weak is not None:
+            kind = leaf.weak.__name__
+        else:
+            kind = "scalar" if leaf.scalar else "array"
+        return ("node", len(nodes) - 1, kind)
+    if leaf is None or isinstance(leaf, (bool, int, float, str, np.generic)):
+        return ("constant", leaf)
+    if isinstance(leaf, np.ndarray):
+        return ("constant", leaf.copy())
+    raise TraceError(f"the traced function returned a {type(leaf).__name__}, which autofuse cannot "
+                     f"return; return arrays, scalars, or tuples/lists/dicts of them")
+
+
+def leaf_spec(value, where_text: str) -> LeafSpec:
+    """The signature of one argument leaf, or ArgumentError for what cannot be traced."""
+    if isinstance(value, np.ndarray):
+        dtype = check_dtype(value.dtype, where_text)
+        strides = None
+        if not value.flags.c_contiguous and value.size:
+            strides = tuple(s // value.itemsize for s in value.strides)
+        return LeafSpec("array", value.shape, dtype, strides, bool(value.flags.writeable))
+    if isinstance(value, np.generic):
+        return LeafSpec("scalar", (), check_dtype(value.dtype, where_text))
+    if isinstance(value, bool):
+        return LeafSpec("scalar", (), np.dtype(bool))
+    if isinstance(value, (int, float)):
+        return LeafSpec("weak", (), np.dtype(np.int64 if isinstance(value, int) else np.float64),
+                        weak=type(value))
+    if isinstance(value, complex):
+        check_dtype(np.complex128, where_text)
+    raise ArgumentError(f"{where_text}: cannot trace a value of type {type(value).__name__}; pass "
+                        f"arrays or numbers, or mark it static with static_argnames")
+
+
+__all__ = ["trace", "Traced", "LeafSpec", "leaf_spec", "fresh"]

@@ -1,0 +1,223 @@
+"""The NumPy surface: which NumPy function or ufunc call traces to which handler."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedError, where
+from ..ir.ops import ELEMENTWISE_UFUNCS
+from . import creation, layout, matmul, reductions, ufuncs
+from .context import current
+from .layout import as_tracer
+from .tracer import Tracer, fresh
+
+
+def where_(condition, x=None, y=None):
+    if x is None or y is None:
+        raise UnsupportedError("np.where with one argument returns data-dependent indices, which "
+                               f"autofuse does not support; use np.where(cond, x, y){where()}")
+    what = "np.where"
+    samples = [_dtype_sample(v, what) for v in (x, y)]
+    dtype = np.result_type(*samples)
+    ufuncs.result_shape(what, *(np.shape(v) if not isinstance(v, Tracer) else v.shape
+                                for v in (condition, x, y)))
+    nodes = [ufuncs.to_node(condition, np.dtype(bool), what)] + [
+        ufuncs.to_node(v, dtype, what) for v in (x, y)]
+    node = current().emit("where", nodes)
+    return fresh(node, scalar=node.ndim == 0 and all(np.ndim(v) == 0 if not isinstance(v, Tracer)
+                                                     else v.ndim == 0 for v in (condition, x, y)))
+
+
+def _dtype_sample(value, what):
+    """Something np.result_type treats as NumPy treats `value` (weak Python scalars stay weak)."""
+    kind = ufuncs.operand_type(value, what)
+    if kind is int:
+        return 0
+    if kind is float:
+        return 0.0
+    return kind
+
+
+def clip(a, a_min=None, a_max=None, out=None, min=None, max=None, **kwargs):
+    low = a_min if a_min is not None else min
+    high = a_max if a_max is not None else max
+    if kwargs:
+        raise UnsupportedError(f"np.clip: arguments {sorted(kwargs)} are not supported{where()}")
+    if low is None and high is None:
+        raise ArgumentError(f"np.clip: one of max or min must be given{where()}")
+    result = a
+    if low is not None:
+        result = ufuncs.apply("maximum", result, low)
+    if high is not None:
+        result = ufuncs.apply("minimum", result, high)
+    if out is not None:
+        return ufuncs.write_out(result.node, out, "np.clip")
+    return result
+
+
+def round_(a, decimals=0, out=None):
+    a = as_tracer(a, "np.round")
+    if out is not None:
+        raise UnsupportedError(f"np.round: out= is not supported{where()}")
+    if a.dtype.kind in "iub":
+        if decimals >= 0:
+            return layout.copy(a)
+        raise UnsupportedError(f"np.round of integers with decimals={decimals}{where()}")
+    if decimals == 0:
+        return ufuncs.apply("rint", a)
+    factor = 10.0 ** abs(decimals)
+    if decimals > 0:
+        return ufuncs.apply("divide", ufuncs.apply("rint", ufuncs.apply("multiply", a, factor)), factor)
+    return ufuncs.apply("multiply", ufuncs.apply("rint", ufuncs.apply("divide", a, factor)), factor)
+
+
+def reshape(a, *args, **kwargs):
+    shape = kwargs.pop("shape", None)
+    if shape is None:
+        shape = kwargs.pop("newshape", None)
+    if shape is None and args:
+        shape, args = args[0], args[1:]
+    order = kwargs.pop("order", args[0] if args else "C")
+    if kwargs.pop("copy", None) is not None or kwargs:
+        raise UnsupportedError(f"np.reshape: arguments {sorted(kwargs) or ['copy']} are not supported"
+                               f"{where()}")
+    return layout.reshape(as_tracer(a, "np.reshape"), shape, "np.reshape", order)
+
+
+def flip(m, axis=None):
+    m = as_tracer(m, "np.flip")
+    axes = layout.normalize_axes(axis, m.ndim, "np.flip")
+    key = tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(m.ndim))
+    from .indexing import getitem
+    return getitem(m, key)
+
+
+def outer(a, b, out=None):
+    a = layout.ravel(as_tracer(a, "np.outer"))
+    b = layout.ravel(as_tracer(b, "np.outer"))
+    return ufuncs.apply("multiply", layout.reshape(a, (a.size, 1)), layout.reshape(b, (1, b.size)),
+                        out=out)
+
+
+def hstack(tup, dtype=None, casting="same_kind"):
+    arrays = [layout.as_tracer(a, "np.hstack") for a in tup]
+    axis = 0 if arrays and arrays[0].ndim == 1 else 1
+    return layout.concatenate(arrays, axis, "np.hstack", dtype)
+
+
+def vstack(tup, dtype=None, casting="same_kind"):
+    arrays = [layout.as_tracer(a, "np.vstack") for a in tup]
+    arrays = [layout.reshape(a, (1, a.size)) if a.ndim < 2 else a for a in arrays]
+    return layout.concatenate(arrays, 0, "np.vstack", dtype)
+
+
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise UnsupportedError(f"np.concatenate: out= is not supported{where()}")
+    return layout.concatenate(arrays, axis, "np.concatenate", dtype)
+
+
+def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise UnsupportedError(f"np.stack: out= is not supported{where()}")
+    return layout.stack(arrays, axis, "np.stack", dtype)
+
+
+def _reduction(name):
+    return lambda a, *args, **kwargs: reductions.reduce(name, a, *args, **kwargs)
+
+
+def _arg(name):
+    return lambda a, axis=None, out=None, keepdims=False: reductions.arg_reduce(
+        name, a, axis, keepdims, out=out)
+
+
+FUNCTIONS = {
+    np.sum: _reduction("sum"), np.prod: _reduction("prod"),
+    np.max: _reduction("max"), np.amax: _reduction("max"),
+    np.min: _reduction("min"), np.amin: _reduction("min"),
+    np.any: _reduction("any"), np.all: _reduction("all"),
+    np.argmax: _arg("argmax"), np.argmin: _arg("argmin"),
+    np.mean: reductions.mean, np.var: reductions.var, np.std: reductions.std,
+    np.dot: matmul.dot, np.outer: outer,
+    np.where: where_, np.clip: clip, np.round: round_, np.around: round_,
+    np.transpose: lambda a, axes=None: layout.transpose(as_tracer(a, "np.transpose"), axes),
+    np.swapaxes: lambda a, axis1, axis2: layout.swapaxes(as_tracer(a, "np.swapaxes"), axis1, axis2),
+    np.moveaxis: lambda a, source, destination: layout.moveaxis(
+        as_tracer(a, "np.moveaxis"), source, destination),
+    np.reshape: reshape,
+    np.ravel: lambda a, order="C": layout.ravel(as_tracer(a, "np.ravel")),
+    np.expand_dims: lambda a, axis: layout.expand_dims(as_tracer(a, "np.expand_dims"), axis),
+    np.squeeze: lambda a, axis=None: layout.squeeze(as_tracer(a, "np.squeeze"), axis),
+    np.broadcast_to: lambda array, shape, subok=False: layout.broadcast_to(array, shape),
+    np.concatenate: _concatenate, np.stack: _stack, np.hstack: hstack, np.vstack: vstack,
+    np.flip: flip,
+    np.copy: lambda a, order="K", subok=False: layout.copy(as_tracer(a, "np.copy")),
+    np.astype: lambda x, dtype, copy=True, **kw: layout.astype(as_tracer(x, "np.astype"), dtype, copy),
+    np.zeros_like: creation.zeros_like, np.ones_like: creation.ones_like,
+    np.empty_like: creation.empty_like, np.full_like: creation.full_like,
+    np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None: (
+        a.size if axis is None else a.shape[axis]),
+    np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
+}
+
+UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
+
+
+def supported_names() -> list[str]:
+    names = {f"np.{fn.__name__}" for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
+    return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
+                           "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
+
+
+def unsupported(name: str) -> UnsupportedError:
+    return UnsupportedError(f"{name} is not supported by autofuse. Supported: "
+                            f"{', '.join(supported_names())}{where()}")
+
+
+def call_function(func, args, kwargs):
+    handler = FUNCTIONS.get(func)
+    if handler is None:
+        module = getattr(func, "__module__", "numpy") or "numpy"
+        prefix = "np." if module.startswith("numpy") and module.count(".") <= 1 else module + "."
+        raise unsupported(prefix + func.__name__)
+    return handler(*args, **kwargs)
+
+
+def call_ufunc(ufunc, method: str, inputs, kwargs):
+    name = UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    if method != "__call__":
+        return _ufunc_method(name, method, inputs, kwargs)
+    if name == "matmul":
+        out = kwargs.pop("out", None)
+        if kwargs or out is not None:
+            raise UnsupportedError(f"np.matmul: arguments {sorted(kwargs) or ['out']} are not "
+                                   f"supported{where()}")
+        return matmul.matmul(*inputs)
+    if name not in ELEMENTWISE_UFUNCS:
+        raise unsupported(f"np.{name}")
+    out = kwargs.pop("out", None)
+    dtype = kwargs.pop("dtype", None)
+    casting = kwargs.pop("casting", "same_kind")
+    for key, value in kwargs.items():
+        if not (key == "where" and value is True) and not (key in ("order", "subok") and value in
+                                                              ("K", True)):
+            raise UnsupportedError(f"np.{name}: the argument {key}= is not supported{where()}")
+    return ufuncs.apply(name, *inputs, out=out, dtype=dtype, casting=casting)
+
+
+_REDUCE_METHODS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+                   "logical_or": "any", "logical_and": "all"}
+
+
+def _ufunc_method(name, method, inputs, kwargs):
+    if method == "reduce" and name in _REDUCE_METHODS:
+        axis = kwargs.pop("axis", 0)
+        return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
+    raise unsupported(f"np.{name}.{method}")
+
+
+def check_scalar_operand(value, what):
+    if isinstance(value, complex):
+        raise DTypeError(f"{what}: complex numbers are not supported{where()}")
+    if isinstance(value, (str, bytes)):
+        raise ShapeError(f"{what}: string operands are not supported{where()}")

@@ -1,0 +1,126 @@
+"""Elementwise calls: NumPy's dtype resolution (NEP 50), broadcasting checks, casts and `out=`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedError, where
+from ..ir.infer import ufunc_loop
+from ..ir.graph import Node
+from .context import check_dtype, current
+from .tracer import Tracer, fresh
+
+_WEAK_TYPES = (int, float)
+
+
+def operand_type(x, what: str):
+    """The dtype NumPy resolves an operand by: a dtype, or int/float for a weak Python scalar."""
+    if isinstance(x, Tracer):
+        return x.weak if x.weak is not None else x.dtype
+    if isinstance(x, bool) or isinstance(x, np.bool_):
+        return np.dtype(bool)
+    if isinstance(x, _WEAK_TYPES) and not isinstance(x, np.generic):
+        return type(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return check_dtype(x.dtype, what)
+    if isinstance(x, complex):
+        raise DTypeError(f"{what}: complex numbers are not supported{where()}")
+    if isinstance(x, (list, tuple)):
+        return check_dtype(np.asarray(x).dtype, what)
+    raise ArgumentError(f"{what}: cannot trace an operand of type {type(x).__name__}{where()}")
+
+
+def to_node(x, dtype, what: str) -> Node:
+    """`x` as a node of `dtype`: casts traced values, makes constants of Python and NumPy values."""
+    ctx = current()
+    dtype = np.dtype(dtype)
+    if isinstance(x, Tracer):
+        node = x.node
+        if node.dtype != dtype:
+            if x.weak is int and dtype.kind in "iu":
+                index = x._buffer.node.attrs["index"]
+                narrowest = ctx.weak_int_casts.get(index)
+                if narrowest is None or dtype.itemsize < narrowest.itemsize:
+                    ctx.weak_int_casts[index] = dtype
+            node = ctx.emit("cast", [node], {"dtype": dtype})
+        return node
+    if isinstance(x, (int, float, bool)) and not isinstance(x, np.generic):
+        try:
+            value = np.asarray(x, dtype=dtype)
+        except OverflowError as error:
+            raise DTypeError(f"{what}: {error}{where()}") from None
+        return ctx.constant(value)
+    return ctx.constant(np.asarray(x).astype(dtype))
+
+
+def result_shape(what: str, *shapes) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        text = " ".join(str(tuple(s)) for s in shapes)
+        raise ShapeError(f"{what}: operands could not be broadcast together with shapes {text}"
+                         f"{where()}") from None
+
+
+def _shape_of(x):
+    return tuple(getattr(x, "shape", ()) if not isinstance(x, (list, tuple)) else np.shape(x))
+
+
+def wrap_result(node: Node, operands) -> Tracer:
+    """A fresh array holding `node`; weak when every operand was a weak Python scalar."""
+    weak = None
+    if all(isinstance(x, Tracer) and x.weak is not None or
+           isinstance(x, (int, float)) and not isinstance(x, (bool, np.generic)) for x in operands):
+        if any(isinstance(x, Tracer) for x in operands):
+            weak = {"f": float, "i": int, "u": int, "b": bool}.get(node.dtype.kind)
+            weak = None if weak is bool else weak
+    scalar = node.ndim == 0 and all(_shape_of(x) == () for x in operands)
+    return fresh(node, weak=weak, scalar=scalar and weak is None)
+
+
+def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
+    """Trace NumPy's ufunc `name` on `operands` (with its `out=` and `dtype=` keywords)."""
+    ufunc = getattr(np, name)
+    what = f"np.{name}"
+    if len(operands) != ufunc.nin:
+        raise ArgumentError(f"{what} takes {ufunc.nin} operands, got {len(operands)}{where()}")
+    types = tuple(operand_type(x, what) for x in operands)
+    signature = None if dtype is None else (None,) * ufunc.nin + (check_dtype(dtype, what),)
+    try:
+        if signature is None:
+            loop = ufunc_loop(name, types)
+        else:
+            loop = tuple(np.dtype(d) for d in ufunc.resolve_dtypes(types + (None,), signature=signature))
+    except TypeError:
+        names = ", ".join(t.__name__ if isinstance(t, type) else str(t) for t in types)
+        raise DTypeError(f"{what} is not defined for operands of type {names}{where()}") from None
+    result_shape(what, *(_shape_of(x) for x in operands))
+    nodes = [to_node(x, dt, what) for x, dt in zip(operands, loop[:-1])]
+    node = current().emit(name, nodes)
+    if out is not None:
+        return write_out(node, out, what, casting)
+    return wrap_result(node, operands)
+
+
+def write_out(node: Node, out, what: str, casting: str = "same_kind"):
+    """Store `node` into the traced array `out` as NumPy's `out=` does; returns `out`."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise UnsupportedError(f"{what}: out= with {len(out)} arrays{where()}")
+        (out,) = out
+    if not isinstance(out, Tracer) or out.weak is not None or out.scalar:
+        raise ArgumentError(f"{what}: out= must be an array made or passed in the traced function, "
+                            f"got {type(out).__name__}{where()}")
+    if casting != "unsafe" and not np.can_cast(node.dtype, out.dtype, casting=casting):
+        raise DTypeError(f"{what}: cannot cast the result from {node.dtype} to the out= array's "
+                         f"{out.dtype} with casting rule '{casting}'{where()}")
+    shape = result_shape(what, node.shape, out.shape)
+    if shape != out.shape:
+        raise ShapeError(f"{what}: result of shape {node.shape} does not fit out= of shape "
+                         f"{out.shape}{where()}")
+    ctx = current()
+    if node.dtype != out.dtype:
+        node = ctx.emit("cast", [node], {"dtype": out.dtype})
+    if node.shape != out.shape:
+        node = ctx.emit("broadcast_to", [node], {"shape": out.shape})
+    out.assign(node, what)
+    return out
