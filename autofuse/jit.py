@@ -102,8 +102,16 @@ def run(entry, leaves):
         elif spec[0] == "constant":
             results.append(spec[1])
         else:
-            results.append(_as_returned(outputs[spec[1]], spec[2]))
+            results.append(_as_returned(_not_an_argument(outputs[spec[1]], leaves), spec[2]))
     return tree.unflatten(traced.structure, results)
+
+
+def _not_an_argument(value, leaves):
+    """A computed result is a new array, even where the program returns an input unchanged
+    (x.astype(x.dtype), x.copy(), x + 0 folded away): copy it if it is an argument object."""
+    if isinstance(value, np.ndarray) and any(value is leaf for leaf in leaves):
+        return value.copy()
+    return value
 
 
 def _as_returned(value, kind: str):
@@ -113,6 +121,8 @@ def _as_returned(value, kind: str):
         return int(value)
     if kind == "float":
         return float(value)
+    if kind == "bool":
+        return bool(value)
     return value
 
 

@@ -17,7 +17,7 @@ from .tracer import Tracer, fresh
 @dataclass(frozen=True)
 class LeafSpec:
     """What the signature records about one argument leaf."""
-    kind: str                  # "array", "scalar" (NumPy scalar or Python bool), "weak" (int/float)
+    kind: str                  # "array", "scalar" (NumPy scalar), "weak" (Python bool/int/float)
     shape: tuple = ()
     dtype: np.dtype = np.dtype("float64")
     strides: tuple | None = None   # element strides when not C-contiguous
@@ -36,8 +36,7 @@ class Traced:
 
 def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
     if spec.kind == "weak":
-        dtype = np.dtype(np.int64) if spec.weak is int else np.dtype(np.float64)
-        node = ctx.input((), dtype, index, weak=True)
+        node = ctx.input((), spec.dtype, index, weak=True)
         return Tracer(Buffer(node, writeable=False), node=node, weak=spec.weak)
     node = ctx.input(spec.shape, spec.dtype, index, weak=False)
     if spec.kind == "scalar":
@@ -97,6 +96,9 @@ def _output(leaf, nodes: list, argument_buffers: dict):
                      f"return; return arrays, scalars, or tuples/lists/dicts of them")
 
 
+_WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
 def leaf_spec(value, where_text: str) -> LeafSpec:
     """The signature of one argument leaf, or ArgumentError for what cannot be traced."""
     if isinstance(value, np.ndarray):
@@ -107,11 +109,8 @@ def leaf_spec(value, where_text: str) -> LeafSpec:
         return LeafSpec("array", value.shape, dtype, strides, bool(value.flags.writeable))
     if isinstance(value, np.generic):
         return LeafSpec("scalar", (), check_dtype(value.dtype, where_text))
-    if isinstance(value, bool):
-        return LeafSpec("scalar", (), np.dtype(bool))
-    if isinstance(value, (int, float)):
-        return LeafSpec("weak", (), np.dtype(np.int64 if isinstance(value, int) else np.float64),
-                        weak=type(value))
+    if isinstance(value, (bool, int, float)):
+        return LeafSpec("weak", (), _WEAK_DTYPES[type(value)], weak=type(value))
     if isinstance(value, complex):
         check_dtype(np.complex128, where_text)
     raise ArgumentError(f"{where_text}: cannot trace a value of type {type(value).__name__}; pass "

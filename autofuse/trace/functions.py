@@ -22,9 +22,7 @@ def where_(condition, x=None, y=None):
                                 for v in (condition, x, y)))
     nodes = [ufuncs.to_node(condition, np.dtype(bool), what)] + [
         ufuncs.to_node(v, dtype, what) for v in (x, y)]
-    node = current().emit("where", nodes)
-    return fresh(node, scalar=node.ndim == 0 and all(np.ndim(v) == 0 if not isinstance(v, Tracer)
-                                                     else v.ndim == 0 for v in (condition, x, y)))
+    return fresh(current().emit("where", nodes))     # np.where always returns an array
 
 
 def _dtype_sample(value, what):

@@ -15,7 +15,7 @@ _WEAK_TYPES = (int, float)
 def operand_type(x, what: str):
     """The dtype NumPy resolves an operand by: a dtype, or int/float for a weak Python scalar."""
     if isinstance(x, Tracer):
-        return x.weak if x.weak is not None else x.dtype
+        return x.weak if x.weak in _WEAK_TYPES else x.dtype
     if isinstance(x, bool) or isinstance(x, np.bool_):
         return np.dtype(bool)
     if isinstance(x, _WEAK_TYPES) and not isinstance(x, np.generic):
@@ -36,7 +36,7 @@ def to_node(x, dtype, what: str) -> Node:
     if isinstance(x, Tracer):
         node = x.node
         if node.dtype != dtype:
-            if x.weak is int and dtype.kind in "iu":
+            if x.weak is int and dtype.kind in "iu" and x._buffer.node.op == "input":
                 index = x._buffer.node.attrs["index"]
                 narrowest = ctx.weak_int_casts.get(index)
                 if narrowest is None or dtype.itemsize < narrowest.itemsize:
@@ -66,13 +66,12 @@ def _shape_of(x):
 
 
 def wrap_result(node: Node, operands) -> Tracer:
-    """A fresh array holding `node`; weak when every operand was a weak Python scalar."""
+    """A fresh array holding `node`; a Python scalar when every operand was one (as Python computes)."""
     weak = None
     if all(isinstance(x, Tracer) and x.weak is not None or
-           isinstance(x, (int, float)) and not isinstance(x, (bool, np.generic)) for x in operands):
+           isinstance(x, (bool, int, float)) and not isinstance(x, np.generic) for x in operands):
         if any(isinstance(x, Tracer) for x in operands):
             weak = {"f": float, "i": int, "u": int, "b": bool}.get(node.dtype.kind)
-            weak = None if weak is bool else weak
     scalar = node.ndim == 0 and all(_shape_of(x) == () for x in operands)
     return fresh(node, weak=weak, scalar=scalar and weak is None)
 
