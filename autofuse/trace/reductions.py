@@ -83,7 +83,7 @@ def arg_reduce(name: str, x, axis=None, keepdims=False, **kwargs) -> Tracer:
     if keepdims:
         shape = (1,) * x.ndim if axis is None else tuple(
             1 if d == axis_n else s for d, s in enumerate(x.shape))
-        return fresh(current().emit("reshape", [result], {"shape": shape}), scalar=False)
+        result = current().emit("reshape", [result], {"shape": shape})
     return fresh(result, scalar=result.ndim == 0)
 
 
