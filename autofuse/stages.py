@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .fusion import partition
 from .ir.graph import Graph
 from .ir.passes import PassRecord, simplify
 from .trace import Traced, leaf_spec, trace
@@ -22,6 +23,11 @@ class Entry:
     build_seconds: float = 0.0
 
 
+def cost_model(backend: str):
+    from .backends import get_backend
+    return get_backend(backend).COST
+
+
 def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
     from .backends import get_backend
     specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
@@ -29,5 +35,7 @@ def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
     traced = trace(fn, structure, specs, statics, name)
     graph, history = simplify(traced.graph)
     entry = Entry(name, backend, traced, graph, history)
+    entry.fused = partition(graph, cost_model(backend))
+    entry.kernels = list(entry.fused.groups)
     get_backend(backend).prepare(entry)
     return entry

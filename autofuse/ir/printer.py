@@ -22,7 +22,7 @@ def is_inline_constant(node: Node) -> bool:
 
 def scalar_text(node: Node) -> str:
     value = node.attrs["value"].array
-    return f"{_SHORT.get(value.dtype.name, value.dtype.name)}({value.item()!r})"
+    return f"{_SHORT.get(value.dtype.name, value.dtype.name)}({value[()]})"
 
 
 def operand_text(node: Node, names: dict) -> str:

@@ -1,0 +1,62 @@
+"""The cost model: a few named numbers, and the bytes a group of ops moves fused and unfused."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.graph import Node
+from ..ir.ops import ELEMENTWISE, LAYOUT, OPS
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """What fusion decisions weigh. Bytes are device-memory traffic; time is expressed in bytes."""
+    # A kernel launch (~4 us) costs about the time of moving this many bytes at ~4 TB/s.
+    launch_bytes: int = 16 * 2**20
+    # The most ops one generated kernel may hold (register pressure and compile time).
+    max_ops: int = 128
+    # The most elements of one row a row-persistent reduction (softmax, layernorm) keeps on chip.
+    max_row: int = 32768
+    # A pointwise producer is recomputed in at most this many consumer groups.
+    max_recompute_groups: int = 4
+    # Arithmetic is not free: an op of cost c on n elements weighs c * n * this many bytes.
+    bytes_per_op: float = 0.25
+
+
+DEFAULT = CostModel()
+
+
+def read_bytes(node: Node) -> int:
+    """Bytes a consumer reads for `node` (a broadcast reads only its source)."""
+    while node.op == "broadcast_to":
+        node = node.inputs[0]
+    return node.nbytes if node.ndim else 0
+
+
+def node_bytes_unfused(node: Node) -> int:
+    """Bytes one op moves as its own kernel: each input read once, the output written once."""
+    if node.op in ("input", "constant") or node.op == "iota":
+        return 0
+    return sum(read_bytes(n) for n in node.inputs) + node.nbytes
+
+
+def recompute_wins(node: Node, groups: int, cost: CostModel) -> tuple[bool, int, int]:
+    """Whether computing `node` inside each of `groups` consumers beats materializing it once.
+
+    Returns (decision, bytes if recomputed, bytes if materialized).
+    """
+    inputs = sum(read_bytes(n) for n in node.inputs)
+    arithmetic = int(OPS[node.op].cost * node.size * cost.bytes_per_op)
+    recomputed = groups * (inputs + arithmetic)
+    materialized = inputs + arithmetic + node.nbytes * (1 + groups) + cost.launch_bytes
+    pointwise = OPS[node.op].kind in (ELEMENTWISE, LAYOUT) or node.op == "iota"
+    ok = pointwise and groups <= cost.max_recompute_groups and recomputed <= materialized
+    return ok, recomputed, materialized
+
+
+def mib(count: int) -> str:
+    """A byte count for people: 1.50 MiB, 12.0 KiB, 96 B."""
+    if count >= 2**20:
+        return f"{count / 2**20:.2f} MiB"
+    if count >= 2**10:
+        return f"{count / 2**10:.1f} KiB"
+    return f"{count} B"

@@ -1,0 +1,107 @@
+"""A fusion group: the ops one kernel computes, the values it reads and writes, and its kind."""
+from __future__ import annotations
+
+from ..ir.graph import Node
+from ..ir.ops import LAYOUT, MATMUL, REDUCE
+from .cost import node_bytes_unfused, read_bytes
+
+KINDS = ("elementwise", "loop", "input", "output")
+
+
+def outer_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(s for d, s in enumerate(shape) if d not in axes)
+
+
+def keepdims_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if d in axes else s for d, s in enumerate(shape))
+
+
+class Group:
+    """A set of nodes computed by one kernel. `members` may share nodes with other groups
+    (a pointwise producer recomputed in each consumer)."""
+
+    def __init__(self, gid: int, root: Node):
+        self.id = gid
+        self.members: dict[int, Node] = {root.id: root}
+        self.root = root
+        self.outputs: dict[int, Node] = {}
+        self.inputs: list[Node] = []        # filled by finish()
+        self.nodes: list[Node] = []         # members in topological order, filled by finish()
+        self.kind = "elementwise"
+        self.source = None                  # generated kernel source, once a backend compiled it
+
+    # -- what the group iterates over ----------------------------------------------------------
+    @property
+    def matmul(self) -> Node | None:
+        return next((n for n in self.members.values() if n.kind == MATMUL), None)
+
+    @property
+    def reductions(self) -> list[Node]:
+        return sorted((n for n in self.members.values() if n.kind == REDUCE), key=lambda n: n.id)
+
+    @property
+    def reduce_space(self) -> tuple[tuple, tuple] | None:
+        """(shape reduced, axes) shared by the group's reductions, or None."""
+        reductions = self.reductions
+        if not reductions:
+            return None
+        first = reductions[0]
+        return first.inputs[0].shape, first.attrs["axes"]
+
+    def space_shapes(self) -> set:
+        """The output shapes one iteration of this group can produce."""
+        space = self.reduce_space
+        if space is not None:
+            shape, axes = space
+            return {shape, outer_shape(shape, axes), keepdims_shape(shape, axes)}
+        if self.matmul is not None:
+            return {self.matmul.shape}
+        return {self.root.shape}
+
+    def __contains__(self, node: Node) -> bool:
+        return node.id in self.members
+
+    def add(self, node: Node) -> None:
+        self.members[node.id] = node
+
+    # -- once partitioning is done -------------------------------------------------------------
+    def finish(self, order: dict, needed_outside: set) -> None:
+        """Order members, find inputs/outputs, and settle the kind."""
+        self.nodes = sorted(self.members.values(), key=lambda n: order[n.id])
+        seen, inputs = set(), []
+        for node in self.nodes:
+            for source in node.inputs:
+                inline = source.op == "constant" and source.ndim == 0
+                if source.id not in self.members and source.id not in seen and not inline:
+                    seen.add(source.id)
+                    inputs.append(source)
+        self.inputs = inputs
+        self.outputs = {n.id: n for n in self.nodes if n.id in needed_outside}
+        self.kind = self._kind()
+
+    def _kind(self) -> str:
+        if self.matmul is not None:
+            return "output"
+        if self.reductions:
+            return "input"
+        for node in self.nodes:
+            if node.kind == LAYOUT or node.op == "iota":
+                return "loop"
+            if any(source.shape != node.shape for source in node.inputs if source.ndim):
+                return "loop"
+        return "elementwise"
+
+    # -- bytes -----------------------------------------------------------------------------------
+    def bytes_fused(self) -> int:
+        return sum(read_bytes(n) for n in self.inputs) + sum(n.nbytes for n in self.outputs.values())
+
+    def bytes_unfused(self) -> int:
+        return sum(node_bytes_unfused(n) for n in self.nodes if not
+                   (n.op == "constant" and n.ndim == 0))
+
+    @property
+    def ops(self) -> list[str]:
+        return [n.op for n in self.nodes if not (n.op == "constant" and n.ndim == 0)]
+
+    def __repr__(self):
+        return f"Group({self.id}, {self.kind}, {self.ops})"

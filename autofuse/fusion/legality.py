@@ -1,0 +1,122 @@
+"""The legality table: may producer `p` join consumer group `g`? None if so, else the reason why not.
+
+Reasons are user-facing sentences; "{p}" and "{c}" stand for the producer's and the consumer's
+value names, filled in when the fused program is printed.
+"""
+from __future__ import annotations
+
+from ..ir.graph import Node
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE
+from .cost import CostModel
+from .group import Group, keepdims_shape, outer_shape
+
+OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
+
+
+def axes_text(axes: tuple) -> str:
+    return f"axis {axes[0]}" if len(axes) == 1 else f"axes {axes}"
+
+
+def descendants(p: Node, g: Group, users: dict) -> list[Node]:
+    """Members of `g` that read `p`, directly or through other members."""
+    found, stack, seen = [], [p], {p.id}
+    while stack:
+        node = stack.pop()
+        for user in users.get(node.id, ()):
+            if user.id in g.members and user.id not in seen:
+                seen.add(user.id)
+                found.append(user)
+                stack.append(user)
+    return found
+
+
+def operand_chain(g: Group) -> set:
+    """Ids of members that feed the group's matmul operands (layout ops read by index map)."""
+    matmul = g.matmul
+    chain, stack = set(), [n for n in matmul.inputs if n.id in g.members]
+    while stack:
+        node = stack.pop()
+        if node.id not in chain:
+            chain.add(node.id)
+            stack.extend(n for n in node.inputs if n.id in g.members)
+    return chain
+
+
+def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel) -> str | None:
+    if len(g.members) >= cost.max_ops:
+        return (f"the consumer's kernel already holds {len(g.members)} ops, the most one kernel "
+                f"may hold ({cost.max_ops})")
+    if is_output and p.shape not in g.space_shapes() | {()}:
+        return (f"{{p}} is also a result of the function, and its shape {p.shape} is outside the "
+                f"consumer's iteration space")
+    if p.kind == MATMUL:
+        return _matmul_into(p, g, users)
+    if g.matmul is not None:
+        return _into_output_group(p, g, users)
+    if p.kind == REDUCE:
+        return _reduction_into(p, g, users, cost)
+    return None
+
+
+def _matmul_into(p: Node, g: Group, users: dict) -> str | None:
+    if g.matmul is not None:
+        return "two matmuls cannot share one kernel"
+    if g.reductions:
+        return "a matmul result feeding a reduction is materialized (the reduction needs whole rows)"
+    if g.root.shape != p.shape:
+        return (f"the consumer iterates over {g.root.shape}, not over the matmul's output "
+                f"{p.shape}")
+    for node in descendants(p, g, users):
+        if node.kind != ELEMENTWISE or node.shape != p.shape:
+            return (f"the matmul result reaches {node.op} with shape {node.shape}; an epilogue must "
+                    f"use each product element where it is computed")
+    return None
+
+
+def _into_output_group(p: Node, g: Group, users: dict) -> str | None:
+    chain = operand_chain(g) | {g.matmul.id}
+    feeds_operand = any(u.id in chain for u in users.get(p.id, ()) if u.id in g.members)
+    if feeds_operand:
+        if p.op in OPERAND_LAYOUT:
+            return None
+        return ("elementwise work on a matmul operand would be redone for every output tile; "
+                "it is materialized")
+    if p.kind == REDUCE:
+        return "a reduction feeding a matmul epilogue is materialized"
+    return None
+
+
+def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | None:
+    shape, axes = p.inputs[0].shape, p.attrs["axes"]
+    space = g.reduce_space
+    if space is not None and space != (shape, axes):
+        other_shape, other_axes = space
+        return (f"a reduction over {axes_text(axes)} of {shape} feeds a reduction over "
+                f"{axes_text(other_axes)} of {other_shape}")
+    allowed = {shape, outer_shape(shape, axes), keepdims_shape(shape, axes)}
+    if space is None and g.root.shape not in allowed:
+        return (f"the consumer iterates over {g.root.shape}, which is neither the reduced shape "
+                f"{shape} nor its result {outer_shape(shape, axes)}")
+    row_phase = False
+    for node in descendants(p, g, users):
+        if node.kind == REDUCE:
+            row_phase = True
+            continue
+        if node.shape not in allowed:
+            return (f"the reduced value reaches {node.op} with shape {node.shape}, outside the rows "
+                    f"being reduced")
+        row_local = node.kind == ELEMENTWISE or node.op in ("reshape", "broadcast_to")
+        if not row_local:
+            return f"the reduced value reaches {node.op}, which would need other rows"
+        if node.shape == shape and shape != outer_shape(shape, axes):
+            row_phase = True
+    inner = 1
+    for a in axes:
+        inner *= shape[a]
+    if row_phase and inner > cost.max_row:
+        return (f"its rows ({inner} elements) do not fit on chip (at most {cost.max_row}), so the "
+                f"reduced value is materialized before it is used across the row")
+    return None
+
+
+__all__ = ["can_fuse", "descendants", "axes_text", "LAYOUT"]
