@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import tree
-from .errors import DTypeError, where
+from .errors import DTypeError, UnsupportedError, where
 from .lowered import Lowered
 from .signature import Binder
 from .stages import build
@@ -91,6 +91,7 @@ def run(entry, leaves):
         if not info.min <= value <= info.max:
             raise DTypeError(f"{entry.name}(): Python integer {value} out of bounds for {dtype}"
                              f"{where()}")
+    _check_written_arguments_unaliased(entry, leaves)
     inputs = [leaves[node.attrs["index"]] for node in entry.graph.inputs]
     outputs = entry.program(inputs)
     for leaf_index, output_index in traced.mutations:
@@ -104,6 +105,19 @@ def run(entry, leaves):
         else:
             results.append(_as_returned(_not_an_argument(outputs[spec[1]], leaves), spec[2]))
     return tree.unflatten(traced.structure, results)
+
+
+def _check_written_arguments_unaliased(entry, leaves) -> None:
+    """The trace treats every argument as its own memory: refuse a call where the function writes
+    an argument that shares memory with another (NumPy would see the write through both)."""
+    for written, _ in entry.traced.mutations:
+        for index, leaf in enumerate(leaves):
+            if index != written and isinstance(leaf, np.ndarray) and \
+                    np.may_share_memory(leaves[written], leaf):
+                raise UnsupportedError(
+                    f"{entry.name}(): argument {written} is written in place and shares memory with "
+                    f"argument {index}; autofuse traces arguments as separate arrays, so pass copies"
+                    f"{where()}")
 
 
 def _not_an_argument(value, leaves):

@@ -72,6 +72,27 @@ def random_array(shape, dtype, rng=None, layout="C", nonzero=False, positive=Fal
     return values
 
 
+def copy_keeping_layout(array):
+    """A copy with the same strides (Fortran order, negative or gapped strides) as `array`.
+
+    NumPy's view-or-copy decisions (reshape, ravel) depend on strides, so the NumPy reference
+    must run on arrays laid out like the ones autofuse gets.
+    """
+    if not isinstance(array, np.ndarray):
+        return array
+    if array.flags.c_contiguous or array.size == 0:
+        return array.copy()
+    if array.flags.f_contiguous:
+        return array.copy(order="F")
+    base = array.base
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    assert isinstance(base, np.ndarray) and base.flags.c_contiguous, "cannot reproduce this layout"
+    buffer = base.copy()
+    offset = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return np.ndarray(array.shape, array.dtype, buffer=buffer, offset=offset, strides=array.strides)
+
+
 def tolerance(dtype, loose: bool = False) -> tuple[float, float]:
     """(rtol, atol) for comparing results of `dtype`: exact for ints and bools."""
     dtype = np.dtype(dtype)

@@ -6,13 +6,13 @@ import pytest
 
 import autofuse
 
-from conftest import DTYPE_IDS, DTYPES, UNARY_SHAPES, assert_same, random_array
+from conftest import copy_keeping_layout, DTYPE_IDS, DTYPES, UNARY_SHAPES, assert_same, random_array
 
 LAYOUTS = ["C", "F", "stride2", "reversed"]
 
 
 def check(fn, *args, loose=True, **options):
-    expected = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    expected = fn(*[copy_keeping_layout(a) for a in args])
     result = autofuse.jit(fn, **options)(*args)
     assert_same(result, expected, loose=loose)
     return result

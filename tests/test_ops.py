@@ -9,7 +9,7 @@ import pytest
 import autofuse
 from autofuse.ir.ops import ELEMENTWISE_UFUNCS
 
-from conftest import (BINARY_SHAPES, DTYPE_IDS, DTYPES, UNARY_SHAPES, assert_same,
+from conftest import (copy_keeping_layout, BINARY_SHAPES, DTYPE_IDS, DTYPES, UNARY_SHAPES, assert_same,
                       random_array)
 
 UNARY = sorted(name for name, row in ELEMENTWISE_UFUNCS.items() if row.arity == 1)
@@ -44,7 +44,7 @@ def _reference(fn, *args):
 def check(fn, *args, loose=True, **jit_options):
     """autofuse.jit(fn)(*args) is what NumPy's fn(*args) gives (or raises DTypeError where NumPy
     raises TypeError); the arguments are left as they were."""
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    copies = [copy_keeping_layout(a) for a in args]
     expected, error = _reference(fn, *copies)
     jitted = autofuse.jit(fn, **jit_options)
     if error is not None:
