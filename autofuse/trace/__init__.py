@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, TraceError
+from ..errors import ArgumentError, TraceError, where
 from ..ir.graph import Graph
 from .. import tree
 from . import methods  # noqa: F401  (installs the ndarray interface on Tracer)
@@ -114,7 +114,7 @@ def leaf_spec(value, where_text: str) -> LeafSpec:
     if isinstance(value, complex):
         check_dtype(np.complex128, where_text)
     raise ArgumentError(f"{where_text}: cannot trace a value of type {type(value).__name__}; pass "
-                        f"arrays or numbers, or mark it static with static_argnames")
+                        f"arrays or numbers, or mark it static with static_argnames{where()}")
 
 
 __all__ = ["trace", "Traced", "LeafSpec", "leaf_spec", "fresh"]
