@@ -22,23 +22,23 @@ def _power(self, other):
     if isinstance(other, (int, float)) and not isinstance(other, bool) and other == 2 \
             and self.weak is None:
         return ufuncs.apply("square", self)
-    return ufuncs.apply("power", self, other)
+    return ufuncs.apply_operator("power", self, other)
 
 
 def _binary(name):
     if name == "power":
         return _power
-    return lambda self, other: ufuncs.apply(name, self, other)
+    return lambda self, other: ufuncs.apply_operator(name, self, other)
 
 
 def _reflected(name):
-    return lambda self, other: ufuncs.apply(name, other, self)
+    return lambda self, other: ufuncs.apply_operator(name, other, self)
 
 
 def _inplace(name):
     def method(self, other):
         if self.weak is not None or self.scalar:
-            return ufuncs.apply(name, self, other)
+            return ufuncs.apply_operator(name, self, other)
         return ufuncs.apply(name, self, other, out=self)
     return method
 
@@ -51,7 +51,7 @@ def _install():
     for dunder, name in COMPARISONS.items():
         setattr(Tracer, f"__{dunder}__", _binary(name))
     for dunder, name in UNARY.items():
-        setattr(Tracer, f"__{dunder}__", lambda self, name=name: ufuncs.apply(name, self))
+        setattr(Tracer, f"__{dunder}__", lambda self, name=name: ufuncs.apply_operator(name, self))
     Tracer.__matmul__ = lambda self, other: matmul.matmul(self, other, "@")
     Tracer.__rmatmul__ = lambda self, other: matmul.matmul(other, self, "@")
 

@@ -66,14 +66,45 @@ def _shape_of(x):
 
 
 def wrap_result(node: Node, operands) -> Tracer:
-    """A fresh array holding `node`; a Python scalar when every operand was one (as Python computes)."""
-    weak = None
-    if all(isinstance(x, Tracer) and x.weak is not None or
-           isinstance(x, (bool, int, float)) and not isinstance(x, np.generic) for x in operands):
-        if any(isinstance(x, Tracer) for x in operands):
-            weak = {"f": float, "i": int, "u": int, "b": bool}.get(node.dtype.kind)
+    """A fresh array holding `node`: a NumPy scalar where every operand was 0-d (NumPy's rule)."""
     scalar = node.ndim == 0 and all(_shape_of(x) == () for x in operands)
-    return fresh(node, weak=weak, scalar=scalar and weak is None)
+    return fresh(node, scalar=scalar)
+
+
+_PYTHON_TYPES = {"f": float, "i": int, "u": int, "b": bool}
+# Python's bool keeps these operators; every other operator computes on bools as ints
+_BOOL_OPERATORS = {"bitwise_and", "bitwise_or", "bitwise_xor", "less", "less_equal", "greater",
+                   "greater_equal", "equal", "not_equal"}
+
+
+def is_python_scalar(x) -> bool:
+    """A Python bool/int/float, or a traced one (a weak scalar argument or a result computed
+    from them by Python operators)."""
+    if isinstance(x, Tracer):
+        return x.weak is not None
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def _as_python_int(x):
+    """A Python bool operand as Python's arithmetic sees it: an int."""
+    if isinstance(x, Tracer) and x.weak is bool:
+        node = current().emit("cast", [x.node], {"dtype": np.dtype(np.int64)})
+        return fresh(node, weak=int)
+    if isinstance(x, bool):
+        return int(x)
+    return x
+
+
+def apply_operator(name: str, *operands) -> Tracer:
+    """A Python operator (+, <, ~, ...): NumPy's ufunc `name`, except that when every operand is a
+    Python scalar the result is the Python scalar Python computes (True + True == 2)."""
+    if not any(isinstance(x, Tracer) for x in operands) or \
+            not all(is_python_scalar(x) for x in operands):
+        return apply(name, *operands)
+    if name not in _BOOL_OPERATORS:
+        operands = tuple(_as_python_int(x) for x in operands)
+    result = apply(name, *operands)
+    return fresh(result.node, weak=_PYTHON_TYPES[result.dtype.kind])
 
 
 def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
