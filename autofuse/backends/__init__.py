@@ -21,4 +21,7 @@ def get_backend(name: str):
     if name == "numpy":
         from . import reference
         return reference
+    if name == "cpu":
+        from . import cpu
+        return cpu
     raise ArgumentError(f"backend {name!r} is not available")

@@ -47,10 +47,12 @@ def _ew(name, arity, spell, ufunc=None, cost=1):
     return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost)
 
 
-_NAN_MAX = "({0} if ({0} >= {1} or {0} != {0}) else {1})"
-_NAN_MIN = "({0} if ({0} <= {1} or {0} != {0}) else {1})"
-_FMAX = "({0} if ({0} >= {1} or {1} != {1}) else {1})"
-_FMIN = "({0} if ({0} <= {1} or {1} != {1}) else {1})"
+# NaN-aware selections (Python's max/min drop NaN); ties give the second operand, as NumPy's
+# array loops do.
+_NAN_MAX = "({0} if ({0} > {1} or {0} != {0}) else {1})"
+_NAN_MIN = "({0} if ({0} < {1} or {0} != {0}) else {1})"
+_FMAX = "({0} if ({0} > {1} or {1} != {1}) else {1})"
+_FMIN = "({0} if ({0} < {1} or {1} != {1}) else {1})"
 
 _ROWS = [
     # arithmetic
@@ -58,18 +60,24 @@ _ROWS = [
     _ew("subtract", 2, "({0} - {1})"),
     _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"}),
     _ew("divide", 2, "({0} / {1})", cost=4),
-    _ew("floor_divide", 2, {"*": "({0} // {1})", "f": "floor_divide({0}, {1})"}, cost=8),
-    _ew("remainder", 2, {"*": "({0} % {1})", "f": "remainder({0}, {1})"}, cost=8),
+    # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
+    # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
+    _ew("floor_divide", 2, {"*": "({0} // {1})", "i": "(({ZERO} - {0}) if {1} == {MINUS_ONE} else {0} // {1})",
+                            "b": "({0} and {1})"}, cost=8),
+    _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8),
     _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16),
     _ew("negative", 1, "(-{0})"),
     _ew("positive", 1, "(+{0})"),
     _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}),
     _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}),
     _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4),
-    _ew("sign", 1, {"f": "float_sign({0})", "i": "int_sign({0})"}),
+    _ew("sign", 1, {"f": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else "
+                         "({0} if {0} != {0} else {ZERO})))",
+                    "i": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else {ZERO}))",
+                    "u": "({ONE} if {0} > {ZERO} else {ZERO})"}),
     # exponentials and logarithms
     _ew("exp", 1, "math.exp({0})", cost=8),
-    _ew("exp2", 1, "({TWO} ** {0})", cost=8),
+    _ew("exp2", 1, "math.exp2({0})", cost=8),
     _ew("expm1", 1, "math.expm1({0})", cost=8),
     _ew("log", 1, "math.log({0})", cost=8),
     _ew("log2", 1, "math.log2({0})", cost=8),
@@ -96,30 +104,30 @@ _ROWS = [
     _ew("radians", 1, "({0} * {RADIANS})"),
     _ew("degrees", 1, "({0} * {DEGREES})"),
     # rounding
-    _ew("floor", 1, {"f": "math_floor({0})", "*": "{0}"}),
+    _ew("floor", 1, {"f": "math_floor({0})", "*": "{0}"}),  # math.floor is an int on the CPU
     _ew("ceil", 1, {"f": "math_ceil({0})", "*": "{0}"}),
     _ew("trunc", 1, {"f": "math_trunc({0})", "*": "{0}"}),
     _ew("rint", 1, {"f": "round_even({0})", "*": "{0}"}),
     # comparisons and selection
-    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})"}),
-    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})"}),
-    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})"}),
-    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})"}),
+    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} or {1})"}),
+    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} and {1})"}),
+    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} or {1})"}),
+    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} and {1})"}),
     _ew("less", 2, "({0} < {1})"),
     _ew("less_equal", 2, "({0} <= {1})"),
     _ew("greater", 2, "({0} > {1})"),
     _ew("greater_equal", 2, "({0} >= {1})"),
     _ew("equal", 2, "({0} == {1})"),
     _ew("not_equal", 2, "({0} != {1})"),
-    _ew("isnan", 1, {"f": "({0} != {0})", "*": "False"}),
-    _ew("isinf", 1, {"f": "({0} == {INF} or {0} == -{INF})", "*": "False"}),
-    _ew("isfinite", 1, {"f": "({0} - {0} == {ZERO})", "*": "True"}),
+    _ew("isnan", 1, {"f": "math.isnan({0})", "*": "False"}),
+    _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}),
+    _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}),
     Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}),
     # logic and bits
-    _ew("logical_and", 2, "(bool({0}) and bool({1}))"),
-    _ew("logical_or", 2, "(bool({0}) or bool({1}))"),
-    _ew("logical_xor", 2, "(bool({0}) != bool({1}))"),
-    _ew("logical_not", 1, "(not {0})"),
+    _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})"),
+    _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})"),
+    _ew("logical_xor", 2, "(({0} != {ZERO}) != ({1} != {ZERO}))"),
+    _ew("logical_not", 1, "({0} == {ZERO})"),
     _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} and {1})"}),
     _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} or {1})"}),
     _ew("bitwise_xor", 2, {"*": "({0} ^ {1})", "b": "({0} != {1})"}),
@@ -165,15 +173,15 @@ def typed_constants(dtype: np.dtype) -> dict[str, object]:
     """The values behind the named constants a spelling may use, in the computation's dtype."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        info = np.finfo(dtype)
+        t = dtype.type
         lowest, highest = -np.inf, np.inf
-        extra = {"INF": dtype.type(np.inf), "HALF": dtype.type(0.5),
-                 "RADIANS": dtype.type(math.pi / 180.0), "DEGREES": dtype.type(180.0 / math.pi)}
-        del info
+        # NOTE: NumPy's float32 degrees uses 180f/pi_f, which differs from float32(180/pi).
+        extra = {"INF": t(np.inf), "HALF": t(0.5), "MINUS_ONE": t(-1),
+                 "RADIANS": t(math.pi / 180.0), "DEGREES": t(t(180.0) / t(math.pi))}
     elif dtype.kind in "iu":
         info = np.iinfo(dtype)
         lowest, highest = info.min, info.max
-        extra = {}
+        extra = {"MINUS_ONE": dtype.type(-1)} if dtype.kind == "i" else {}
     else:
         lowest, highest = False, True
         extra = {}

@@ -1,0 +1,371 @@
+"""Generated source for one fusion group as one numba CPU function (loops, phases, blocks)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..fusion.group import Group, keepdims_shape, outer_shape
+from ..ir.graph import Node
+from ..ir.ops import OPS, typed_constants
+from ..ir.printer import is_inline_constant
+from . import helpers
+from .render import Renderer, short
+
+PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
+SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
+MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
+
+
+@dataclass
+class Argument:
+    """How the runner passes one array: the node it holds and the view it takes."""
+    node: Node
+    view: str = "as_is"         # "as_is", "flat" (1-D), "one" (0-d as shape (1,)), "operand"
+    chain: tuple = ()           # operand nodes evaluated on the host (matmul operands)
+
+
+@dataclass
+class KernelSource:
+    name: str
+    text: str
+    globals: dict
+    inputs: list[Argument]
+    outputs: list[Argument]
+    parallel: bool
+    strategy: str
+    helpers: list = field(default_factory=list)     # helper function sources
+
+
+def _accumulator(node: Node) -> np.dtype:
+    """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
+    if node.op in ("sum", "prod") and node.dtype == np.float32:
+        return np.dtype(np.float64)
+    return node.dtype
+
+
+class CpuSource:
+    def __init__(self, group: Group, name: str):
+        self.group = group
+        self.name = name
+        self.inputs = [Argument(n) for n in group.inputs]
+        self.outputs = [Argument(n) for n in group.outputs.values()]
+        self.argname = {}
+        for k, arg in enumerate(self.inputs):
+            self.argname[arg.node.id] = f"a{k}"
+        self.flat = False
+        self.renderer = Renderer(group, self.load)
+
+    # -- loads and stores ------------------------------------------------------------------------
+    def load(self, node: Node, index: tuple) -> str:
+        name = self.argname[node.id]
+        if node.ndim == 0:
+            return f"{name}[0]"
+        if self.flat and node.shape == self.group.root.shape:
+            return f"{name}[i]"
+        return f"{name}[{', '.join(index)}]"
+
+    def store(self, k: int, node: Node, index: tuple) -> None:
+        value = self.renderer.value(node, index)
+        target = f"o{k}[0]" if node.ndim == 0 else (
+            f"o{k}[i]" if self.flat else f"o{k}[{', '.join(index)}]")
+        self.renderer.emit(f"{target} = {value}")
+
+    # -- loop nests --------------------------------------------------------------------------------
+    def loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
+        """Open nested loops; the outermost is a prange when parallel. Returns how many opened."""
+        r = self.renderer
+        for depth, (name, size) in enumerate(zip(names, sizes)):
+            loop = "numba.prange" if parallel and depth == 0 else "range"
+            r.emit(f"for {name} in {loop}({size}):")
+            r.push()
+        return len(names)
+
+    def close(self, count: int) -> None:
+        for _ in range(count):
+            self.renderer.pop()
+
+    # -- group kinds -----------------------------------------------------------------------------
+    def generate(self) -> KernelSource:
+        kind = self.group.kind
+        if kind == "output":
+            strategy, parallel = self.matmul()
+        elif kind == "input":
+            strategy, parallel = self.reduction()
+        else:
+            strategy, parallel = self.pointwise()
+        return self.finish(strategy, parallel)
+
+    def pointwise(self):
+        shape = self.group.root.shape
+        size = int(np.prod(shape, dtype=np.int64))
+        parallel = size >= PARALLEL_ELEMENTS
+        self.flat = self.group.kind == "elementwise" and len(shape) > 1 and all(
+            n.shape in (shape, ()) for n in self.group.inputs)
+        if self.flat:
+            for arg in self.inputs + self.outputs:
+                arg.view = "flat" if arg.node.shape == shape else "one"
+            opened = self.loops(["i"], [size], parallel)
+            index = tuple(f"i{d}" for d in range(len(shape)))
+        else:
+            self._zero_d_views()
+            index = tuple(f"i{d}" for d in range(len(shape)))
+            opened = self.loops(list(index), list(shape), parallel)
+        for k, arg in enumerate(self.outputs):
+            self.store(k, arg.node, index)
+        self.close(opened)
+        return ("flat" if self.flat else "nest"), parallel
+
+    def _zero_d_views(self):
+        for arg in self.inputs + self.outputs:
+            if arg.node.ndim == 0:
+                arg.view = "one"
+
+    # -- reductions --------------------------------------------------------------------------------
+    def reduction(self):
+        self._zero_d_views()
+        shape, axes = self.group.reduce_space
+        outer_axes = [d for d in range(len(shape)) if d not in axes]
+        outer_sizes = [shape[d] for d in outer_axes]
+        outer_size = int(np.prod(outer_sizes, dtype=np.int64))
+        inner_size = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+        full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
+        reductions = self.group.reductions
+        dependent = any(self._depends_on_reduction(r.inputs[0]) for r in reductions)
+        row_outputs = [a for a in self.outputs if a.node.shape == shape and shape != outer_shape(shape, axes)]
+        if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
+            return self.split_reduction(shape, axes, full)
+        parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
+        opened = self.loops([f"i{d}" for d in outer_axes], outer_sizes, parallel)
+        for node in reductions:
+            self.phase(node, axes, shape, full)
+        self.store_outputs(shape, axes, full)
+        self.close(opened)
+        return "rows", parallel
+
+    def _depends_on_reduction(self, node: Node) -> bool:
+        stack, seen = [node], set()
+        while stack:
+            n = stack.pop()
+            if n.id in seen or n.id not in self.group.members:
+                continue
+            seen.add(n.id)
+            if OPS[n.op].kind == "reduce":
+                return True
+            stack.extend(n.inputs)
+        return False
+
+    def phase(self, node: Node, axes, shape, full) -> None:
+        """One pass over the reduced axes accumulating `node`; its result named for later use."""
+        r = self.renderer
+        acc_type = _accumulator(node)
+        acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
+        self.init(node, acc, idx, acc_type)
+        opened = self.loops([f"r{a}" for a in axes], [shape[a] for a in axes], False)
+        value = r.value(node.inputs[0], full)
+        self.combine(node, acc, idx, value, acc_type, f"r{axes[0]}")
+        self.close(opened)
+        final = idx if node.op in ("argmax", "argmin") else acc
+        r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+        r.special[node.id] = lambda index, result=result: result
+
+    def init(self, node, acc, idx, acc_type):
+        r = self.renderer
+        if node.op in ("argmax", "argmin"):
+            start = "LOWEST" if node.op == "argmax" else "HIGHEST"
+            r.emit(f"{acc} = {r.constant(typed_constants(node.inputs[0].dtype)[start])}")
+            r.emit(f"{idx} = 0")
+            return
+        init = OPS[node.op].init
+        r.emit(f"{idx} = 0")
+        if init in ("True", "False"):
+            r.emit(f"{acc} = {init}")
+        else:
+            r.emit(f"{acc} = {r.constant(typed_constants(acc_type)[init.strip('{}')])}")
+
+    def combine(self, node, acc, idx, value, acc_type, position) -> None:
+        r = self.renderer
+        if node.op in ("argmax", "argmin"):
+            better = ">" if node.op == "argmax" else "<"
+            r.emit(f"if {value} {better} {acc} or ({value} != {value} and {acc} == {acc}):")
+            r.push()
+            r.emit(f"{acc} = {value}")
+            r.emit(f"{idx} = {position}")
+            r.pop()
+            return
+        if acc_type != node.dtype:
+            value = f"{r.ctor(acc_type)}({value})"
+        r.emit(f"{acc} = " + OPS[node.op].combine.format(value, acc=acc))
+
+    def store_outputs(self, shape, axes, full) -> None:
+        outer_index = tuple(f"i{d}" for d in range(len(shape)) if d not in axes)
+        keep_index = tuple("0" if d in axes else f"i{d}" for d in range(len(shape)))
+        row = []
+        for k, arg in enumerate(self.outputs):
+            node = arg.node
+            if node.shape == outer_shape(shape, axes):
+                self.store(k, node, outer_index)
+            elif node.shape == keepdims_shape(shape, axes):
+                self.store(k, node, keep_index)
+            else:
+                row.append((k, node))
+        if row:
+            opened = self.loops([f"r{a}" for a in axes], [shape[a] for a in axes], False)
+            for k, node in row:
+                self.store(k, node, full)
+            self.close(opened)
+
+    def split_reduction(self, shape, axes, full):
+        """A full reduction in chunks of its first axis on all threads, then the chunks combined."""
+        r = self.renderer
+        first = axes[0]
+        chunks = min(64, shape[first])
+        step = -(-shape[first] // chunks)
+        nodes = self.group.reductions
+        names = []
+        for node in nodes:
+            acc_type = _accumulator(node)
+            partial = r.name("partial")
+            r.emit(f"{partial} = np.empty({chunks}, {r.ctor(acc_type)})")
+            index_partial = r.name("where")
+            r.emit(f"{index_partial} = np.zeros({chunks}, np.int64)")
+            names.append((node, partial, index_partial, acc_type))
+        r.emit(f"for c in numba.prange({chunks}):")
+        r.push()
+        accs = []
+        for node, partial, index_partial, acc_type in names:
+            acc, idx = r.name("acc"), r.name("k")
+            self.init(node, acc, idx, acc_type)
+            accs.append((acc, idx))
+        r.emit(f"for r{first} in range(c * {step}, min({shape[first]}, (c + 1) * {step})):")
+        r.push()
+        opened = self.loops([f"r{a}" for a in axes[1:]], [shape[a] for a in axes[1:]], False)
+        for (node, _, _, acc_type), (acc, idx) in zip(names, accs):
+            value = r.value(node.inputs[0], full)
+            self.combine(node, acc, idx, value, acc_type, f"r{first}")
+        self.close(opened)
+        r.pop()
+        for (node, partial, index_partial, _), (acc, idx) in zip(names, accs):
+            r.emit(f"{partial}[c] = {acc}")
+            r.emit(f"{index_partial}[c] = {idx}")
+        r.pop()
+        for node, partial, index_partial, acc_type in names:
+            acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
+            self.init(node, acc, idx, acc_type)
+            r.emit(f"for c in range({chunks}):")
+            r.push()
+            if node.op in ("argmax", "argmin"):
+                better = ">" if node.op == "argmax" else "<"
+                r.emit(f"if {partial}[c] {better} {acc} or ({partial}[c] != {partial}[c] and "
+                       f"{acc} == {acc}):")
+                r.push()
+                r.emit(f"{acc} = {partial}[c]")
+                r.emit(f"{idx} = {index_partial}[c]")
+                r.pop()
+            else:
+                r.emit(f"{acc} = " + OPS[node.op].combine.format(f"{partial}[c]", acc=acc))
+            r.pop()
+            final = idx if node.op in ("argmax", "argmin") else acc
+            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.special[node.id] = lambda index, result=result: result
+        self.store_outputs(shape, axes, full)
+        return "split", True
+
+    # -- matmul ------------------------------------------------------------------------------------
+    def matmul(self):
+        group = self.group
+        node = group.matmul
+        operands = []
+        for source in node.inputs:
+            chain = self._chain(source)
+            operands.append(Argument(source, "operand", chain))
+        # NOTE: operand chains (layout ops) are evaluated on the host as NumPy views; epilogue
+        # inputs stay kernel arguments.
+        epilogue_inputs = [a for a in self.inputs if not self._feeds_only_operands(a.node, operands)]
+        self.inputs = operands + epilogue_inputs
+        self.argname = {a.node.id: f"a{k}" for k, a in enumerate(self.inputs)}
+        self._zero_d_views()
+        for arg in operands:
+            arg.view = "operand"
+        r = self.renderer
+        batch = node.shape[:-2]
+        m, n = node.shape[-2:]
+        rows = max(1, min(m, MATMUL_TILE_BYTES // max(1, n * node.dtype.itemsize)))
+        blocks = -(-m // rows)
+        batch_index = tuple(f"b{d}" for d in range(len(batch)))
+        opened = self.loops(list(batch_index), list(batch), False)
+        r.emit(f"for blk in range({blocks}):")
+        r.push()
+        r.emit(f"lo = blk * {rows}")
+        r.emit(f"hi = min({m}, lo + {rows})")
+        a, b = "a0", "a1"
+        prefix = "".join(f"{i}, " for i in batch_index)
+        blas = node.dtype.kind == "f"
+        if blas:
+            r.emit(f"tile = np.dot({a}[{prefix}lo:hi], {b}[{prefix.rstrip(', ')}])"
+                   if batch else f"tile = np.dot({a}[lo:hi], {b})")
+        else:
+            k = node.inputs[0].shape[-1]
+            r.emit(f"tile = np.zeros((hi - lo, {n}), {r.ctor(node.dtype)})")
+            r.emit("for i in range(lo, hi):")
+            r.push()
+            r.emit(f"for kk in range({k}):")
+            r.push()
+            r.emit(f"x = {a}[{prefix}i, kk]")
+            r.emit(f"for j in range({n}):")
+            r.push()
+            r.emit(f"tile[i - lo, j] = tile[i - lo, j] + x * {b}[{prefix}kk, j]")
+            r.pop()
+            r.pop()
+            r.pop()
+        r.emit("for i in range(lo, hi):")
+        r.push()
+        r.emit(f"for j in range({n}):")
+        r.push()
+        r.special[node.id] = lambda index: "tile[i - lo, j]"
+        index = batch_index + ("i", "j")
+        for k, arg in enumerate(self.outputs):
+            self.store(k, arg.node, index)
+        r.pop()
+        r.pop()
+        r.pop()
+        self.close(opened)
+        return ("blas-tiles" if blas else "loop-tiles"), False
+
+    def _chain(self, source: Node) -> tuple:
+        """The members between a group input and a matmul operand, outermost first."""
+        chain = []
+        while source.id in self.group.members:
+            chain.append(source)
+            source = source.inputs[0]
+        return tuple(reversed(chain))
+
+    def _feeds_only_operands(self, node: Node, operands) -> bool:
+        roots = set()
+        for arg in operands:
+            roots.add(arg.chain[0].inputs[0].id if arg.chain else arg.node.id)
+        readers = [m for m in self.group.members.values() if any(s.id == node.id for s in m.inputs)]
+        operand_ids = {n.id for arg in operands for n in arg.chain}
+        return node.id in roots and all(m.id in operand_ids or m.op == "matmul" for m in readers)
+
+    # -- the module --------------------------------------------------------------------------------
+    def finish(self, strategy: str, parallel: bool) -> KernelSource:
+        r = self.renderer
+        params = [f"a{k}" for k in range(len(self.inputs))] + [f"o{k}" for k in range(len(self.outputs))]
+        lines = [f"def {self.name}({', '.join(params)}):"] + r.lines + ["    return 0"]
+        helper_sources = []
+        values = dict(r.globals)
+        for helper_name, dtype in sorted(r.helpers):
+            suffix = short(dtype)
+            text, constants = helpers.source(helper_name, dtype, suffix)
+            helper_sources.append(text)
+            values.update(constants)
+        return KernelSource(self.name, "\n".join(lines), values, self.inputs, self.outputs,
+                            parallel, strategy, helper_sources)
+
+
+def generate(group: Group, name: str) -> KernelSource:
+    return CpuSource(group, name).generate()
+
+
+__all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

@@ -1,0 +1,48 @@
+"""The on-disk cache of generated modules: content-addressed files, written once, atomically.
+
+Where it lives: $AUTOFUSE_CACHE_DIR, else ~/.cache/autofuse. A key hashes everything the compiled
+code depends on (generated source, toolchain versions), so a change of either misses and a stale
+entry is never read.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("AUTOFUSE_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "autofuse")
+    return Path(root)
+
+
+def clear_disk_cache() -> None:
+    """Remove every cached module and compiled binary."""
+    shutil.rmtree(cache_dir(), ignore_errors=True)
+
+
+def digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def write_once(path: Path, data: bytes) -> None:
+    """Create `path` with `data` unless it exists; concurrent writers never expose a partial file."""
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

@@ -1,0 +1,258 @@
+"""The renderer both code generators share: a group member's value at a symbolic index, as
+Python statements numba compiles for the CPU and for CUDA.
+
+Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, iota) become index
+arithmetic; ops are spelled from the op table; constants become typed globals, so a float32
+kernel holds no float64 arithmetic. Backends supply how a group input is loaded and how reduction
+and matmul results are named.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..ir.graph import Node
+from ..ir.ops import ELEMENTWISE, OPS, typed_constants
+from ..ir.printer import is_inline_constant
+from . import helpers
+
+_FIELD = re.compile(r"\{([A-Z_]+)\}")
+
+
+def short(dtype) -> str:
+    dtype = np.dtype(dtype)
+    return {"b": "b", "i": "i", "u": "u", "f": "f"}[dtype.kind] + str(dtype.itemsize * 8) \
+        if dtype.kind != "b" else "bool"
+
+
+def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple) -> tuple:
+    """The index of an operand of shape `in_shape` read at `index` of a result of `out_shape`."""
+    offset = len(out_shape) - len(in_shape)
+    return tuple("0" if size == 1 else index[offset + d] for d, size in enumerate(in_shape))
+
+
+def affine(start: int, step: int, i: str) -> str:
+    """start + step * i, folded where the numbers allow."""
+    if i.isdigit():
+        return str(start + step * int(i))
+    term = i if step == 1 else f"{step} * {i}"
+    if start == 0:
+        return term if step == 1 else f"({term})"
+    return f"({start} + {term})"
+
+
+class Renderer:
+    """Emits statements computing members of one group; memoized per (node, index) and scope."""
+
+    def __init__(self, group, load, index_type: str = "int"):
+        self.group = group
+        self.load = load                   # (node, index tuple) -> expression
+        self.index_type = index_type
+        self.lines: list[str] = []
+        self.depth = 1
+        self.scopes: list[dict] = [{}]
+        self.special: dict = {}            # node id -> (index -> expression): reductions, matmul
+        self.globals: dict = {}
+        self.helpers: set = set()
+        self._count = 0
+
+    # -- statements and names ------------------------------------------------------------------
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def name(self, prefix: str = "t") -> str:
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def push(self):
+        self.scopes.append({})
+        self.depth += 1
+
+    def pop(self):
+        self.scopes.pop()
+        self.depth -= 1
+
+    def _lookup(self, key):
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def constant(self, value) -> str:
+        """A typed global holding `value` (a NumPy scalar keeps its dtype in numba)."""
+        value = np.asarray(value)[()]
+        dtype = np.dtype(type(value)) if not isinstance(value, np.generic) else value.dtype
+        text = repr(value.item()).replace("-", "m").replace(".", "p").replace("+", "")
+        name = f"c_{short(dtype)}_{re.sub(r'[^0-9A-Za-z_]', '_', text)}"
+        self.globals[name] = value
+        return name
+
+    def ctor(self, dtype) -> str:
+        """The name of a dtype's constructor (np.float32 ...) bound in the module."""
+        dtype = np.dtype(dtype)
+        name = f"as_{short(dtype)}"
+        self.globals[name] = dtype.type if dtype.kind != "b" else np.bool_
+        return name
+
+    # -- values ----------------------------------------------------------------------------------
+    def value(self, node: Node, index: tuple) -> str:
+        if is_inline_constant(node):
+            return self.constant(node.attrs["value"].array)
+        index = tuple(index)
+        if node.id in self.special:
+            return self.special[node.id](index)
+        key = (node.id, index)
+        found = self._lookup(key)
+        if found is not None:
+            return found
+        if node.id in self.group.members:
+            expression = self.compute(node, index)
+        else:
+            expression = self.load(node, index)
+        if expression.isidentifier():
+            self.scopes[-1][key] = expression
+            return expression
+        name = self.name()
+        self.emit(f"{name} = {expression}")
+        self.scopes[-1][key] = name
+        return name
+
+    def compute(self, node: Node, index: tuple) -> str:
+        if node.kind == ELEMENTWISE:
+            return self.elementwise(node, index)
+        method = getattr(self, f"_{node.op}", None)
+        if method is None:
+            raise NotImplementedError(f"no rendering for {node.op} inside a {self.group.kind} group")
+        return method(node, index)
+
+    def elementwise(self, node: Node, index: tuple) -> str:
+        args = [self.value(source, broadcast_index(source.shape, node.shape, index))
+                for source in node.inputs]
+        computation = node.inputs[-1].dtype if node.op == "where" else node.inputs[0].dtype
+        return self.spell(node, computation, args)
+
+    def spell(self, node: Node, computation: np.dtype, args: list) -> str:
+        template = OPS[node.op].spelling(computation.kind)
+        fields = dict(typed_constants(computation))
+        if node.op == "cast":
+            fields["CAST"] = node.dtype
+            fields["ZERO_IN"] = computation.type(0)
+            template = OPS["cast"].spelling("b" if node.dtype.kind == "b" else "*")
+        names = {}
+        for field in set(_FIELD.findall(template)):
+            value = fields[field]
+            names[field] = self.ctor(value) if isinstance(value, np.dtype) else self.constant(value)
+        expression = _FIELD.sub(lambda m: names[m.group(1)], template).format(*args)
+        expression = self._helpers(expression, computation)
+        wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
+        return f"{self.ctor(node.dtype)}({expression})" if wrap else expression
+
+    def _helpers(self, expression: str, dtype) -> str:
+        def replace(match):
+            name = match.group(1)
+            self.helpers.add((name, np.dtype(dtype).str))
+            return f"{name}_{short(dtype)}("
+        return helpers.CALL.sub(replace, expression)
+
+    # -- index maps ------------------------------------------------------------------------------
+    def _broadcast_to(self, node, index):
+        source = node.inputs[0]
+        return self.value(source, broadcast_index(source.shape, node.shape, index))
+
+    def _transpose(self, node, index):
+        perm = node.attrs["perm"]
+        source_index = [None] * len(perm)
+        for k, axis in enumerate(perm):
+            source_index[axis] = index[k]
+        return self.value(node.inputs[0], tuple(source_index))
+
+    def _reshape(self, node, index):
+        source = node.inputs[0]
+        return self.value(source, self.reshape_index(source.shape, node.shape, index))
+
+    def reshape_index(self, in_shape, out_shape, index) -> tuple:
+        if [s for s in in_shape if s != 1] == [s for s in out_shape if s != 1]:
+            moving = iter(i for i, s in zip(index, out_shape) if s != 1)
+            return tuple("0" if s == 1 else next(moving) for s in in_shape)
+        flat = "0"
+        for i, size in zip(index, out_shape):
+            flat = i if flat == "0" else f"({flat}) * {size} + {i}"
+        name = self.name("f")
+        self.emit(f"{name} = {flat}")
+        result, stride = [], 1
+        strides = []
+        for size in reversed(in_shape):
+            strides.append(stride)
+            stride *= size
+        for size, stride in zip(in_shape, reversed(strides)):
+            part = name if stride == 1 else f"{name} // {stride}"
+            result.append("0" if size == 1 else (part if stride * size == math.prod(in_shape)
+                                                  else f"({part}) % {size}"))
+        return tuple(result)
+
+    def _slice(self, node, index):
+        start, step = node.attrs["start"], node.attrs["step"]
+        source_index = tuple(affine(a, s, i) for a, s, i in zip(start, step, index))
+        return self.value(node.inputs[0], source_index)
+
+    def _iota(self, node, index):
+        return f"{self.ctor(node.dtype)}({index[node.attrs['axis']]})"
+
+    def branch(self, condition: str, then, otherwise) -> str:
+        """`then()` if condition else `otherwise()`, each rendered in its own scope."""
+        result = self.name()
+        self.emit(f"if {condition}:")
+        self.push()
+        self.emit(f"{result} = {then()}")
+        self.pop()
+        self.emit("else:")
+        self.push()
+        self.emit(f"{result} = {otherwise()}")
+        self.pop()
+        return result
+
+    def _setslice(self, node, index):
+        base, update = node.inputs
+        conditions, inner = [], []
+        for i, start, step, count, size in zip(index, node.attrs["start"], node.attrs["step"],
+                                               update.shape, base.shape):
+            if start == 0 and step == 1 and count == size:
+                inner.append(i)
+                continue
+            offset = f"({i} - {start})" if start else i
+            if step == 1:
+                conditions.append(f"{start} <= {i} < {start + count}")
+                inner.append(offset)
+            elif step > 0:
+                conditions.append(f"{start} <= {i} <= {start + step * (count - 1)} and "
+                                  f"{offset} % {step} == 0")
+                inner.append(f"{offset} // {step}")
+            else:
+                last = start + step * (count - 1)
+                conditions.append(f"{last} <= {i} <= {start} and ({start} - {i}) % {-step} == 0")
+                inner.append(f"({start} - {i}) // {-step}")
+        if not conditions:
+            return self.value(update, tuple(inner))
+        return self.branch(" and ".join(f"({c})" for c in conditions),
+                           lambda: self.value(update, tuple(inner)),
+                           lambda: self.value(base, index))
+
+    def _concatenate(self, node, index):
+        axis = node.attrs["axis"]
+        pieces, offset = [], 0
+        for source in node.inputs:
+            pieces.append((offset, source))
+            offset += source.shape[axis]
+        return self._piece(pieces, axis, index)
+
+    def _piece(self, pieces, axis, index):
+        offset, source = pieces[0]
+        shifted = tuple(f"({i} - {offset})" if d == axis and offset else i
+                        for d, i in enumerate(index))
+        if len(pieces) == 1:
+            return self.value(source, shifted)
+        limit = offset + source.shape[axis]
+        return self.branch(f"{index[axis]} < {limit}", lambda: self.value(source, shifted),
+                           lambda: self._piece(pieces[1:], axis, index))
