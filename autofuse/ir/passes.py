@@ -78,11 +78,15 @@ def common_subexpressions(graph: Graph) -> Graph:
 
 
 def constant_fold(graph: Graph) -> Graph:
-    """Evaluate small nodes whose inputs are all constants."""
+    """Evaluate small nodes whose inputs are all constants.
+
+    A broadcast of a constant stays as it is: kernels read its one value in place (np.zeros(n)
+    must not become an n-element array in memory).
+    """
     rewriter = Rewriter(graph)
     for node in graph.nodes:
         inputs = rewriter.inputs_of(node)
-        foldable = (node.kind in (ELEMENTWISE, LAYOUT, REDUCE) and inputs
+        foldable = (node.kind in (ELEMENTWISE, LAYOUT, REDUCE) and node.op != "broadcast_to" and inputs
                     and all(n.op == "constant" for n in inputs) and node.size <= FOLD_LIMIT)
         if foldable:
             with np.errstate(all="ignore"):
