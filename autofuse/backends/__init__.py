@@ -1,7 +1,7 @@
 """Backends: each turns an Entry's graph into a program (a callable over input arrays)."""
 from __future__ import annotations
 
-import numpy as np
+import os
 
 from ..errors import ArgumentError
 
@@ -9,9 +9,10 @@ BACKENDS = ("numpy", "cpu", "cuda")
 
 
 def choose_backend(requested: str, leaves) -> str:
-    """The backend a call runs on: the requested one, or for "auto" the one its inputs live on."""
+    """The backend a call runs on: the requested one; for "auto", $AUTOFUSE_BACKEND if set, else
+    the one the inputs live on (NumPy arrays: "cpu")."""
     if requested == "auto":
-        return "numpy"
+        requested = os.environ.get("AUTOFUSE_BACKEND") or "cpu"
     if requested not in BACKENDS:
         raise ArgumentError(f"unknown backend {requested!r}; choose one of {BACKENDS} or 'auto'")
     return requested

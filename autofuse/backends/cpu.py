@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from ..fusion import CostModel
-from ..ir.interpreter import evaluate_node
+from ..ir.interpreter import evaluate_node, run_nodes
 from . import disk_cache
 from .cpu_source import generate
 from .literals import literal
@@ -74,6 +74,29 @@ class Step:
             memory[arg.node.id] = out.reshape(arg.node.shape)
 
 
+class InterpretedStep:
+    """A group numba cannot compile on the CPU (float16 arithmetic), run by NumPy node by node,
+    exactly as NumPy rounds float16 after each op."""
+
+    def __init__(self, group):
+        self.group = group
+
+    def run(self, memory: dict) -> None:
+        local = {n.id: memory[n.id] for n in self.group.inputs}
+        for node in self.group.nodes:
+            for source in node.inputs:
+                if source.op == "constant":
+                    local[source.id] = source.attrs["value"].array
+        run_nodes(self.group.nodes, local)
+        for node_id in self.group.outputs:
+            memory[node_id] = np.array(local[node_id], copy=True)
+
+
+def _compilable(group) -> bool:
+    values = list(group.nodes) + list(group.inputs)
+    return all(n.dtype != np.float16 for n in values)
+
+
 def _view(memory: dict, arg):
     if arg.view == "operand":
         value = memory[arg.chain[0].inputs[0].id] if arg.chain else memory[arg.node.id]
@@ -115,6 +138,11 @@ class Program:
 def prepare(entry) -> None:
     steps = []
     for group in entry.fused.groups:
+        if not _compilable(group):
+            group.source = None
+            group.strategy = "numpy (float16 is not compiled by numba on the CPU)"
+            steps.append(InterpretedStep(group))
+            continue
         kernel = generate(group, f"{group.kind}_{group.id}")
         text = module_text(kernel)
         group.source = text

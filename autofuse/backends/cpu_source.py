@@ -163,7 +163,7 @@ class CpuSource:
         self.init(node, acc, idx, acc_type)
         opened = self.loops([f"r{a}" for a in axes], [shape[a] for a in axes], False)
         value = r.value(node.inputs[0], full)
-        self.combine(node, acc, idx, value, acc_type, f"r{axes[0]}")
+        self.combine(node, acc, idx, value, acc_type, f"r{axes[0]}" if axes else "0")
         self.close(opened)
         final = idx if node.op in ("argmax", "argmin") else acc
         r.emit(f"{result} = {r.ctor(node.dtype)}({final})")

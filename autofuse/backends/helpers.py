@@ -79,6 +79,8 @@ def int_power_{s}(a, b):
 """,
     "int_reciprocal": """
 def int_reciprocal_{s}(x):
+    if x == {ZERO}:
+        return {LOWEST}
     if x == {ONE}:
         return {ONE}
     if x == {ZERO} - {ONE}:
@@ -91,6 +93,11 @@ def int_reciprocal_{s}(x):
 def _constants(dtype: np.dtype) -> dict:
     t = dtype.type
     values = {"ZERO": t(0), "ONE": t(1)}
+    if dtype.kind in "iu":
+        # NOTE: NumPy's integer reciprocal of 0 is 1/0 converted to a C int: INT_MIN on x86,
+        # truncated for narrower types (0 for int8 and int16).
+        wide = np.int64 if dtype.itemsize == 8 else np.int32
+        values["LOWEST"] = np.array(np.iinfo(wide).min).astype(dtype)[()]
     if dtype.kind == "f":
         single = dtype == np.float32
         values.update(MAGIC=t(2.0 ** (23 if single else 52)), THIRD=t(1.0) / t(3.0), THREE=t(3.0),

@@ -119,4 +119,13 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
     return None
 
 
-__all__ = ["can_fuse", "descendants", "axes_text", "LAYOUT"]
+def merged_reason(g: Group, users: dict, cost: CostModel) -> str | None:
+    """Whether a group formed by merging others still satisfies the reduction rules."""
+    for reduction in g.reductions:
+        reason = _reduction_into(reduction, g, users, cost)
+        if reason is not None:
+            return reason
+    return None
+
+
+__all__ = ["can_fuse", "merged_reason", "descendants", "axes_text", "LAYOUT"]

@@ -11,7 +11,7 @@ from ..ir.graph import Graph, Node
 from ..ir.ops import LAYOUT
 from .cost import DEFAULT, CostModel, mib, recompute_wins
 from .group import Group
-from .legality import can_fuse
+from .legality import can_fuse, merged_reason
 from .program import Decision, FusedProgram
 
 
@@ -35,7 +35,27 @@ class Partitioner:
         for node in reversed(self.graph.nodes):
             if not _free(node):
                 self.place(node)
+        self.merge_siblings()
         return self.finish()
+
+    def merge_siblings(self) -> None:
+        """Horizontal fusion: groups that read a common value over one iteration space become one
+        kernel, so the value is read once (x.mean(0) and x.var(0); several results of x)."""
+        merged = True
+        while merged:
+            merged = False
+            for a_index, a in enumerate(self.groups):
+                reads_a = self.reads(a)
+                for b in self.groups[a_index + 1:]:
+                    if reads_a & self.reads(b) and self.try_merge([a, b]) is not None:
+                        merged = True
+                        break
+                if merged:
+                    break
+
+    def reads(self, group: Group) -> set:
+        return {source.id for node in group.members.values() for source in node.inputs
+                if source.id not in group.members and source.ndim > 0}
 
     # -- one node ------------------------------------------------------------------------------
     def consumer_groups(self, node: Node) -> list[Group]:
@@ -123,6 +143,13 @@ class Partitioner:
             return None
         if self.path_between(groups):
             return None
+        if spaces:
+            trial = Group(-1, groups[0].root)
+            for g in groups:
+                for node in g.members.values():
+                    trial.add(node)
+            if merged_reason(trial, self.users, self.cost) is not None:
+                return None
         target = groups[0]
         if target.reduce_space is None and spaces:
             target = next(g for g in groups if g.reduce_space is not None)

@@ -48,7 +48,7 @@ class FusedProgram:
         return {"ops": ops, "groups": len(self.groups),
                 "kinds": dict(sorted(Counter(g.kind for g in self.groups).items())),
                 "bytes_unfused": unfused, "bytes_fused": fused,
-                "ratio": unfused / fused if fused else float("inf")}
+                "ratio": unfused / fused if fused else 1.0}
 
     def explanations(self) -> list[str]:
         """One sentence per edge between groups: why it was not fused."""

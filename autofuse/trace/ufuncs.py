@@ -114,6 +114,10 @@ def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
     if len(operands) != ufunc.nin:
         raise ArgumentError(f"{what} takes {ufunc.nin} operands, got {len(operands)}{where()}")
     types = tuple(operand_type(x, what) for x in operands)
+    if all(isinstance(t, type) for t in types):
+        # NOTE: NumPy converts all-Python-scalar operands to arrays first (int -> int64, float ->
+        # float64); resolve_dtypes would pick its object loop for two Python ints instead.
+        types = tuple(np.dtype(np.int64 if t is int else np.float64) for t in types)
     signature = None if dtype is None else (None,) * ufunc.nin + (check_dtype(dtype, what),)
     try:
         if signature is None:
