@@ -95,7 +95,11 @@ def run(entry, leaves):
     inputs = [leaves[node.attrs["index"]] for node in entry.graph.inputs]
     outputs = entry.program(inputs)
     for leaf_index, output_index in traced.mutations:
-        np.copyto(leaves[leaf_index], outputs[output_index], casting="unsafe")
+        target = leaves[leaf_index]
+        if isinstance(target, np.ndarray):
+            np.copyto(target, outputs[output_index], casting="unsafe")
+        else:
+            entry.program.copy_into(target, outputs[output_index])
     results = []
     for spec in traced.outputs:
         if spec[0] == "argument":
@@ -130,6 +134,7 @@ def _not_an_argument(value, leaves):
 
 def _as_returned(value, kind: str):
     if kind == "scalar":
+        # NOTE: a device array stays a 0-d device array (CuPy's and torch's own convention).
         return value[()] if isinstance(value, np.ndarray) else value
     if kind == "int":
         return int(value)

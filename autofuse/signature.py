@@ -6,6 +6,7 @@ import inspect
 import numpy as np
 
 from . import tree
+from .backends.cuda_arrays import interface
 from .errors import ArgumentError, where
 
 
@@ -93,4 +94,7 @@ def leaf_key(leaf):
                 leaf.flags.writeable)
     if isinstance(leaf, (bool, int, float, np.generic)):
         return type(leaf) if not isinstance(leaf, np.generic) else (np.generic, leaf.dtype)
+    if hasattr(leaf, "__cuda_array_interface__"):
+        shape, dtype, strides, _ = interface(leaf)
+        return (type(leaf), shape, dtype, strides)
     return ("object", type(leaf))

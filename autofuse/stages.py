@@ -21,6 +21,7 @@ class Entry:
     kernels: list = field(default_factory=list)
     program: object = None             # callable: list of input arrays -> list of output arrays
     build_seconds: float = 0.0
+    input_strides: dict = field(default_factory=dict)   # input node id -> element strides or None
 
 
 def cost_model(backend: str):
@@ -35,6 +36,8 @@ def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
     traced = trace(fn, structure, specs, statics, name)
     graph, history = simplify(traced.graph)
     entry = Entry(name, backend, traced, graph, history)
+    entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
+                           if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))
     entry.kernels = list(entry.fused.groups)
     get_backend(backend).prepare(entry)

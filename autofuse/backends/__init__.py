@@ -12,7 +12,8 @@ def choose_backend(requested: str, leaves) -> str:
     """The backend a call runs on: the requested one; for "auto", $AUTOFUSE_BACKEND if set, else
     the one the inputs live on (NumPy arrays: "cpu")."""
     if requested == "auto":
-        requested = os.environ.get("AUTOFUSE_BACKEND") or "cpu"
+        on_device = any(hasattr(leaf, "__cuda_array_interface__") for leaf in leaves)
+        requested = "cuda" if on_device else (os.environ.get("AUTOFUSE_BACKEND") or "cpu")
     if requested not in BACKENDS:
         raise ArgumentError(f"unknown backend {requested!r}; choose one of {BACKENDS} or 'auto'")
     return requested
@@ -25,4 +26,7 @@ def get_backend(name: str):
     if name == "cpu":
         from . import cpu
         return cpu
+    if name == "cuda":
+        from . import cuda
+        return cuda
     raise ArgumentError(f"backend {name!r} is not available")

@@ -256,3 +256,56 @@ class Renderer:
         limit = offset + source.shape[axis]
         return self.branch(f"{index[axis]} < {limit}", lambda: self.value(source, shifted),
                            lambda: self._piece(pieces[1:], axis, index))
+
+
+class Accumulators:
+    """How reductions start and take values, rendered for any backend: `acc` holds the running
+    value and `idx` the position (argmax/argmin) of reduction `node`."""
+
+    def __init__(self, renderer: Renderer):
+        self.r = renderer
+
+    def init(self, node: Node, acc: str, idx: str, acc_type) -> None:
+        r = self.r
+        r.emit(f"{idx} = 0")
+        if node.op in ("argmax", "argmin"):
+            start = "LOWEST" if node.op == "argmax" else "HIGHEST"
+            r.emit(f"{acc} = {r.constant(typed_constants(node.inputs[0].dtype)[start])}")
+            return
+        init = OPS[node.op].init
+        if init in ("True", "False"):
+            r.emit(f"{acc} = {init}")
+        else:
+            r.emit(f"{acc} = {r.constant(typed_constants(acc_type)[init.strip('{}')])}")
+
+    def better(self, node: Node, value: str, acc: str) -> str:
+        """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
+        op = ">" if node.op == "argmax" else "<"
+        return f"({value} {op} {acc} or ({value} != {value} and {acc} == {acc}))"
+
+    def combine(self, node: Node, acc: str, idx: str, value: str, acc_type, position: str) -> None:
+        r = self.r
+        if node.op in ("argmax", "argmin"):
+            r.emit(f"if {self.better(node, value, acc)}:")
+            r.push()
+            r.emit(f"{acc} = {value}")
+            r.emit(f"{idx} = {position}")
+            r.pop()
+            return
+        if np.dtype(acc_type) != node.dtype:
+            value = f"{r.ctor(acc_type)}({value})"
+        r.emit(f"{acc} = " + OPS[node.op].combine.format(value, acc=acc))
+
+    def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
+        """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
+        r = self.r
+        if node.op in ("argmax", "argmin"):
+            tie = f"(({other} == {acc} or ({other} != {other} and {acc} != {acc})) and " \
+                  f"{other_idx} < {idx})"
+            r.emit(f"if {self.better(node, other, acc)} or {tie}:")
+            r.push()
+            r.emit(f"{acc} = {other}")
+            r.emit(f"{idx} = {other_idx}")
+            r.pop()
+            return
+        r.emit(f"{acc} = " + OPS[node.op].combine.format(other, acc=acc))

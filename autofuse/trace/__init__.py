@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import ArgumentError, TraceError, where
 from ..ir.graph import Graph
 from .. import tree
+from ..backends.cuda_arrays import interface
 from . import methods  # noqa: F401  (installs the ndarray interface on Tracer)
 from .context import Buffer, TraceContext, check_dtype
 from .interpose import numpy_creation_traced
@@ -109,6 +110,9 @@ def leaf_spec(value, where_text: str) -> LeafSpec:
         return LeafSpec("array", value.shape, dtype, strides, bool(value.flags.writeable))
     if isinstance(value, np.generic):
         return LeafSpec("scalar", (), check_dtype(value.dtype, where_text))
+    if hasattr(value, "__cuda_array_interface__"):
+        shape, dtype, strides, _ = interface(value)
+        return LeafSpec("array", shape, check_dtype(dtype, where_text), strides, True)
     if isinstance(value, (bool, int, float)):
         return LeafSpec("weak", (), _WEAK_DTYPES[type(value)], weak=type(value))
     if isinstance(value, complex):

@@ -1,0 +1,592 @@
+"""Generated source for one fusion group as one numba.cuda kernel over raw pointers.
+
+Kernels take one pointer per array (and Python-scalar arguments by value), with shapes and
+strides baked in per signature:
+- elementwise/loop: a grid-stride loop over the output's elements;
+- input, "rows": one block per row; row-shaped inputs read once into registers, each reduction a
+  pass over them with a block reduction (warp shuffles, or a shared-memory tree in the simulator);
+- input, "columns": one thread per output element, reduced axes looped (coalesced when the kept
+  axes are the fast ones);
+- input, "split": a full reduction over all blocks; the last block to finish combines the partials;
+- output: a shared-memory tiled matmul, each thread holding a register block, epilogue applied in
+  registers before the single store.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..fusion.group import Group, keepdims_shape, outer_shape
+from ..ir.graph import Node
+from ..ir.ops import OPS
+from . import helpers
+from .render import Accumulators, Renderer, short
+
+THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
+SPLIT_BLOCKS = 264             # blocks of a split reduction (2 per SM of an H100/H200)
+SPLIT_ELEMENTS = 1 << 16       # full reductions over at least this many elements are split
+ROW_ITEMS = 8                  # elements of a row each thread aims to hold in registers
+MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
+TILE_M, TILE_N, TILE_K = 64, 64, 16
+MICRO = 4                      # each matmul thread computes MICRO x MICRO outputs
+
+
+@dataclass
+class Param:
+    """One kernel parameter: the node it carries and how (pointer to an array, or a value)."""
+    node: Node
+    name: str
+    by_value: bool = False
+    strides: tuple | None = None     # element strides of a non-contiguous graph input
+
+
+@dataclass
+class CudaKernelSource:
+    name: str
+    text: str
+    globals: dict
+    params: list[Param]
+    outputs: list[Param]
+    strategy: str
+    block: int
+    grid: tuple                      # blocks (x, y, z); the runner may cap x by the device's size
+    scratch: list = field(default_factory=list)   # (name, count, dtype) extra buffers (split)
+    helpers: list = field(default_factory=list)
+    signature: list = field(default_factory=list)  # numba types, in parameter order
+
+
+def contiguous(shape) -> tuple:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def storage_dtype(dtype) -> np.dtype:
+    """numba-cuda cannot store through a bool pointer: bool arrays travel as uint8."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.uint8) if dtype.kind == "b" else dtype
+
+
+class CudaSource:
+    def __init__(self, group: Group, name: str, input_strides: dict, simulator: bool = False):
+        self.group = group
+        self.name = name
+        self.simulator = simulator
+        self.renderer = Renderer(group, self.load)
+        self.acc = Accumulators(self.renderer)
+        self.params: list[Param] = []
+        self.names: dict[int, Param] = {}
+        for k, node in enumerate(group.inputs):
+            by_value = node.ndim == 0 and node.op == "input"
+            param = Param(node, f"a{k}", by_value, input_strides.get(node.id))
+            self.params.append(param)
+            self.names[node.id] = param
+        self.outputs = [Param(n, f"o{k}") for k, n in enumerate(group.outputs.values())]
+        self.cached: dict[int, str] = {}    # node id -> register array holding this thread's row items
+        self.flat_index = None              # pointwise: the flat element index, when it can be used
+        self.row_index = None               # rows: the full index of this thread's row item
+        self.scratch = []
+
+    # -- memory ------------------------------------------------------------------------------------
+    def offset(self, shape, strides, index) -> str:
+        terms = []
+        for i, size, stride in zip(index, shape, strides):
+            if size == 1 or i == "0":
+                continue
+            terms.append(i if stride == 1 else f"{i} * {stride}")
+        return " + ".join(terms) or "0"
+
+    def load(self, node: Node, index: tuple) -> str:
+        param = self.names[node.id]
+        if param.by_value:
+            return param.name
+        if node.id in self.cached and index == self.row_index:
+            return f"{self.cached[node.id]}[j]"
+        if self.flat_index and param.strides is None and node.shape == self.group.root.shape:
+            flat = self.flat_index
+        else:
+            flat = self.offset(node.shape, param.strides or contiguous(node.shape), index)
+        value = f"{param.name}[{flat}]"
+        return f"({value} != 0)" if node.dtype.kind == "b" else value
+
+    def store(self, param: Param, index: tuple, flat: str | None = None) -> None:
+        r = self.renderer
+        node = param.node
+        value = r.value(node, index)
+        if flat is None:
+            flat = self.offset(node.shape, contiguous(node.shape), index)
+        if node.dtype.kind == "b":
+            value = f"{r.ctor(np.uint8)}({value})"
+        r.emit(f"{param.name}[{flat}] = {value}")
+
+    def delinearize(self, flat: str, names: list[str], sizes: list[int]) -> None:
+        """Emit `names[d] = ...` for the multi-index of `flat` over `sizes` (row-major)."""
+        r = self.renderer
+        rest = flat
+        for d, (name, size) in enumerate(zip(names, sizes)):
+            inner = int(np.prod(sizes[d + 1:], dtype=np.int64))
+            if d == len(sizes) - 1:
+                r.emit(f"{name} = {rest}")
+            else:
+                r.emit(f"{name} = {rest} // {inner}")
+                if d < len(sizes) - 2 or inner != 1:
+                    r.emit(f"{name}_rest = {rest} - {name} * {inner}")
+                    rest = f"{name}_rest"
+
+    # -- kinds -------------------------------------------------------------------------------------
+    def generate(self) -> CudaKernelSource:
+        kind = self.group.kind
+        if kind == "output":
+            return self.matmul()
+        if kind == "input":
+            return self.reduction()
+        return self.pointwise()
+
+    def pointwise(self) -> CudaKernelSource:
+        r = self.renderer
+        shape = self.group.root.shape
+        size = int(np.prod(shape, dtype=np.int64))
+        index = tuple(f"i{d}" for d in range(len(shape)))
+        r.emit("e = cuda.grid(1)")
+        r.emit(f"while e < {size}:")
+        r.push()
+        self.flat_index = "e"
+        if len(shape) > 1:
+            self.delinearize("e", list(index), list(shape))
+        elif len(shape) == 1:
+            r.emit("i0 = e")
+        for param in self.outputs:
+            self.store(param, index, "e" if param.node.shape == shape else None)
+        r.emit("e += cuda.gridsize(1)")
+        r.pop()
+        blocks = max(1, min(-(-size // THREADS), 65535))
+        return self.finish("grid-stride", THREADS, (blocks, 1, 1))
+
+    # -- reductions ----------------------------------------------------------------------------------
+    def reduction(self) -> CudaKernelSource:
+        shape, axes = self.group.reduce_space
+        outer_axes = [d for d in range(len(shape)) if d not in axes]
+        outer = int(np.prod([shape[d] for d in outer_axes], dtype=np.int64))
+        inner = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+        trailing = tuple(axes) == tuple(range(len(shape) - len(axes), len(shape)))
+        dependent = any(self._depends_on_reduction(n.inputs[0]) for n in self.group.reductions)
+        row_outputs = any(p.node.shape == shape and shape != outer_shape(shape, axes)
+                          for p in self.outputs)
+        threshold = 256 if self.simulator else SPLIT_ELEMENTS
+        if outer == 1 and inner >= threshold and not dependent and not row_outputs:
+            return self.split(shape, axes, inner)
+        if trailing and (inner >= 32 or outer < 32 * 132):
+            return self.rows(shape, axes, outer_axes, outer, inner)
+        return self.columns(shape, axes, outer_axes, outer)
+
+    def _depends_on_reduction(self, node: Node) -> bool:
+        stack, seen = [node], set()
+        while stack:
+            n = stack.pop()
+            if n.id in seen or n.id not in self.group.members:
+                continue
+            seen.add(n.id)
+            if OPS[n.op].kind == "reduce":
+                return True
+            stack.extend(n.inputs)
+        return False
+
+    def _accumulator(self, node: Node) -> np.dtype:
+        return node.dtype
+
+    def _outer_index(self, outer_axes, shape, flat: str) -> None:
+        names = [f"i{d}" for d in outer_axes]
+        self.delinearize(flat, names, [shape[d] for d in outer_axes])
+
+    def store_reduced(self, shape, axes, guard: str | None) -> list[Param]:
+        """Store outputs of the reduced (outer) shape; returns the row-shaped ones left."""
+        r = self.renderer
+        outer_index = tuple(f"i{d}" for d in range(len(shape)) if d not in axes)
+        keep_index = tuple("0" if d in axes else f"i{d}" for d in range(len(shape)))
+        reduced, rows = [], []
+        for param in self.outputs:
+            node = param.node
+            if node.shape == outer_shape(shape, axes):
+                reduced.append((param, outer_index))
+            elif node.shape == keepdims_shape(shape, axes):
+                reduced.append((param, keep_index))
+            else:
+                rows.append(param)
+        if reduced and guard:
+            r.emit(f"if {guard}:")
+            r.push()
+        for param, index in reduced:
+            self.store(param, index)
+        if reduced and guard:
+            r.pop()
+        return rows
+
+    def columns(self, shape, axes, outer_axes, outer) -> CudaKernelSource:
+        """One thread per output element; the reduced axes looped in order."""
+        r = self.renderer
+        full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
+        r.emit("o = cuda.grid(1)")
+        r.emit(f"while o < {outer}:")
+        r.push()
+        self._outer_index(outer_axes, shape, "o")
+        for node in self.group.reductions:
+            acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
+            self.acc.init(node, acc, idx, node.dtype)
+            for a in axes:
+                r.emit(f"for r{a} in range({shape[a]}):")
+                r.push()
+            value = r.value(node.inputs[0], full)
+            self.acc.combine(node, acc, idx, value, node.dtype, f"r{axes[0]}" if axes else "0")
+            for _ in axes:
+                r.pop()
+            final = idx if node.op in ("argmax", "argmin") else acc
+            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.special[node.id] = lambda index, result=result: result
+        rows = self.store_reduced(shape, axes, None)
+        for param in rows:
+            for a in axes:
+                r.emit(f"for r{a} in range({shape[a]}):")
+                r.push()
+            self.store(param, full)
+            for _ in axes:
+                r.pop()
+        r.emit("o += cuda.gridsize(1)")
+        r.pop()
+        blocks = max(1, min(-(-outer // THREADS), 65535))
+        return self.finish("columns", THREADS, (blocks, 1, 1))
+
+    def block_size(self, inner: int) -> int:
+        block = 32
+        while block < 1024 and block * ROW_ITEMS < inner:
+            block *= 2
+        return block
+
+    def rows(self, shape, axes, outer_axes, outer, inner) -> CudaKernelSource:
+        """One block per row: the row's inputs read once into registers, a block reduction per
+        reduction, then the row-shaped outputs written once."""
+        r = self.renderer
+        block = self.block_size(inner)
+        items = -(-inner // block)
+        hold = items <= MAX_ROW_ITEMS
+        inner_names = [f"r{a}" for a in axes]
+        full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
+        self.row_index = full
+        r.emit("t = cuda.threadIdx.x")
+        r.emit("row = cuda.blockIdx.x")
+        for node in self.group.reductions:
+            self.declare_shared(node)
+        r.emit(f"while row < {outer}:")
+        r.push()
+        self._outer_index(outer_axes, shape, "row")
+        if hold:
+            self.hold_row(full, shape, axes, inner_names, items, block, inner)
+        for node in self.group.reductions:
+            acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
+            self.acc.init(node, acc, idx, node.dtype)
+            self.row_loop(items, block, inner, inner_names, shape, axes)
+            value = r.value(node.inputs[0], full)
+            self.acc.combine(node, acc, idx, value, node.dtype, "col")
+            self.end_row_loop()
+            self.block_reduce(node, acc, idx, block)
+            final = idx if node.op in ("argmax", "argmin") else acc
+            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.special[node.id] = lambda index, result=result: result
+        rows = self.store_reduced(shape, axes, "t == 0")
+        if rows:
+            self.row_loop(items, block, inner, inner_names, shape, axes)
+            for param in rows:
+                self.store(param, full)
+            self.end_row_loop()
+        r.emit("cuda.syncthreads()")
+        r.emit("row += cuda.gridDim.x")
+        r.pop()
+        self.cached.clear()
+        blocks = max(1, min(outer, 65535))
+        return self.finish("rows" + ("" if hold else " (re-read)"), block, (blocks, 1, 1))
+
+    def row_loop(self, items, block, inner, inner_names, shape, axes) -> None:
+        r = self.renderer
+        r.emit(f"for j in range({items}):")
+        r.push()
+        r.emit(f"col = t + j * {block}")
+        r.emit(f"if col < {inner}:")
+        r.push()
+        self.delinearize("col", inner_names, [shape[a] for a in axes])
+
+    def end_row_loop(self) -> None:
+        self.renderer.pop()
+        self.renderer.pop()
+
+    def hold_row(self, full, shape, axes, inner_names, items, block, inner) -> None:
+        """Read each row-shaped input of the group into a per-thread register array once."""
+        r = self.renderer
+        held = [p for p in self.params if not p.by_value and p.node.shape == shape
+                and self._read_at_row(p.node)]
+        for param in held:
+            name = f"held_{param.name}"
+            dtype = param.node.dtype
+            r.emit(f"{name} = cuda.local.array({items}, {self.numba_type(dtype)})")
+        if not held:
+            return
+        self.row_loop(items, block, inner, inner_names, shape, axes)
+        for param in held:
+            r.emit(f"held_{param.name}[j] = {self.load(param.node, full)}")
+        self.end_row_loop()
+        for param in held:
+            self.cached[param.node.id] = f"held_{param.name}"
+
+    def _read_at_row(self, node: Node) -> bool:
+        """Whether every member reads `node` at the row index itself (not through an index map)."""
+        return all(m.kind == "reduce" or m.kind == "elementwise" and m.shape == node.shape
+                   for m in self.group.members.values() if any(s.id == node.id for s in m.inputs))
+
+    def numba_type(self, dtype) -> str:
+        dtype = storage_dtype(dtype) if np.dtype(dtype).kind == "b" else np.dtype(dtype)
+        name = f"nb_{short(dtype)}"
+        self.renderer.globals[name] = ("numba", dtype.name)
+        return name
+
+    def declare_shared(self, node: Node) -> None:
+        r = self.renderer
+        dtype = node.inputs[0].dtype if node.op in ("argmax", "argmin") else node.dtype
+        size = 1024 if self.simulator else 32
+        r.emit(f"sh{node.id} = cuda.shared.array({size}, {self.numba_type(dtype)})")
+        if node.op in ("argmax", "argmin"):
+            r.emit(f"shi{node.id} = cuda.shared.array({size}, {self.numba_type(np.int64)})")
+
+    def block_reduce(self, node: Node, acc: str, idx: str, block: int) -> None:
+        """Combine every thread's `acc` into all threads' `acc` (and `idx` for arg-reductions)."""
+        r = self.renderer
+        arg = node.op in ("argmax", "argmin")
+        sh, shi = f"sh{node.id}", f"shi{node.id}"
+        if self.simulator:
+            r.emit(f"{sh}[t] = {acc}")
+            if arg:
+                r.emit(f"{shi}[t] = {idx}")
+            r.emit("cuda.syncthreads()")
+            step = block // 2
+            while step >= 1:
+                r.emit(f"if t < {step}:")
+                r.push()
+                other, other_idx = r.name("o"), r.name("oi")
+                r.emit(f"{other} = {sh}[t + {step}]")
+                r.emit(f"{other_idx} = {shi}[t + {step}]" if arg else f"{other_idx} = 0")
+                self.acc.merge(node, acc, idx, other, other_idx)
+                r.emit(f"{sh}[t] = {acc}")
+                if arg:
+                    r.emit(f"{shi}[t] = {idx}")
+                r.pop()
+                r.emit("cuda.syncthreads()")
+                step //= 2
+            r.emit(f"{acc} = {sh}[0]")
+            if arg:
+                r.emit(f"{idx} = {shi}[0]")
+            r.emit("cuda.syncthreads()")
+            return
+        self.warp_reduce(node, acc, idx)
+        if block > 32:
+            warps = block // 32
+            r.emit("if t % 32 == 0:")
+            r.push()
+            r.emit(f"{sh}[t // 32] = {acc}")
+            if arg:
+                r.emit(f"{shi}[t // 32] = {idx}")
+            r.pop()
+            r.emit("cuda.syncthreads()")
+            r.emit(f"if t % 32 < {warps}:")
+            r.push()
+            r.emit(f"{acc} = {sh}[t % 32]")
+            if arg:
+                r.emit(f"{idx} = {shi}[t % 32]")
+            r.pop()
+            r.emit("else:")
+            r.push()
+            self.acc.init(node, acc, idx, node.dtype)
+            r.pop()
+            self.warp_reduce(node, acc, idx)
+            r.emit("cuda.syncthreads()")
+
+    def warp_reduce(self, node: Node, acc: str, idx: str) -> None:
+        r = self.renderer
+        arg = node.op in ("argmax", "argmin")
+        boolean = node.dtype.kind == "b" and not arg
+        for lane in (16, 8, 4, 2, 1):
+            other, other_idx = r.name("o"), r.name("oi")
+            source = f"{r.ctor(np.int32)}({acc})" if boolean else acc
+            shuffled = f"cuda.shfl_xor_sync(0xffffffff, {source}, {lane})"
+            r.emit(f"{other} = ({shuffled} != 0)" if boolean else f"{other} = {shuffled}")
+            r.emit(f"{other_idx} = cuda.shfl_xor_sync(0xffffffff, {idx}, {lane})" if arg
+                   else f"{other_idx} = 0")
+            self.acc.merge(node, acc, idx, other, other_idx)
+
+    def split(self, shape, axes, inner) -> CudaKernelSource:
+        """A full reduction across SPLIT_BLOCKS blocks; the last block combines their partials."""
+        r = self.renderer
+        full = tuple(f"r{d}" for d in range(len(shape)))
+        nodes = self.group.reductions
+        block = 32 if self.simulator else THREADS
+        blocks = 3 if self.simulator else SPLIT_BLOCKS
+        r.emit("t = cuda.threadIdx.x")
+        for node in nodes:
+            self.declare_shared(node)
+        r.emit(f"last = cuda.shared.array(1, {self.numba_type(np.int32)})")
+        accs = []
+        for node in nodes:
+            acc, idx = r.name("acc"), r.name("k")
+            self.acc.init(node, acc, idx, node.dtype)
+            accs.append((acc, idx))
+        r.emit("e = cuda.grid(1)")
+        r.emit(f"while e < {inner}:")
+        r.push()
+        self.delinearize("e", list(full), list(shape))
+        self.flat_index = "e"
+        for node, (acc, idx) in zip(nodes, accs):
+            value = r.value(node.inputs[0], full)
+            self.acc.combine(node, acc, idx, value, node.dtype, "e")
+        r.emit("e += cuda.gridsize(1)")
+        r.pop()
+        self.flat_index = None
+        for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
+            self.block_reduce(node, acc, idx, block)
+            self.scratch.append((f"part{k}", blocks, node.inputs[0].dtype if
+                                 node.op in ("argmax", "argmin") else node.dtype))
+            self.scratch.append((f"parti{k}", blocks, np.dtype(np.int64)))
+        self.scratch.append(("counter", 1, np.dtype(np.int32)))
+        r.emit("if t == 0:")
+        r.push()
+        for k, (acc, idx) in enumerate(accs):
+            r.emit(f"part{k}[cuda.blockIdx.x] = {acc}")
+            r.emit(f"parti{k}[cuda.blockIdx.x] = {idx}")
+        r.emit("cuda.threadfence()")
+        r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {blocks - 1}")
+        r.pop()
+        r.emit("cuda.syncthreads()")
+        r.emit("if last[0] != 0:")
+        r.push()
+        r.emit("cuda.threadfence()")
+        for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
+            self.acc.init(node, acc, idx, node.dtype)
+            r.emit(f"for b in range(t, {blocks}, {block}):")
+            r.push()
+            self.acc.merge(node, acc, idx, f"part{k}[b]", f"parti{k}[b]")
+            r.pop()
+            self.block_reduce(node, acc, idx, block)
+            final = idx if node.op in ("argmax", "argmin") else acc
+            result = r.name("red")
+            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.special[node.id] = lambda index, result=result: result
+        self.store_reduced(shape, axes, "t == 0")
+        r.emit("if t == 0:")
+        r.push()
+        r.emit("counter[0] = 0")
+        r.pop()
+        r.pop()
+        return self.finish("split", block, (blocks, 1, 1))
+
+    # -- matmul --------------------------------------------------------------------------------------
+    def matmul(self) -> CudaKernelSource:
+        """Tiles of TILE_M x TILE_N outputs per block, TILE_K-deep slabs of A and B through shared
+        memory; operands read through their index maps (a transposed weight is not copied)."""
+        r = self.renderer
+        node = self.group.matmul
+        a, b = node.inputs
+        batch = node.shape[:-2]
+        m, n = node.shape[-2:]
+        k = a.shape[-1]
+        acc_type = node.dtype
+        per = TILE_M // MICRO
+        batch_names = [f"b{d}" for d in range(len(batch))]
+        r.emit("t = cuda.threadIdx.x")
+        r.emit(f"tm = t // {per}")
+        r.emit(f"tn = t - tm * {per}")
+        r.emit(f"row0 = cuda.blockIdx.y * {TILE_M}")
+        r.emit(f"col0 = cuda.blockIdx.x * {TILE_N}")
+        if batch:
+            self.delinearize("cuda.blockIdx.z", batch_names, list(batch))
+        r.emit(f"sa = cuda.shared.array(({TILE_K}, {TILE_M}), {self.numba_type(acc_type)})")
+        r.emit(f"sb = cuda.shared.array(({TILE_K}, {TILE_N}), {self.numba_type(acc_type)})")
+        r.emit(f"acc = cuda.local.array(({MICRO}, {MICRO}), {self.numba_type(acc_type)})")
+        zero = r.constant(acc_type.type(0))
+        r.emit(f"for x in range({MICRO}):")
+        r.push()
+        r.emit(f"for y in range({MICRO}):")
+        r.push()
+        r.emit(f"acc[x, y] = {zero}")
+        r.pop()
+        r.pop()
+        r.emit(f"for k0 in range(0, {k}, {TILE_K}):")
+        r.push()
+        loads = TILE_K * TILE_M // THREADS
+        for operand, shared, rows, span, tile in ((a, "sa", m, "row0", TILE_M), (b, "sb", n, "col0", TILE_N)):
+            r.emit(f"for p in range({loads}):")
+            r.push()
+            r.emit(f"q = t + p * {THREADS}")
+            r.emit(f"kk = q // {tile}")
+            r.emit(f"mm = q - kk * {tile}")
+            r.emit(f"gk = k0 + kk")
+            r.emit(f"gm = {span} + mm")
+            index = tuple(batch_names) + (("gm", "gk") if shared == "sa" else ("gk", "gm"))
+            r.emit(f"if gk < {k} and gm < {rows}:")
+            r.push()
+            value = r.value(operand, index)
+            r.emit(f"{shared}[kk, mm] = {value}")
+            r.pop()
+            r.emit("else:")
+            r.push()
+            r.emit(f"{shared}[kk, mm] = {zero}")
+            r.pop()
+            r.pop()
+        r.emit("cuda.syncthreads()")
+        r.emit(f"for kk in range({TILE_K}):")
+        r.push()
+        r.emit(f"for x in range({MICRO}):")
+        r.push()
+        r.emit(f"av = sa[kk, tm * {MICRO} + x]")
+        r.emit(f"for y in range({MICRO}):")
+        r.push()
+        r.emit(f"acc[x, y] += av * sb[kk, tn * {MICRO} + y]")
+        r.pop()
+        r.pop()
+        r.pop()
+        r.emit("cuda.syncthreads()")
+        r.pop()
+        r.emit(f"for x in range({MICRO}):")
+        r.push()
+        r.emit(f"for y in range({MICRO}):")
+        r.push()
+        r.emit(f"gi = row0 + tm * {MICRO} + x")
+        r.emit(f"gj = col0 + tn * {MICRO} + y")
+        r.emit(f"if gi < {m} and gj < {n}:")
+        r.push()
+        r.special[node.id] = lambda index: "acc[x, y]"
+        index = tuple(batch_names) + ("gi", "gj")
+        for param in self.outputs:
+            self.store(param, index)
+        r.pop()
+        r.pop()
+        r.pop()
+        batch_size = int(np.prod(batch, dtype=np.int64))
+        grid = (-(-n // TILE_N), -(-m // TILE_M), batch_size)
+        return self.finish("tiled", THREADS, grid)
+
+    # -- the kernel ------------------------------------------------------------------------------
+    def finish(self, strategy: str, block: int, grid: tuple) -> CudaKernelSource:
+        r = self.renderer
+        names = [p.name for p in self.params] + [p.name for p in self.outputs]
+        names += [name for name, _, _ in self.scratch]
+        lines = [f"def {self.name}({', '.join(names)}):"] + r.lines + ["    return"]
+        values = dict(r.globals)
+        helper_sources = []
+        for helper_name, dtype in sorted(r.helpers):
+            text, constants = helpers.source(helper_name, dtype, short(dtype))
+            helper_sources.append(text)
+            values.update(constants)
+        return CudaKernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,
+                                strategy, block, grid, list(self.scratch), helper_sources)
+
+
+def generate(group: Group, name: str, input_strides: dict, simulator: bool = False):
+    return CudaSource(group, name, input_strides, simulator).generate()
