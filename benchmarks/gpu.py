@@ -1,0 +1,247 @@
+"""The GPU benchmark: autofuse beside NumPy-on-CuPy op by op, cupy.fuse, torch eager, torch.compile
+and jax.jit, on the same inputs, in one process, against the memory floor measured in the same run.
+
+    python benchmarks/gpu.py                   # full sizes; writes benchmarks/results/gpu.json
+    python benchmarks/gpu.py --scale 4 --only softmax --systems autofuse,torch.compile
+
+Method: each system's result is checked against NumPy first; then warm-up, and the median over
+repeats of a batch of calls timed with CUDA events (per-call time = batch time / calls).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import autofuse  # noqa: E402
+from workloads import workloads  # noqa: E402
+
+SYSTEMS = ("autofuse", "cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
+
+
+def time_calls(call, sync, calls=20, repeats=5, warmup=3):
+    """Median milliseconds per call over `repeats` batches of `calls` (CUDA events around each)."""
+    import cupy
+    for _ in range(warmup):
+        call()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        for _ in range(calls):
+            call()
+        stop.record()
+        stop.synchronize()
+        sync()
+        samples.append(cupy.cuda.get_elapsed_time(start, stop) / calls)
+    return float(np.median(samples))
+
+
+def copy_bandwidth():
+    """Device-to-device copy bandwidth (bytes read + written per second) of a 2 GiB buffer."""
+    import cupy
+    a = cupy.empty(1 << 29, dtype=cupy.float32)
+    b = cupy.empty_like(a)
+    ms = time_calls(lambda: b.__setitem__(Ellipsis, a), lambda: None, calls=10)
+    return 2 * a.nbytes / (ms / 1000)
+
+
+def to_host(value):
+    import cupy
+    if isinstance(value, cupy.ndarray):
+        return cupy.asnumpy(value)
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def system_call(system, workload, host_inputs):
+    """(callable, sync) for `system` on device copies of the inputs, or raise if unavailable."""
+    import cupy
+    if system in ("autofuse", "cupy", "cupy.fuse"):
+        inputs = [cupy.asarray(a) for a in host_inputs]
+        if system == "autofuse":
+            fn = autofuse.jit(workload.fn(np))
+        elif system == "cupy":
+            fn = workload.fn(cupy)
+        else:
+            fn = cupy.fuse(workload.fn(cupy))
+        return (lambda: fn(*inputs)), cupy.cuda.Device().synchronize
+    if system.startswith("torch"):
+        import torch
+        inputs = [torch.from_numpy(a).cuda() for a in host_inputs]
+        fn = workload.torch_fn(torch)
+        if system == "torch.compile":
+            fn = torch.compile(fn)
+        return (lambda: fn(*inputs)), torch.cuda.synchronize
+    if system == "jax.jit":
+        import jax
+        import jax.numpy as jnp
+        inputs = [jax.device_put(a) for a in host_inputs]
+        body = workload.fn(jnp)
+        if workload.name == "5-point stencil":
+            def body(u):
+                inner = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+                return u.at[1:-1, 1:-1].set(inner)
+        fn = jax.jit(body)
+
+        def call():
+            return fn(*inputs)
+        return call, lambda: jax.block_until_ready(fn(*inputs))
+    raise ValueError(system)
+
+
+def run_workload(workload, systems, bandwidth, rng):
+    host = workload.make(rng)
+    reference = workload.fn(np)(*host)
+    floor_ms = workload.floor_bytes(host) / bandwidth * 1000
+    row = {"workload": workload.name, "floor_ms": floor_ms, "times": {}, "notes": {}}
+    if workload.flops:
+        row["flops"] = workload.flops(host)
+    for system in systems:
+        try:
+            call, sync = system_call(system, workload, host)
+            result = to_host(call())
+            sync()
+            np.testing.assert_allclose(result, reference, rtol=workload.tolerance,
+                                       atol=workload.tolerance * max(1.0, float(np.abs(reference).max())))
+            row["times"][system] = time_calls(call, sync)
+        except Exception as error:       # a peer that fails is reported, not hidden
+            row["notes"][system] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+    try:
+        import cupy
+        lowered = autofuse.jit(workload.fn(np)).lower(*[cupy.asarray(a) for a in host])
+        row["autofuse_kernels"] = [f"{k.kind}:{k.strategy}" for k in lowered.kernels]
+    except Exception as error:
+        row["notes"]["kernels"] = repr(error)[:120]
+    return row
+
+
+def per_call_overhead():
+    """Microseconds per call on 1024 floats (async, host loop), one- and three-kernel functions."""
+    import cupy
+    x = cupy.asarray(np.random.default_rng(0).standard_normal(1024, dtype=np.float32))
+    y, z = x * 2, x + 1
+    one = autofuse.jit(lambda a, b, c: np.maximum(a * b + c, 0))
+    m = x.reshape(32, 32)
+    three = autofuse.jit(lambda a: ((a @ a).sum(0), np.exp(a).sum(1), a.T * 2))
+    results = {}
+    for name, fn, args in (("one kernel", one, (x, y, z)), ("three kernels", three, (m,))):
+        fn(*args)
+        cupy.cuda.Device().synchronize()
+        calls = 2000
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        cupy.cuda.Device().synchronize()
+        results[name] = {"us": (time.perf_counter() - start) / calls * 1e6,
+                         "kernels": len(fn.lower(*args).kernels)}
+    fused = cupy.fuse(lambda a, b, c: cupy.maximum(a * b + c, 0))
+    fused(x, y, z)
+    start = time.perf_counter()
+    for _ in range(2000):
+        fused(x, y, z)
+    cupy.cuda.Device().synchronize()
+    results["cupy.fuse one kernel"] = {"us": (time.perf_counter() - start) / 2000 * 1e6}
+    return results
+
+
+FIRST_CALL = r"""
+import time, numpy as np, cupy
+start = time.perf_counter()
+import autofuse
+imported = time.perf_counter()
+f = autofuse.jit(lambda x: np.tanh(x) * 2 + 1)
+x = cupy.ones(4096, dtype=cupy.float32)
+f(x); cupy.cuda.Device().synchronize()
+done = time.perf_counter()
+print(f"{(imported - start) * 1000:.1f} {(done - imported) * 1000:.1f}")
+"""
+
+
+def first_call_costs():
+    """First call of a one-kernel function: cold (empty disk cache) and from the disk cache, each
+    in a new process; milliseconds beyond `import autofuse`."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, AUTOFUSE_CACHE_DIR=cache)
+        runs = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True,
+                                 text=True, check=True).stdout.split()
+            runs.append({"import_ms": float(out[0]), "first_call_ms": float(out[1])})
+    warm = autofuse.jit(lambda x: np.exp(x) - 1)
+    import cupy
+    x = cupy.ones(4096, dtype=cupy.float32)
+    start = time.perf_counter()
+    warm(x)
+    cupy.cuda.Device().synchronize()
+    return {"cold new process": runs[0], "disk cache new process": runs[1],
+            "cold in a warm process (ms)": (time.perf_counter() - start) * 1000}
+
+
+def versions():
+    found = {"python": platform.python_version(), "numpy": np.__version__}
+    for name in ("numba", "numba_cuda", "cupy", "torch", "jax", "cuda.core"):
+        try:
+            module = __import__(name, fromlist=["__version__"])
+            found[name] = getattr(module, "__version__", "?")
+        except Exception:
+            pass
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=1, help="divide sizes by this")
+    parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu.json"))
+    args = parser.parse_args()
+    import cupy
+    systems = [s for s in args.systems.split(",") if s]
+    rng = np.random.default_rng(2026)
+    bandwidth = copy_bandwidth()
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    report = {"device": props["name"].decode(), "date": time.strftime("%Y-%m-%d"),
+              "commit": _commit(), "versions": versions(), "copy_bandwidth_TBps": bandwidth / 1e12,
+              "rows": []}
+    for workload in workloads(args.scale):
+        if args.only and not any(s in workload.name for s in args.only.split(",")):
+            continue
+        row = run_workload(workload, systems, bandwidth, rng)
+        report["rows"].append(row)
+        print(json.dumps(row), flush=True)
+    if not args.skip_overhead:
+        report["per_call"] = per_call_overhead()
+        report["first_call"] = first_call_costs()
+        print(json.dumps({"per_call": report["per_call"], "first_call": report["first_call"]}))
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as file:
+        json.dump(report, file, indent=1)
+    print(f"wrote {args.out}")
+
+
+def _commit() -> str:
+    if os.environ.get("AUTOFUSE_COMMIT"):
+        return os.environ["AUTOFUSE_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=os.path.dirname(__file__)).stdout.strip() or "unknown"
+    except Exception:
+        return "unknown"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The CUDA backend on a real GPU: every group kind against NumPy with CuPy, torch and NumPy inputs.
+
+Run on the device machine: `python -m pytest -m gpu tests/test_cuda_gpu.py`.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import autofuse
+
+cupy = pytest.importorskip("cupy")
+try:
+    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:
+    HAVE_GPU = False
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+
+rng = np.random.default_rng(11)
+
+
+def f32(*shape):
+    return (rng.standard_normal(shape) + 0.1).astype(np.float32)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+CASES = [
+    ("relu_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w, lambda: (f32(257, 129),) * 4, 1e-6),
+    ("bias_gelu", lambda x, b: 0.5 * (x + b) * (1 + np.tanh(0.7978845608 * ((x + b) + 0.044715 * (x + b) ** 3))),
+     lambda: (f32(300, 64), f32(64)), 1e-5),
+    ("transpose_add", lambda x, y: (x.T + y) * 2, lambda: (f32(130, 70), f32(70, 130)), 1e-6),
+    ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], lambda: (f32(1000),), 1e-6),
+    ("sum_squares", lambda x: (x * x).sum(), lambda: (f32(1 << 20),), 1e-4),
+    ("small_sum", lambda x: x.sum(), lambda: (f32(1000),), 1e-5),
+    ("column_sums", lambda x: x.sum(axis=0), lambda: (f32(300, 200),), 1e-4),
+    ("softmax", softmax, lambda: (f32(64, 1000),), 1e-5),
+    ("softmax_long_row", softmax, lambda: (f32(8, 20000),), 1e-5),
+    ("layernorm", layernorm, lambda: (f32(64, 4096), f32(4096), f32(4096)), 1e-4),
+    ("mean_var", lambda x: (x.mean(0), x.var(0)), lambda: (f32(100, 50),), 1e-4),
+    ("arg_reductions", lambda x: (x.argmax(1), x.argmin(0), x.argmax()), lambda: (f32(50, 300),), 0),
+    ("any_all", lambda x: ((x > 1).any(1), (x > -3).all(0)), lambda: (f32(40, 30),), 0),
+    ("relu_matmul_bias", lambda x, w, b: np.maximum(x @ w + b, 0), lambda: (f32(100, 70), f32(70, 90), f32(90)), 1e-4),
+    ("matmul_transposed", lambda x, w: x @ w.T, lambda: (f32(65, 33), f32(47, 33)), 1e-4),
+    ("batched_matmul", lambda a, b: a @ b, lambda: (f32(3, 20, 30), f32(3, 30, 10)), 1e-4),
+    ("matvec", lambda a, v: a @ v, lambda: (f32(50, 40), f32(40)), 1e-4),
+    ("attention", lambda q, k, v: softmax(q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])) @ v,
+     lambda: (f32(2, 64, 16), f32(2, 64, 16), f32(2, 64, 16)), 1e-4),
+    ("ints", lambda a, b: (a // b, a % b, a ** 2, np.abs(a), a < b),
+     lambda: (rng.integers(-50, 50, (30, 40)).astype(np.int32), rng.integers(1, 7, (30, 40)).astype(np.int32)), 0),
+    ("float64", lambda x: np.sqrt(np.abs(x)).sum(1) * np.pi, lambda: (rng.standard_normal((20, 30)),), 1e-12),
+    ("scalar_arg", lambda x, s: x * s + 1.0, lambda: (f32(100), 2.5), 1e-6),
+]
+
+
+def _check(result, expected, tol):
+    result = result if isinstance(result, tuple) else (result,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    for got, want in zip(result, expected):
+        got = cupy.asnumpy(got) if isinstance(got, cupy.ndarray) else np.asarray(got)
+        want = np.asarray(want)
+        assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
+        if tol:
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name, fn, make, tol", CASES, ids=[c[0] for c in CASES])
+def test_cupy_inputs(name, fn, make, tol):
+    args = make()
+    device_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    result = autofuse.jit(fn)(*device_args)
+    first = result[0] if isinstance(result, tuple) else result
+    assert isinstance(first, cupy.ndarray)
+    _check(result, fn(*args), tol)
+
+
+@pytest.mark.parametrize("name, fn, make, tol", CASES[:8], ids=[c[0] for c in CASES[:8]])
+def test_numpy_inputs_with_cuda_backend(name, fn, make, tol):
+    args = make()
+    result = autofuse.jit(fn, backend="cuda")(*args)
+    _check(result, fn(*args), tol)
+
+
+def test_torch_inputs():
+    torch = pytest.importorskip("torch")
+    x, g, b = f32(32, 256), f32(256), f32(256)
+    result = autofuse.jit(layernorm)(*(torch.from_numpy(a).cuda() for a in (x, g, b)))
+    assert isinstance(result, torch.Tensor) and result.is_cuda
+    np.testing.assert_allclose(result.cpu().numpy(), layernorm(x, g, b), rtol=1e-4, atol=1e-4)
+
+
+def test_non_contiguous_and_negative_stride_inputs():
+    x = f32(64, 80)
+    fn = lambda a, b: np.exp(a) + b * 2
+    a, b = cupy.asarray(x)[:, ::2], cupy.asarray(x)[::-1, 1::2]
+    _check(autofuse.jit(fn)(a, b), fn(x[:, ::2], x[::-1, 1::2]), 1e-6)
+
+
+def test_mutation_of_device_argument():
+    def step(u):
+        u[1:-1] = 0.5 * (u[2:] + u[:-2])
+        return u.sum()
+    host = f32(100)
+    device = cupy.asarray(host)
+    expected_total = step(host.copy())
+    expected = host.copy()
+    step(expected)
+    total = autofuse.jit(step)(device)
+    np.testing.assert_allclose(cupy.asnumpy(device), expected, rtol=1e-6)
+    np.testing.assert_allclose(float(total), expected_total, rtol=1e-5)
+
+
+def test_repeated_calls_and_cache():
+    f = autofuse.jit(lambda x: np.tanh(x) * 3)
+    x = cupy.asarray(f32(1000))
+    for _ in range(5):
+        out = f(x)
+    assert f.cache_info().traces == 1
+    np.testing.assert_allclose(cupy.asnumpy(out), np.tanh(cupy.asnumpy(x)) * 3, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_more_than_2_to_the_31_elements():
+    n = (1 << 31) + 4096
+    x = cupy.ones(n, dtype=cupy.int8)
+    f = autofuse.jit(lambda a: (a * 2 + 1).sum())
+    assert int(f(x)) == 3 * n
+    y = autofuse.jit(lambda a: a + 1)(x)
+    assert int(y[-1]) == 2 and int(y[n // 2]) == 2
