@@ -24,12 +24,12 @@ from . import helpers
 from .render import Accumulators, Renderer, short
 
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
-SPLIT_BLOCKS = 264             # blocks of a split reduction (2 per SM of an H100/H200)
+SPLIT_BLOCKS = 1056            # blocks of a split reduction (8 per SM of an H100/H200)
 SPLIT_ELEMENTS = 1 << 16       # full reductions over at least this many elements are split
 ROW_ITEMS = 8                  # elements of a row each thread aims to hold in registers
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
-TILE_M, TILE_N, TILE_K = 64, 64, 16
-MICRO = 4                      # each matmul thread computes MICRO x MICRO outputs
+TILE, TILE_K = 128, 8           # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
+MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 
 
 @dataclass
@@ -86,7 +86,8 @@ class CudaSource:
             self.names[node.id] = param
         self.outputs = [Param(n, f"o{k}") for k, n in enumerate(group.outputs.values())]
         self.cached: dict[int, str] = {}    # node id -> register array holding this thread's row items
-        self.flat_index = None              # pointwise: the flat element index, when it can be used
+        self.flat_index = None              # the flat element index, for loads at `identity`
+        self.identity = None                # the index that `flat_index` stands for
         self.row_index = None               # rows: the full index of this thread's row item
         self.scratch = []
 
@@ -105,7 +106,7 @@ class CudaSource:
             return param.name
         if node.id in self.cached and index == self.row_index:
             return f"{self.cached[node.id]}[j]"
-        if self.flat_index and param.strides is None and node.shape == self.group.root.shape:
+        if self.flat_index and param.strides is None and index == self.identity:
             flat = self.flat_index
         else:
             flat = self.offset(node.shape, param.strides or contiguous(node.shape), index)
@@ -146,10 +147,15 @@ class CudaSource:
         return self.pointwise()
 
     def pointwise(self) -> CudaKernelSource:
+        """A grid-stride loop over the elements; loop groups of at least 2-D with long rows map
+        rows to the grid's y and columns to threads, so no element pays a division."""
         r = self.renderer
         shape = self.group.root.shape
         size = int(np.prod(shape, dtype=np.int64))
         index = tuple(f"i{d}" for d in range(len(shape)))
+        self.identity = index
+        if self.group.kind == "loop" and len(shape) >= 2 and shape[-1] >= 64:
+            return self.pointwise_rows(shape, index)
         r.emit("e = cuda.grid(1)")
         r.emit(f"while e < {size}:")
         r.push()
@@ -164,6 +170,29 @@ class CudaSource:
         r.pop()
         blocks = max(1, min(-(-size // THREADS), 65535))
         return self.finish("grid-stride", THREADS, (blocks, 1, 1))
+
+    def pointwise_rows(self, shape, index) -> CudaKernelSource:
+        r = self.renderer
+        rows = int(np.prod(shape[:-1], dtype=np.int64))
+        cols = shape[-1]
+        last = index[-1]
+        r.emit("row = cuda.blockIdx.y")
+        r.emit(f"while row < {rows}:")
+        r.push()
+        self.delinearize("row", list(index[:-1]), list(shape[:-1]))
+        r.emit(f"{last} = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x")
+        r.emit(f"while {last} < {cols}:")
+        r.push()
+        r.emit(f"e = row * {cols} + {last}")
+        self.flat_index = "e"
+        for param in self.outputs:
+            self.store(param, index, "e" if param.node.shape == shape else None)
+        r.emit(f"{last} += cuda.gridDim.x * cuda.blockDim.x")
+        r.pop()
+        r.emit("row += cuda.gridDim.y")
+        r.pop()
+        grid = (max(1, min(-(-cols // THREADS), 65535)), max(1, min(rows, 65535)), 1)
+        return self.finish("rows x columns", THREADS, grid)
 
     # -- reductions ----------------------------------------------------------------------------------
     def reduction(self) -> CudaKernelSource:
@@ -442,7 +471,7 @@ class CudaSource:
         r.emit(f"while e < {inner}:")
         r.push()
         self.delinearize("e", list(full), list(shape))
-        self.flat_index = "e"
+        self.flat_index, self.identity = "e", full
         for node, (acc, idx) in zip(nodes, accs):
             value = r.value(node.inputs[0], full)
             self.acc.combine(node, acc, idx, value, node.dtype, "e")
@@ -488,89 +517,95 @@ class CudaSource:
 
     # -- matmul --------------------------------------------------------------------------------------
     def matmul(self) -> CudaKernelSource:
-        """Tiles of TILE_M x TILE_N outputs per block, TILE_K-deep slabs of A and B through shared
-        memory; operands read through their index maps (a transposed weight is not copied)."""
+        """Tiles of TILE x TILE outputs per block, TILE_K-deep slabs of A and B through shared
+        memory, each thread accumulating MICRO x MICRO outputs in registers (written out as scalar
+        variables, so no local array can spill). Operands are read through their index maps (a
+        transposed weight is not copied); the epilogue runs on the registers before the store."""
         r = self.renderer
         node = self.group.matmul
         a, b = node.inputs
         batch = node.shape[:-2]
         m, n = node.shape[-2:]
         k = a.shape[-1]
-        acc_type = node.dtype
-        per = TILE_M // MICRO
+        tile, depth, micro = TILE, TILE_K, MICRO
+        side = tile // micro                     # threads along each side of the tile
+        threads = side * side
         batch_names = [f"b{d}" for d in range(len(batch))]
+        nb = self.numba_type(node.dtype)
+        zero = r.constant(node.dtype.type(0))
         r.emit("t = cuda.threadIdx.x")
-        r.emit(f"tm = t // {per}")
-        r.emit(f"tn = t - tm * {per}")
-        r.emit(f"row0 = cuda.blockIdx.y * {TILE_M}")
-        r.emit(f"col0 = cuda.blockIdx.x * {TILE_N}")
+        r.emit(f"tm = t // {side}")
+        r.emit(f"tn = t - tm * {side}")
+        r.emit(f"row0 = cuda.blockIdx.y * {tile}")
+        r.emit(f"col0 = cuda.blockIdx.x * {tile}")
         if batch:
             self.delinearize("cuda.blockIdx.z", batch_names, list(batch))
-        r.emit(f"sa = cuda.shared.array(({TILE_K}, {TILE_M}), {self.numba_type(acc_type)})")
-        r.emit(f"sb = cuda.shared.array(({TILE_K}, {TILE_N}), {self.numba_type(acc_type)})")
-        r.emit(f"acc = cuda.local.array(({MICRO}, {MICRO}), {self.numba_type(acc_type)})")
-        zero = r.constant(acc_type.type(0))
-        r.emit(f"for x in range({MICRO}):")
+        r.emit(f"sa = cuda.shared.array(({depth}, {tile}), {nb})")
+        r.emit(f"sb = cuda.shared.array(({depth}, {tile}), {nb})")
+        registers = [[f"c{x}_{y}" for y in range(micro)] for x in range(micro)]
+        for row in registers:
+            r.emit(" = ".join(row) + f" = {zero}")
+        r.emit(f"for k0 in range(0, {k}, {depth}):")
         r.push()
-        r.emit(f"for y in range({MICRO}):")
-        r.push()
-        r.emit(f"acc[x, y] = {zero}")
-        r.pop()
-        r.pop()
-        r.emit(f"for k0 in range(0, {k}, {TILE_K}):")
-        r.push()
-        loads = TILE_K * TILE_M // THREADS
-        for operand, shared, rows, span, tile in ((a, "sa", m, "row0", TILE_M), (b, "sb", n, "col0", TILE_N)):
-            r.emit(f"for p in range({loads}):")
-            r.push()
-            r.emit(f"q = t + p * {THREADS}")
-            r.emit(f"kk = q // {tile}")
-            r.emit(f"mm = q - kk * {tile}")
-            r.emit(f"gk = k0 + kk")
-            r.emit(f"gm = {span} + mm")
-            index = tuple(batch_names) + (("gm", "gk") if shared == "sa" else ("gk", "gm"))
-            r.emit(f"if gk < {k} and gm < {rows}:")
-            r.push()
-            value = r.value(operand, index)
-            r.emit(f"{shared}[kk, mm] = {value}")
-            r.pop()
-            r.emit("else:")
-            r.push()
-            r.emit(f"{shared}[kk, mm] = {zero}")
-            r.pop()
-            r.pop()
+        per_thread = depth * tile // threads
+        for operand, shared, extent, origin in ((a, "sa", m, "row0"), (b, "sb", n, "col0")):
+            for p in range(per_thread):
+                q = f"t + {p * threads}" if p else "t"
+                if shared == "sa":          # consecutive threads walk k, then rows of A
+                    r.emit(f"mm = ({q}) // {depth}")
+                    r.emit(f"kk = ({q}) - mm * {depth}")
+                else:                       # consecutive threads walk columns of B
+                    r.emit(f"kk = ({q}) // {tile}")
+                    r.emit(f"mm = ({q}) - kk * {tile}")
+                r.emit(f"gk = k0 + kk")
+                r.emit(f"gm = {origin} + mm")
+                index = tuple(batch_names) + (("gm", "gk") if shared == "sa" else ("gk", "gm"))
+                guard = [c for c, need in ((f"gk < {k}", k % depth), (f"gm < {extent}", extent % tile))
+                         if need]
+                if guard:
+                    r.emit(f"if {' and '.join(guard)}:")
+                    r.push()
+                else:
+                    r.scopes.append({})
+                value = r.value(operand, index)
+                r.emit(f"{shared}[kk, mm] = {value}")
+                if guard:
+                    r.pop()
+                    r.emit("else:")
+                    r.push()
+                    r.emit(f"{shared}[kk, mm] = {zero}")
+                    r.pop()
+                else:
+                    r.scopes.pop()
         r.emit("cuda.syncthreads()")
-        r.emit(f"for kk in range({TILE_K}):")
+        r.emit(f"for kk in range({depth}):")
         r.push()
-        r.emit(f"for x in range({MICRO}):")
-        r.push()
-        r.emit(f"av = sa[kk, tm * {MICRO} + x]")
-        r.emit(f"for y in range({MICRO}):")
-        r.push()
-        r.emit(f"acc[x, y] += av * sb[kk, tn * {MICRO} + y]")
-        r.pop()
-        r.pop()
+        for x in range(micro):
+            r.emit(f"a{x}_ = sa[kk, tm * {micro} + {x}]")
+        for y in range(micro):
+            r.emit(f"b{y}_ = sb[kk, tn * {micro} + {y}]")
+        for x in range(micro):
+            for y in range(micro):
+                r.emit(f"{registers[x][y]} += a{x}_ * b{y}_")
         r.pop()
         r.emit("cuda.syncthreads()")
         r.pop()
-        r.emit(f"for x in range({MICRO}):")
-        r.push()
-        r.emit(f"for y in range({MICRO}):")
-        r.push()
-        r.emit(f"gi = row0 + tm * {MICRO} + x")
-        r.emit(f"gj = col0 + tn * {MICRO} + y")
-        r.emit(f"if gi < {m} and gj < {n}:")
-        r.push()
-        r.special[node.id] = lambda index: "acc[x, y]"
-        index = tuple(batch_names) + ("gi", "gj")
-        for param in self.outputs:
-            self.store(param, index)
-        r.pop()
-        r.pop()
-        r.pop()
+        for x in range(micro):
+            r.emit(f"gi{x} = row0 + tm * {micro} + {x}")
+        for y in range(micro):
+            r.emit(f"gj{y} = col0 + tn * {micro} + {y}")
+        for x in range(micro):
+            for y in range(micro):
+                r.emit(f"if gi{x} < {m} and gj{y} < {n}:")
+                r.push()
+                r.special[node.id] = lambda index, name=registers[x][y]: name
+                index = tuple(batch_names) + (f"gi{x}", f"gj{y}")
+                for param in self.outputs:
+                    self.store(param, index)
+                r.pop()
         batch_size = int(np.prod(batch, dtype=np.int64))
-        grid = (-(-n // TILE_N), -(-m // TILE_M), batch_size)
-        return self.finish("tiled", THREADS, grid)
+        grid = (-(-n // tile), -(-m // tile), batch_size)
+        return self.finish(f"tiled {tile}x{tile}x{depth}, {micro}x{micro} per thread", threads, grid)
 
     # -- the kernel ------------------------------------------------------------------------------
     def finish(self, strategy: str, block: int, grid: tuple) -> CudaKernelSource:
