@@ -30,6 +30,8 @@ ROW_ITEMS = 8                  # elements of a row each thread aims to hold in r
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 TILE, TILE_K = 128, 8           # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
+ROWS_X_COLUMNS = 64            # loop kernels with rows at least this long map rows to grid y
+BLOCKS_PER_LAUNCH = 132 * 16   # grid-stride kernels: 16 blocks per SM of an H100/H200
 
 
 @dataclass
@@ -154,7 +156,7 @@ class CudaSource:
         size = int(np.prod(shape, dtype=np.int64))
         index = tuple(f"i{d}" for d in range(len(shape)))
         self.identity = index
-        if self.group.kind == "loop" and len(shape) >= 2 and shape[-1] >= 64:
+        if self.group.kind == "loop" and len(shape) >= 2 and shape[-1] >= ROWS_X_COLUMNS:
             return self.pointwise_rows(shape, index)
         r.emit("e = cuda.grid(1)")
         r.emit(f"while e < {size}:")
@@ -191,7 +193,8 @@ class CudaSource:
         r.pop()
         r.emit("row += cuda.gridDim.y")
         r.pop()
-        grid = (max(1, min(-(-cols // THREADS), 65535)), max(1, min(rows, 65535)), 1)
+        x = max(1, min(-(-cols // THREADS), 65535))
+        grid = (x, max(1, min(rows, BLOCKS_PER_LAUNCH // x, 65535)), 1)
         return self.finish("rows x columns", THREADS, grid)
 
     # -- reductions ----------------------------------------------------------------------------------
@@ -580,10 +583,13 @@ class CudaSource:
         r.emit("cuda.syncthreads()")
         r.emit(f"for kk in range({depth}):")
         r.push()
+        # NOTE: a thread's outputs are strided by `side` (rows tm + side*x, columns tn + side*y),
+        # so a warp reads consecutive shared-memory words (no bank conflicts) and its stores of
+        # one (x, y) are consecutive in memory.
         for x in range(micro):
-            r.emit(f"a{x}_ = sa[kk, tm * {micro} + {x}]")
+            r.emit(f"a{x}_ = sa[kk, tm + {side * x}]")
         for y in range(micro):
-            r.emit(f"b{y}_ = sb[kk, tn * {micro} + {y}]")
+            r.emit(f"b{y}_ = sb[kk, tn + {side * y}]")
         for x in range(micro):
             for y in range(micro):
                 r.emit(f"{registers[x][y]} += a{x}_ * b{y}_")
@@ -591,9 +597,9 @@ class CudaSource:
         r.emit("cuda.syncthreads()")
         r.pop()
         for x in range(micro):
-            r.emit(f"gi{x} = row0 + tm * {micro} + {x}")
+            r.emit(f"gi{x} = row0 + tm + {side * x}")
         for y in range(micro):
-            r.emit(f"gj{y} = col0 + tn * {micro} + {y}")
+            r.emit(f"gj{y} = col0 + tn + {side * y}")
         for x in range(micro):
             for y in range(micro):
                 r.emit(f"if gi{x} < {m} and gj{y} < {n}:")
