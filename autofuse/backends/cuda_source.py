@@ -26,11 +26,13 @@ from .render import Accumulators, Renderer, short
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
 SPLIT_BLOCKS = 1056            # blocks of a split reduction (8 per SM of an H100/H200)
 SPLIT_ELEMENTS = 1 << 16       # full reductions over at least this many elements are split
-ROW_ITEMS = 8                  # elements of a row each thread aims to hold in registers
+ROW_ITEMS = 16                 # elements of a row each thread aims to hold in registers
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 TILE, TILE_K = 128, 8           # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
-ROWS_X_COLUMNS = 64            # loop kernels with rows at least this long map rows to grid y
+ROWS_X_COLUMNS = 1 << 62       # loop kernels with rows this long map rows to grid y (measured
+#                                slower than the flat loop on an H200: off)
+UNROLL = 4                     # elements per thread per step of a flat grid-stride loop
 BLOCKS_PER_LAUNCH = 132 * 16   # grid-stride kernels: 16 blocks per SM of an H100/H200
 
 
@@ -158,20 +160,26 @@ class CudaSource:
         self.identity = index
         if self.group.kind == "loop" and len(shape) >= 2 and shape[-1] >= ROWS_X_COLUMNS:
             return self.pointwise_rows(shape, index)
-        r.emit("e = cuda.grid(1)")
+        unroll = UNROLL if shape and shape[-1] % UNROLL == 0 else 1
+        r.emit(f"e = cuda.grid(1) * {unroll}")
         r.emit(f"while e < {size}:")
         r.push()
-        self.flat_index = "e"
         if len(shape) > 1:
             self.delinearize("e", list(index), list(shape))
         elif len(shape) == 1:
             r.emit("i0 = e")
-        for param in self.outputs:
-            self.store(param, index, "e" if param.node.shape == shape else None)
-        r.emit("e += cuda.gridsize(1)")
+        # NOTE: each thread computes `unroll` consecutive elements of one row: independent work
+        # in flight (ILP), and one index computation for all of them.
+        for u in range(unroll):
+            element = index[:-1] + ((f"({index[-1]} + {u})" if u else index[-1]),) if index else ()
+            self.identity, self.flat_index = element, (f"(e + {u})" if u else "e")
+            for param in self.outputs:
+                self.store(param, element, self.flat_index if param.node.shape == shape else None)
+        r.emit(f"e += cuda.gridsize(1) * {unroll}")
         r.pop()
-        blocks = max(1, min(-(-size // THREADS), 65535))
-        return self.finish("grid-stride", THREADS, (blocks, 1, 1))
+        blocks = max(1, min(-(-size // (THREADS * unroll)), 65535))
+        return self.finish("grid-stride" + (f", {unroll} per thread" if unroll > 1 else ""),
+                           THREADS, (blocks, 1, 1))
 
     def pointwise_rows(self, shape, index) -> CudaKernelSource:
         r = self.renderer
@@ -548,39 +556,52 @@ class CudaSource:
         registers = [[f"c{x}_{y}" for y in range(micro)] for x in range(micro)]
         for row in registers:
             r.emit(" = ".join(row) + f" = {zero}")
-        r.emit(f"for k0 in range(0, {k}, {depth}):")
-        r.push()
         per_thread = depth * tile // threads
+        slots = []                                 # (register, shared array, operand, ...)
         for operand, shared, extent, origin in ((a, "sa", m, "row0"), (b, "sb", n, "col0")):
             for p in range(per_thread):
                 q = f"t + {p * threads}" if p else "t"
+                mm, kk = f"{shared}m{p}", f"{shared}k{p}"
                 if shared == "sa":          # consecutive threads walk k, then rows of A
-                    r.emit(f"mm = ({q}) // {depth}")
-                    r.emit(f"kk = ({q}) - mm * {depth}")
+                    r.emit(f"{mm} = ({q}) // {depth}")
+                    r.emit(f"{kk} = ({q}) - {mm} * {depth}")
                 else:                       # consecutive threads walk columns of B
-                    r.emit(f"kk = ({q}) // {tile}")
-                    r.emit(f"mm = ({q}) - kk * {tile}")
-                r.emit(f"gk = k0 + kk")
-                r.emit(f"gm = {origin} + mm")
-                index = tuple(batch_names) + (("gm", "gk") if shared == "sa" else ("gk", "gm"))
-                guard = [c for c, need in ((f"gk < {k}", k % depth), (f"gm < {extent}", extent % tile))
-                         if need]
+                    r.emit(f"{kk} = ({q}) // {tile}")
+                    r.emit(f"{mm} = ({q}) - {kk} * {tile}")
+                r.emit(f"{shared}g{p} = {origin} + {mm}")
+                slots.append((f"{shared}r{p}", shared, operand, extent, mm, kk, f"{shared}g{p}"))
+
+        def fetch(k_origin: str) -> None:
+            """Read the slab at k_origin into each thread's staging registers."""
+            for register, shared, operand, extent, mm, kk, gm in slots:
+                r.emit(f"gk = {k_origin} + {kk}")
+                index = tuple(batch_names) + ((gm, "gk") if shared == "sa" else ("gk", gm))
+                guard = [c for c, need in ((f"gk < {k}", k % depth), (f"{gm} < {extent}",
+                                                                      extent % tile)) if need]
                 if guard:
+                    r.emit(f"{register} = {zero}")
                     r.emit(f"if {' and '.join(guard)}:")
                     r.push()
                 else:
                     r.scopes.append({})
-                value = r.value(operand, index)
-                r.emit(f"{shared}[kk, mm] = {value}")
+                r.emit(f"{register} = {r.value(operand, index)}")
                 if guard:
-                    r.pop()
-                    r.emit("else:")
-                    r.push()
-                    r.emit(f"{shared}[kk, mm] = {zero}")
                     r.pop()
                 else:
                     r.scopes.pop()
+
+        # NOTE: the next slab's global reads are issued before this slab's arithmetic, so their
+        # latency hides behind it (register double buffering).
+        fetch("0")
+        r.emit(f"for k0 in range(0, {k}, {depth}):")
+        r.push()
+        for register, shared, _, _, mm, kk, _ in slots:
+            r.emit(f"{shared}[{kk}, {mm}] = {register}")
         r.emit("cuda.syncthreads()")
+        r.emit(f"if k0 + {depth} < {k}:")
+        r.push()
+        fetch(f"k0 + {depth}")
+        r.pop()
         r.emit(f"for kk in range({depth}):")
         r.push()
         # NOTE: a thread's outputs are strided by `side` (rows tm + side*x, columns tn + side*y),
