@@ -1,0 +1,38 @@
+"""Bias add + GELU (tanh approximation): a chain of elementwise ops that fuses into one loop.
+
+NumPy evaluates ~10 ufuncs, each reading and writing an array the size of `x`; autofuse emits one
+"loop" kernel that reads `x` and `b` once and writes the result once.
+
+    python examples/bias_gelu.py [--small] [--repeats N] [--device cuda]
+"""
+import math
+
+import numpy as np
+
+import _common
+import autofuse
+
+
+@autofuse.jit
+def bias_gelu(x, b):
+    y = x + b
+    return 0.5 * y * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (y + 0.044715 * y * y * y)))
+
+
+def main():
+    args = _common.parse_args(__doc__)
+    dev = _common.device(args)
+    rows, cols = (64, 128) if args.small else (4096, 2048)
+    _common.header("bias_gelu(x, b), float32", dev, f"x: [{rows}, {cols}], b: [{cols}]")
+
+    rng = np.random.default_rng(0)
+    x = dev.asarray(rng.standard_normal((rows, cols), dtype=np.float32))
+    b = dev.asarray(rng.standard_normal(cols, dtype=np.float32))
+
+    _common.check(bias_gelu(x, b), _common.numpy_reference(bias_gelu, x, b))
+    _common.print_summary(bias_gelu, x, b)
+    _common.compare_times(bias_gelu, x, b, repeats=args.repeats, dev=dev)
+
+
+if __name__ == "__main__":
+    main()
