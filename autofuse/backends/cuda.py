@@ -119,7 +119,7 @@ class CudaKernel:
 
     def grid(self, device) -> tuple:
         x, y, z = self.source.grid
-        if self.source.strategy.startswith(("grid-stride", "columns")):
+        if self.source.strategy.startswith(("grid-stride", "columns", "transpose")):
             # NOTE: a few resident blocks per SM looping over the elements beat one block per
             # 256 elements, whose launch and retire cost dominates such short blocks.
             x = min(x, device.properties.multiprocessor_count * 16)

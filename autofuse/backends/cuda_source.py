@@ -30,9 +30,11 @@ ROW_ITEMS = 16                 # elements of a row each thread aims to hold in r
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 TILE, TILE_K = 128, 8           # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
+PREFETCH = 1                   # matmul: read the next slab into registers during this one
 ROWS_X_COLUMNS = 1 << 62       # loop kernels with rows this long map rows to grid y (measured
 #                                slower than the flat loop on an H200: off)
-UNROLL = 4                     # elements per thread per step of a flat grid-stride loop
+UNROLL = 1                     # elements per thread per step of a flat grid-stride loop (4 and 8
+#                                measured slower on an H200: strided scalar loads)
 BLOCKS_PER_LAUNCH = 132 * 16   # grid-stride kernels: 16 blocks per SM of an H100/H200
 
 
@@ -93,6 +95,7 @@ class CudaSource:
         self.flat_index = None              # the flat element index, for loads at `identity`
         self.identity = None                # the index that `flat_index` stands for
         self.row_index = None               # rows: the full index of this thread's row item
+        self.tiles: dict = {}               # node id -> (index, shared-memory expression)
         self.scratch = []
 
     # -- memory ------------------------------------------------------------------------------------
@@ -110,6 +113,8 @@ class CudaSource:
             return param.name
         if node.id in self.cached and index == self.row_index:
             return f"{self.cached[node.id]}[j]"
+        if node.id in self.tiles and index == self.tiles[node.id][0]:
+            return self.tiles[node.id][1]
         if self.flat_index and param.strides is None and index == self.identity:
             flat = self.flat_index
         else:
@@ -160,6 +165,9 @@ class CudaSource:
         self.identity = index
         if self.group.kind == "loop" and len(shape) >= 2 and shape[-1] >= ROWS_X_COLUMNS:
             return self.pointwise_rows(shape, index)
+        transposed = self.transposed_inputs(shape)
+        if transposed:
+            return self.transpose_tiles(shape, index, transposed)
         unroll = UNROLL if shape and shape[-1] % UNROLL == 0 else 1
         r.emit(f"e = cuda.grid(1) * {unroll}")
         r.emit(f"while e < {size}:")
@@ -180,6 +188,64 @@ class CudaSource:
         blocks = max(1, min(-(-size // (THREADS * unroll)), 65535))
         return self.finish("grid-stride" + (f", {unroll} per thread" if unroll > 1 else ""),
                            THREADS, (blocks, 1, 1))
+
+    def transposed_inputs(self, shape) -> list:
+        """Group inputs read only through a 2-D transpose to the output's shape: such reads are
+        strided, so they go through shared-memory tiles instead."""
+        if len(shape) != 2 or min(shape) < 32:
+            return []
+        found = []
+        for param in self.params:
+            node = param.node
+            readers = [m for m in self.group.members.values() if any(s.id == node.id for s in m.inputs)]
+            if param.by_value or param.strides is not None or node.shape != shape[::-1] or not readers:
+                continue
+            if all(m.op == "transpose" and m.shape == shape for m in readers):
+                found.append(param)
+        return found
+
+    def transpose_tiles(self, shape, index, transposed) -> CudaKernelSource:
+        """32x32 output tiles; each transposed input staged through shared memory with coalesced
+        reads along its rows, then read across (padding 33 avoids bank conflicts)."""
+        r = self.renderer
+        rows, cols = shape
+        tiles_r, tiles_c = -(-rows // 32), -(-cols // 32)
+        r.emit("t = cuda.threadIdx.x")
+        r.emit("tx = t % 32")
+        r.emit("ty = t // 32")
+        for param in transposed:
+            r.emit(f"tile_{param.name} = cuda.shared.array((32, 33), "
+                   f"{self.numba_type(param.node.dtype)})")
+        r.emit("blk = cuda.blockIdx.x")
+        r.emit(f"while blk < {tiles_r * tiles_c}:")
+        r.push()
+        r.emit(f"br = blk // {tiles_c}")
+        r.emit(f"bc = blk - br * {tiles_c}")
+        for k in range(4):
+            r.emit(f"sr = bc * 32 + ty + {8 * k}")
+            r.emit(f"sc = br * 32 + tx")
+            r.emit(f"if sr < {cols} and sc < {rows}:")
+            r.push()
+            for param in transposed:
+                r.emit(f"tile_{param.name}[ty + {8 * k}, tx] = {self.load(param.node, ('sr', 'sc'))}")
+            r.pop()
+        r.emit("cuda.syncthreads()")
+        for k in range(4):
+            r.emit(f"i0 = br * 32 + ty + {8 * k}")
+            r.emit("i1 = bc * 32 + tx")
+            r.emit(f"if i0 < {rows} and i1 < {cols}:")
+            r.push()
+            self.tiles = {p.node.id: (("i1", "i0"), f"tile_{p.name}[tx, ty + {8 * k}]")
+                          for p in transposed}
+            self.identity, self.flat_index = index, f"i0 * {cols} + i1"
+            for param in self.outputs:
+                self.store(param, index)
+            r.pop()
+        self.tiles = {}
+        r.emit("cuda.syncthreads()")
+        r.emit("blk += cuda.gridDim.x")
+        r.pop()
+        return self.finish("transpose tiles", THREADS, (min(tiles_r * tiles_c, 65535), 1, 1))
 
     def pointwise_rows(self, shape, index) -> CudaKernelSource:
         r = self.renderer
@@ -592,16 +658,20 @@ class CudaSource:
 
         # NOTE: the next slab's global reads are issued before this slab's arithmetic, so their
         # latency hides behind it (register double buffering).
-        fetch("0")
+        if PREFETCH:
+            fetch("0")
         r.emit(f"for k0 in range(0, {k}, {depth}):")
         r.push()
+        if not PREFETCH:
+            fetch("k0")
         for register, shared, _, _, mm, kk, _ in slots:
             r.emit(f"{shared}[{kk}, {mm}] = {register}")
         r.emit("cuda.syncthreads()")
-        r.emit(f"if k0 + {depth} < {k}:")
-        r.push()
-        fetch(f"k0 + {depth}")
-        r.pop()
+        if PREFETCH:
+            r.emit(f"if k0 + {depth} < {k}:")
+            r.push()
+            fetch(f"k0 + {depth}")
+            r.pop()
         r.emit(f"for kk in range({depth}):")
         r.push()
         # NOTE: a thread's outputs are strided by `side` (rows tm + side*x, columns tn + side*y),
