@@ -612,7 +612,7 @@ class CudaSource:
         zero = r.constant(node.dtype.type(0))
         r.emit("t = cuda.threadIdx.x")
         r.emit(f"tm = t // {side}")
-        r.emit(f"tn = t - tm * {side}")
+        r.emit(f"tn = t % {side}")       # (not t - tm * side: LLVM proves % non-negative)
         r.emit(f"row0 = cuda.blockIdx.y * {tile}")
         r.emit(f"col0 = cuda.blockIdx.x * {tile}")
         if batch:
@@ -630,10 +630,10 @@ class CudaSource:
                 mm, kk = f"{shared}m{p}", f"{shared}k{p}"
                 if shared == "sa":          # consecutive threads walk k, then rows of A
                     r.emit(f"{mm} = ({q}) // {depth}")
-                    r.emit(f"{kk} = ({q}) - {mm} * {depth}")
+                    r.emit(f"{kk} = ({q}) % {depth}")
                 else:                       # consecutive threads walk columns of B
                     r.emit(f"{kk} = ({q}) // {tile}")
-                    r.emit(f"{mm} = ({q}) - {kk} * {tile}")
+                    r.emit(f"{mm} = ({q}) % {tile}")
                 r.emit(f"{shared}g{p} = {origin} + {mm}")
                 slots.append((f"{shared}r{p}", shared, operand, extent, mm, kk, f"{shared}g{p}"))
 
@@ -672,19 +672,18 @@ class CudaSource:
             r.push()
             fetch(f"k0 + {depth}")
             r.pop()
-        r.emit(f"for kk in range({depth}):")
-        r.push()
         # NOTE: a thread's outputs are strided by `side` (rows tm + side*x, columns tn + side*y),
         # so a warp reads consecutive shared-memory words (no bank conflicts) and its stores of
-        # one (x, y) are consecutive in memory.
-        for x in range(micro):
-            r.emit(f"a{x}_ = sa[kk, tm + {side * x}]")
-        for y in range(micro):
-            r.emit(f"b{y}_ = sb[kk, tn + {side * y}]")
-        for x in range(micro):
+        # one (x, y) are consecutive in memory. The slab loop is unrolled in the source: constant
+        # shared-memory offsets, and no index arithmetic between the FMAs.
+        for kk in range(depth):
+            for x in range(micro):
+                r.emit(f"a{x}_ = sa[{kk}, tm + {side * x}]")
             for y in range(micro):
-                r.emit(f"{registers[x][y]} += a{x}_ * b{y}_")
-        r.pop()
+                r.emit(f"b{y}_ = sb[{kk}, tn + {side * y}]")
+            for x in range(micro):
+                for y in range(micro):
+                    r.emit(f"{registers[x][y]} += a{x}_ * b{y}_")
         r.emit("cuda.syncthreads()")
         r.pop()
         for x in range(micro):
