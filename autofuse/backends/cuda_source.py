@@ -28,7 +28,7 @@ SPLIT_BLOCKS = 1056            # blocks of a split reduction (8 per SM of an H10
 SPLIT_ELEMENTS = 1 << 16       # full reductions over at least this many elements are split
 ROW_ITEMS = 16                 # elements of a row each thread aims to hold in registers
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
-TILE, TILE_K = 128, 8           # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
+TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
 ROWS_X_COLUMNS = 1 << 62       # loop kernels with rows this long map rows to grid y (measured
@@ -392,10 +392,22 @@ class CudaSource:
         for node in self.group.reductions:
             acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
             self.acc.init(node, acc, idx, node.dtype)
+            source = node.inputs[0]
+            keep = hold and self._read_later(source, node)
+            if keep:
+                r.emit(f"kept{source.id} = cuda.local.array({items}, "
+                       f"{self.numba_type(source.dtype)})")
             self.row_loop(items, block, inner, inner_names, shape, axes)
-            value = r.value(node.inputs[0], full)
+            value = r.value(source, full)
             self.acc.combine(node, acc, idx, value, node.dtype, "col")
+            if keep:
+                # NOTE: the value this pass reduces is read again later in the row (softmax's
+                # exp): keep it in registers instead of computing it twice.
+                r.emit(f"kept{source.id}[j] = {value}")
             self.end_row_loop()
+            if keep:
+                r.special[source.id] = lambda index, name=f"kept{source.id}[j]": (
+                    name if index == self.row_index else None)
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
             r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
@@ -443,6 +455,13 @@ class CudaSource:
         self.end_row_loop()
         for param in held:
             self.cached[param.node.id] = f"held_{param.name}"
+
+    def _read_later(self, source: Node, reduction: Node) -> bool:
+        """Whether a member other than `reduction` reads `source` (a computed row value)."""
+        if source.id not in self.group.members or source.kind != "elementwise":
+            return False
+        return any(m.id != reduction.id and any(s.id == source.id for s in m.inputs)
+                   for m in self.group.members.values())
 
     def _read_at_row(self, node: Node) -> bool:
         """Whether every member reads `node` at the row index itself (not through an index map)."""

@@ -102,7 +102,9 @@ class Renderer:
             return self.constant(node.attrs["value"].array)
         index = tuple(index)
         if node.id in self.special:
-            return self.special[node.id](index)
+            found = self.special[node.id](index)
+            if found is not None:            # None: not held at this index, compute it
+                return found
         key = (node.id, index)
         found = self._lookup(key)
         if found is not None:
