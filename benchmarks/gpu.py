@@ -29,21 +29,22 @@ SYSTEMS = ("autofuse", "cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
 
 
 def time_calls(call, sync, calls=20, repeats=5, warmup=3):
-    """Median milliseconds per call over `repeats` batches of `calls` (CUDA events around each)."""
-    import cupy
+    """Median milliseconds per call over `repeats` synchronized batches of `calls` calls.
+
+    `sync(result)` waits for a result (jax dispatches asynchronously on its own stream, so CUDA
+    events on CuPy's stream would not see its work; a synchronized batch times every system alike).
+    """
+    result = None
     for _ in range(warmup):
-        call()
-    sync()
+        result = call()
+    sync(result)
     samples = []
     for _ in range(repeats):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
+        start = time.perf_counter()
         for _ in range(calls):
-            call()
-        stop.record()
-        stop.synchronize()
-        sync()
-        samples.append(cupy.cuda.get_elapsed_time(start, stop) / calls)
+            result = call()
+        sync(result)
+        samples.append((time.perf_counter() - start) * 1000 / calls)
     return float(np.median(samples))
 
 
@@ -52,7 +53,8 @@ def copy_bandwidth():
     import cupy
     a = cupy.empty(1 << 29, dtype=cupy.float32)
     b = cupy.empty_like(a)
-    ms = time_calls(lambda: b.__setitem__(Ellipsis, a), lambda: None, calls=10)
+    ms = time_calls(lambda: b.__setitem__(Ellipsis, a), lambda _: cupy.cuda.Device().synchronize(),
+                    calls=10)
     return 2 * a.nbytes / (ms / 1000)
 
 
@@ -76,14 +78,14 @@ def system_call(system, workload, host_inputs):
             fn = workload.fn(cupy)
         else:
             fn = cupy.fuse(workload.fn(cupy))
-        return (lambda: fn(*inputs)), cupy.cuda.Device().synchronize
+        return (lambda: fn(*inputs)), lambda _: cupy.cuda.Device().synchronize()
     if system.startswith("torch"):
         import torch
         inputs = [torch.from_numpy(a).cuda() for a in host_inputs]
         fn = workload.torch_fn(torch)
         if system == "torch.compile":
             fn = torch.compile(fn)
-        return (lambda: fn(*inputs)), torch.cuda.synchronize
+        return (lambda: fn(*inputs)), lambda _: torch.cuda.synchronize()
     if system == "jax.jit":
         import jax
         import jax.numpy as jnp
@@ -95,9 +97,7 @@ def system_call(system, workload, host_inputs):
                 return u.at[1:-1, 1:-1].set(inner)
         fn = jax.jit(body)
 
-        def call():
-            return fn(*inputs)
-        return call, lambda: jax.block_until_ready(fn(*inputs))
+        return (lambda: fn(*inputs)), jax.block_until_ready
     raise ValueError(system)
 
 
@@ -111,8 +111,9 @@ def run_workload(workload, systems, bandwidth, rng):
     for system in systems:
         try:
             call, sync = system_call(system, workload, host)
-            result = to_host(call())
-            sync()
+            result = call()
+            sync(result)
+            result = to_host(result)
             np.testing.assert_allclose(result, reference, rtol=workload.tolerance,
                                        atol=workload.tolerance * max(1.0, float(np.abs(reference).max())))
             row["times"][system] = time_calls(call, sync)

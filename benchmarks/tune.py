@@ -26,7 +26,7 @@ def main():
         for value in values:
             setattr(source, name, int(value))
             fn = gpu.autofuse.jit(workload.fn(np))
-            ms = gpu.time_calls(lambda: fn(*inputs), cupy.cuda.Device().synchronize)
+            ms = gpu.time_calls(lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
             strategy = fn.lower(*inputs).kernels[0].strategy
             print(f"{workload.name:16s} {name}={value:>10s} {ms:8.4f} ms  floor x{ms / floor:5.2f}  {strategy}")
 
