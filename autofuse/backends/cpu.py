@@ -20,8 +20,20 @@ from .literals import literal
 
 # Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses.
 COST = CostModel(max_row=1 << 30)
-GENERATOR_VERSION = "cpu-1"
+GENERATOR_VERSION = "cpu-4"
 _import_lock = threading.Lock()
+
+
+def _start_numba() -> None:
+    """Load numba's CPU target (its typing and lowering registries, BLAS bindings) now, while the
+    backend is imported, rather than inside the first call. It is a fixed cost of ~0.5-1 s per
+    process that loading any cached kernel needs; paid here, the first call of a function whose
+    kernels are in the disk cache costs only its trace and the load of its binaries."""
+    from numba.core.registry import cpu_target
+    cpu_target.target_context.refresh()
+
+
+_start_numba()
 
 
 def module_text(kernel) -> str:
@@ -53,6 +65,11 @@ def load(kernel, text: str):
     return getattr(module, kernel.name)
 
 
+def new_output(shape, dtype) -> np.ndarray:
+    """A kernel's output buffer (uninitialized; tests replace this to poison it)."""
+    return np.empty(shape, dtype)
+
+
 class Step:
     """One kernel launch: where its arguments come from and what it writes."""
 
@@ -65,7 +82,7 @@ class Step:
 
     def run(self, memory: dict) -> None:
         args = [_view(memory, arg) for arg in self.inputs]
-        outs = [np.empty(arg.node.shape if arg.node.ndim else (1,), arg.node.dtype)
+        outs = [new_output(arg.node.shape if arg.node.ndim else (1,), arg.node.dtype)
                 for arg in self.outputs]
         if not (self.skip_empty and all(o.size == 0 for o in outs)):
             views = [o.reshape(-1) if arg.view == "flat" else o for o, arg in zip(outs, self.outputs)]

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
-from ..ir.ops import OPS, typed_constants
+from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
 from . import helpers
 from .render import Renderer, short
@@ -15,6 +15,12 @@ from .render import Renderer, short
 PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
 SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
 MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
+LANES = 8                        # independent accumulators of a sum/prod/max/min inner loop
+LANED = ("sum", "prod", "max", "min")
+# Ops worth a store and a load to compute once per row rather than once per pass.
+EXPENSIVE = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "power", "cbrt", "sin",
+             "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+             "arcsinh", "arccosh", "arctanh", "hypot"}
 
 
 @dataclass
@@ -41,6 +47,8 @@ def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
     if node.op in ("sum", "prod") and node.dtype == np.float32:
         return np.dtype(np.float64)
+    if node.op in ("argmax", "argmin"):     # the running extreme value, not its index
+        return node.inputs[0].dtype
     return node.dtype
 
 
@@ -137,8 +145,9 @@ class CpuSource:
             return self.split_reduction(shape, axes, full)
         parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
         opened = self.loops([f"i{d}" for d in outer_axes], outer_sizes, parallel)
-        for node in reductions:
-            self.phase(node, axes, shape, full)
+        keep = self.kept(reductions, row_outputs, axes, shape) if len(axes) == 1 else {}
+        for position, node in enumerate(reductions):
+            self.phase(node, axes, shape, full, keep.get(position, []))
         self.store_outputs(shape, axes, full)
         self.close(opened)
         return "rows", parallel
@@ -155,19 +164,128 @@ class CpuSource:
             stack.extend(n.inputs)
         return False
 
-    def phase(self, node: Node, axes, shape, full) -> None:
-        """One pass over the reduced axes accumulating `node`; its result named for later use."""
+    def _row_values(self, root: Node) -> set:
+        """Members computed at the row index when `root` is: elementwise nodes reached without
+        crossing a reduction or an index map."""
+        found, stack = set(), [root]
+        while stack:
+            n = stack.pop()
+            if n.id in found or n.id not in self.group.members or n.kind != ELEMENTWISE:
+                continue
+            if n.id in self.renderer.special or is_inline_constant(n):
+                continue
+            found.add(n.id)
+            stack.extend(n.inputs)
+        return found
+
+    def kept(self, reductions, row_outputs, axes, shape) -> dict:
+        """Expensive row values a phase computes that a later phase or the row store needs again
+        (softmax's exp(x - max)): {phase position: [nodes]}. The phase stores them in a row
+        buffer; later passes load them instead of computing them again."""
+        sets = [self._row_values(node.inputs[0]) for node in reductions]
+        later = [set() for _ in reductions]
+        tail = set()
+        for arg in row_outputs:
+            tail |= self._row_values(arg.node)
+        for p in range(len(reductions) - 1, -1, -1):
+            later[p] = tail | (later[p + 1] | sets[p + 1] if p + 1 < len(reductions) else set())
+        keep, taken = {}, set()
+        for p, values in enumerate(sets):
+            chosen = [self.group.members[i] for i in sorted(values & later[p] - taken)
+                      if self.group.members[i].op in EXPENSIVE]
+            taken |= {n.id for n in chosen}
+            if chosen:
+                keep[p] = chosen
+        return keep
+
+    def phase(self, node: Node, axes, shape, full, keep=()) -> None:
+        """One pass over the reduced axes accumulating `node`; its result named for later use.
+        Values in `keep` are stored to a row buffer as computed and read from it afterwards."""
         r = self.renderer
+        buffers = []
+        for value_node in keep:
+            buffer = r.name("row")
+            r.emit(f"{buffer} = np.empty({shape[axes[0]]}, {r.ctor(value_node.dtype)})")
+            buffers.append((value_node, buffer))
         acc_type = _accumulator(node)
         acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
         self.init(node, acc, idx, acc_type)
-        opened = self.loops([f"r{a}" for a in axes], [shape[a] for a in axes], False)
-        value = r.value(node.inputs[0], full)
-        self.combine(node, acc, idx, value, acc_type, f"r{axes[0]}" if axes else "0")
-        self.close(opened)
+        if axes:
+            opened = self.loops([f"r{a}" for a in axes[:-1]], [shape[a] for a in axes[:-1]], False)
+            self.innermost([(node, acc, idx, acc_type)], axes[-1], shape[axes[-1]], full,
+                           f"r{axes[0]}", buffers)
+            self.close(opened)
+        else:
+            self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, "0")
+        for value_node, buffer in buffers:
+            self._read_from(value_node, buffer, axes[0], full)
         final = idx if node.op in ("argmax", "argmin") else acc
         r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
         r.special[node.id] = lambda index, result=result: result
+
+    def _read_from(self, node: Node, buffer: str, axis: int, full: tuple) -> None:
+        r = self.renderer
+
+        def read(index):
+            if all(a == b for d, (a, b) in enumerate(zip(index, full)) if d != axis):
+                return f"{buffer}[{index[axis]}]"
+            del r.special[node.id]
+            try:
+                return r.value(node, index)
+            finally:
+                r.special[node.id] = read
+        r.special[node.id] = read
+
+    def innermost(self, items, axis: int, size: int, full: tuple, position: str,
+                  buffers=()) -> None:
+        """The loop over the innermost reduced axis accumulating each (node, acc, idx, acc_type).
+
+        Without fastmath LLVM keeps a floating-point reduction in source order: one add per
+        add-latency. Sums, products, max and min therefore run LANES independent accumulators
+        (element k of each block of LANES goes to lane k), which LLVM keeps in one vector
+        register, then fold the lanes into the accumulator in lane order and finish the tail
+        serially. argmax/argmin (first index wins) and any/all stay serial."""
+        r = self.renderer
+        name = f"r{axis}"
+        laned = size >= 2 * LANES and all(n.op in LANED for n, *_ in items)
+        if not laned:
+            r.emit(f"for {name} in range({size}):")
+            r.push()
+            for node, acc, idx, acc_type in items:
+                self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, position)
+            for value_node, buffer in buffers:
+                r.emit(f"{buffer}[{name}] = {r.value(value_node, full)}")
+            r.pop()
+            return
+        body = size - size % LANES
+        block = r.name("rb")
+        lanes = []
+        for node, acc, idx, acc_type in items:
+            start = r.constant(typed_constants(acc_type)[OPS[node.op].init.strip("{}")])
+            names = [r.name("lane") for _ in range(LANES)]
+            for lane in names:
+                r.emit(f"{lane} = {start}")
+            lanes.append(names)
+        r.emit(f"for {block} in range(0, {body}, {LANES}):")
+        r.push()
+        for k in range(LANES):
+            index = tuple(f"({block} + {k})" if i == name else i for i in full)
+            for (node, _, idx, acc_type), names in zip(items, lanes):
+                self.combine(node, names[k], idx, r.value(node.inputs[0], index), acc_type, "")
+            for value_node, buffer in buffers:
+                r.emit(f"{buffer}[{index[axis]}] = {r.value(value_node, index)}")
+        r.pop()
+        for (node, acc, idx, acc_type), names in zip(items, lanes):
+            for lane in names:
+                r.emit(f"{acc} = " + OPS[node.op].combine.format(lane, acc=acc))
+        if body < size:
+            r.emit(f"for {name} in range({body}, {size}):")
+            r.push()
+            for node, acc, idx, acc_type in items:
+                self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, position)
+            for value_node, buffer in buffers:
+                r.emit(f"{buffer}[{name}] = {r.value(value_node, full)}")
+            r.pop()
 
     def init(self, node, acc, idx, acc_type):
         r = self.renderer
@@ -239,11 +357,16 @@ class CpuSource:
             accs.append((acc, idx))
         r.emit(f"for r{first} in range(c * {step}, min({shape[first]}, (c + 1) * {step})):")
         r.push()
-        opened = self.loops([f"r{a}" for a in axes[1:]], [shape[a] for a in axes[1:]], False)
-        for (node, _, _, acc_type), (acc, idx) in zip(names, accs):
-            value = r.value(node.inputs[0], full)
-            self.combine(node, acc, idx, value, acc_type, f"r{first}")
-        self.close(opened)
+        items = [(node, acc, idx, acc_type)
+                 for (node, _, _, acc_type), (acc, idx) in zip(names, accs)]
+        if len(axes) > 1:
+            opened = self.loops([f"r{a}" for a in axes[1:-1]], [shape[a] for a in axes[1:-1]],
+                                False)
+            self.innermost(items, axes[-1], shape[axes[-1]], full, f"r{first}")
+            self.close(opened)
+        else:
+            for node, acc, idx, acc_type in items:
+                self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, f"r{first}")
         r.pop()
         for (node, partial, index_partial, _), (acc, idx) in zip(names, accs):
             r.emit(f"{partial}[c] = {acc}")

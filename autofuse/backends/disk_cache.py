@@ -14,13 +14,17 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
+    """Where compiled kernels are cached: $AUTOFUSE_CACHE_DIR if set, else ~/.cache/autofuse.
+
+    Read on every use, so setting the variable takes effect for kernels built afterwards."""
     root = os.environ.get("AUTOFUSE_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "autofuse")
     return Path(root)
 
 
 def clear_disk_cache() -> None:
-    """Remove every cached module and compiled binary."""
+    """Remove every cached module and compiled binary from `cache_dir()` (in-memory compiled
+    functions stay valid; a new process then compiles again)."""
     shutil.rmtree(cache_dir(), ignore_errors=True)
 
 

@@ -1,0 +1,201 @@
+"""CPU backend kernels: every group kind and strategy against NumPy, on fresh random inputs,
+with poisoned output buffers, odd layouts, 0-d and size-0 arrays, both sides of the parallel and
+split thresholds, and typed constants in the generated source."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import autofuse
+from autofuse.backends import cpu, cpu_source
+from conftest import assert_same, random_array
+
+F32 = np.float32
+PAR = cpu_source.PARALLEL_ELEMENTS
+SPLIT = cpu_source.SPLIT_ELEMENTS
+
+
+@pytest.fixture(autouse=True)
+def poisoned_outputs(monkeypatch):
+    """Kernel outputs start as NaN / max int / True, so an element left unwritten shows."""
+    def poisoned(shape, dtype):
+        dtype = np.dtype(dtype)
+        fill = (np.nan if dtype.kind == "f" else True if dtype.kind == "b"
+                else np.iinfo(dtype).max)
+        return np.full(shape, fill, dtype)
+    monkeypatch.setattr(cpu, "new_output", poisoned)
+
+
+def check(fn, *args, strategies=(), loose=False):
+    """Run `fn` through autofuse (CPU backend) and NumPy; the kernels' strategies must hold
+    each of `strategies`. Returns the lowered program."""
+    jitted = autofuse.jit(fn, backend="cpu")
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    assert_same(jitted(*args), fn(*copies), loose=loose)
+    lowered = jitted.lower(*args)
+    assert lowered.backend == "cpu"
+    got = [k.strategy for k in lowered.kernels]
+    for strategy in strategies:
+        assert any(s.startswith(strategy) for s in got), (strategy, got)
+    return lowered
+
+
+def chain(x, y, z, w):
+    return np.maximum(x * y + z, 0) * w
+
+
+def gelu(x, b):
+    h = x + b
+    return F32(0.5) * h * (F32(1) + np.tanh(F32(0.7978845608) * (h + F32(0.044715) * h ** 3)))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + F32(1e-5)) * g + b
+
+
+# -- elementwise: flat and nest, serial and parallel ----------------------------------------------
+@pytest.mark.parametrize("size", [PAR // 64 - 1, PAR // 64 + 1], ids=["serial", "parallel"])
+def test_flat_chain(rng, size):
+    args = [random_array((64, size), F32, rng) for _ in range(4)]
+    lowered = check(chain, *args, strategies=["flat"])
+    assert lowered.kernels[0].source.count("numba.prange") == (size * 64 >= PAR)
+
+
+@pytest.mark.parametrize("rows", [PAR // 128 - 1, PAR // 128 + 3])
+def test_nest_gelu_row_bias(rng, rows):
+    x, b = random_array((rows, 128), F32, rng), random_array((128,), F32, rng)
+    lowered = check(gelu, x, b, strategies=["nest"], loose=True)
+    assert ("numba.prange" in lowered.kernels[0].source) == (rows * 128 >= PAR)
+
+
+@pytest.mark.parametrize("layout", ["stride2", "reversed", "F"])
+@pytest.mark.parametrize("dtype", [F32, np.float64, np.int32, np.int64])
+def test_layouts(rng, layout, dtype):
+    x = random_array((33, 20), dtype, rng, layout=layout)
+    y = random_array((33, 20), dtype, rng, layout="C")
+    check(lambda a, b: a * b + (a - 3), x, y)
+    check(lambda a: (a * 2).sum(axis=0), x, loose=True)
+    check(lambda a: (a + 1).max(axis=-1), x)
+
+
+def test_zero_d_and_size_zero(rng):
+    s = random_array((), F32, rng)
+    check(lambda a: a * 2 + 1, s)
+    check(lambda a, b: a * b, s, random_array((4, 5), F32, rng))
+    check(lambda a: (a * a).sum(), s)
+    empty = random_array((0, 7), F32, rng)
+    check(lambda a: np.exp(a) + 1, empty)
+    check(lambda a: a.sum(axis=-1), empty)
+    check(lambda a: a.sum(axis=0), empty)
+    check(lambda a: a.sum(), empty)
+    check(softmax, random_array((0, 5), F32, rng))
+    check(lambda a, b: a @ b, random_array((0, 4), F32, rng), random_array((4, 3), F32, rng))
+
+
+# -- reductions: rows (laned and row buffers), split ----------------------------------------------
+@pytest.mark.parametrize("cols", [1, 7, 15, 16, 17, 1000])
+@pytest.mark.parametrize("dtype", [F32, np.float64, np.int32])
+def test_row_reductions_lanes_and_tails(rng, cols, dtype):
+    x = random_array((9, cols), dtype, rng)
+    check(lambda a: (a * a).sum(axis=-1), x, strategies=["rows"], loose=True)
+    check(lambda a: a.max(axis=-1, keepdims=True) - a.min(axis=-1, keepdims=True), x)
+    check(lambda a: a.argmax(axis=-1), x)
+    if dtype != np.int32:
+        check(lambda a: np.prod(a / 4 + 1, axis=-1), x, loose=True)
+
+
+def test_max_propagates_nan_in_any_lane(rng):
+    x = random_array((5, 40), F32, rng)
+    x[1, 3] = np.nan
+    x[2, 39] = np.nan
+    x[3, 17] = np.nan
+    check(lambda a: a.max(axis=-1), x)
+    check(lambda a: a.min(axis=-1), x)
+    check(softmax, x, loose=True)
+
+
+@pytest.mark.parametrize("shape", [(7, 33), (PAR // 256 + 1, 256), (3, 4, 50)])
+def test_softmax_and_layernorm_rows(rng, shape):
+    x = random_array(shape, F32, rng)
+    g, b = random_array(shape[-1:], F32, rng), random_array(shape[-1:], F32, rng)
+    lowered = check(softmax, x, strategies=["rows"], loose=True)
+    source = lowered.kernels[0].source
+    # exp(x - max) is computed once a row: kept in a row buffer for the final pass
+    assert "np.empty(" in source and re.search(r"row\d+\[r\d\] / red", source)
+    assert "exp" not in source.rsplit("for r", 1)[1]
+    check(layernorm, x, g, b, strategies=["rows"], loose=True)
+
+
+def test_column_and_middle_axis_reductions(rng):
+    x = random_array((40, 6, 18), F32, rng)
+    check(lambda a: a.sum(axis=0), x, loose=True)
+    check(lambda a: a.sum(axis=1), x, loose=True)
+    check(lambda a: a.sum(axis=(0, 2)), x, loose=True)
+    check(lambda a: np.exp(a).mean(axis=(1, 2), keepdims=True), x, loose=True)
+
+
+@pytest.mark.parametrize("size", [SPLIT - 8, SPLIT + 5], ids=["rows", "split"])
+def test_full_reduction_split_threshold(rng, size):
+    x = random_array((size,), F32, rng)
+    lowered = check(lambda a: (a * a).sum(), x, loose=True)
+    assert lowered.kernels[0].strategy == ("split" if size >= SPLIT else "rows")
+    i = random_array((size // 8, 8), np.int64, rng)
+    check(lambda a: (a * 3).sum(), i)
+    check(lambda a: a.max(), i)
+    check(lambda a: a.argmin(), random_array((size,), np.float64, rng))
+
+
+# -- matmul: BLAS tiles and loop tiles with epilogues ---------------------------------------------
+@pytest.mark.parametrize("m", [5, 300])
+def test_blas_tiles_epilogue(rng, m):
+    x, w = random_array((m, 64), F32, rng), random_array((64, 2000), F32, rng)
+    b = random_array((2000,), F32, rng)
+    lowered = check(lambda x, w, b: np.maximum(x @ w + b, 0), x, w, b, strategies=["blas-tiles"],
+                    loose=True)
+    if m == 300:
+        assert "range(2)" in lowered.kernels[0].source or "blk" in lowered.kernels[0].source
+    check(lambda x, w: x.T @ w.T, random_array((9, m), np.float64, rng),
+          random_array((7, 9), np.float64, rng))
+    check(lambda x, w: (x @ w) * 2, random_array((2, m, 6), F32, rng),
+          random_array((2, 6, 5), F32, rng), loose=True)
+
+
+def test_loop_tiles_integer_matmul(rng):
+    x, w = random_array((17, 9), np.int32, rng), random_array((9, 11), np.int32, rng)
+    check(lambda x, w: x @ w + 1, x, w, strategies=["loop-tiles"])
+    check(lambda x, w: x @ w, random_array((3, 5, 4), np.int64, rng),
+          random_array((4, 6), np.int64, rng))
+
+
+# -- float16: interpreted through NumPy -----------------------------------------------------------
+def test_float16_interpreted(rng):
+    x = random_array((6, 10), np.float16, rng)
+    jitted = autofuse.jit(lambda a: np.exp(a * 2) + a.sum(axis=-1, keepdims=True), backend="cpu")
+    expected = np.exp(x * 2) + x.sum(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(jitted(x), expected)
+    kernels = jitted.lower(x).kernels
+    assert all(k.source is None and k.strategy.startswith("numpy") for k in kernels)
+
+
+# -- generated source -----------------------------------------------------------------------------
+def test_float32_kernels_hold_no_float64_constants_but_accumulators(rng):
+    x, b = random_array((64, 48), F32, rng), random_array((48,), F32, rng)
+    for fn, args in [(gelu, (x, b)), (softmax, (x,)), (layernorm, (x, b, b)),
+                     (lambda a: np.sqrt(np.abs(a)) / 3 + np.floor(a * 0.1), (x,)),
+                     (lambda a: (a * a).sum(), (x,))]:
+        for kernel in autofuse.jit(fn).lower(*args).kernels:
+            source = kernel.source
+            f64 = set(re.findall(r"\b(c_f64_\w+|h_f64_\w+)\b", source))
+            for name in f64:
+                uses = [line for line in source.splitlines() if name in line and " = np." not in line]
+                assert all(re.search(r"\b(acc|lane)\d+ = ", line) for line in uses), (name, uses)
+            assert "float64(" not in source.split("def ", 1)[1] or "acc" in source

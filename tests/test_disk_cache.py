@@ -1,0 +1,111 @@
+"""The CPU backend's disk cache: a second process loads compiled kernels instead of compiling,
+a change of generated source or numba version makes new entries, clear_disk_cache empties it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+import autofuse
+from autofuse.backends import disk_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    if {fake_numba!r}:
+        import numba
+        numba.__version__ = {fake_numba!r}
+    import numpy as np
+    import autofuse
+    from autofuse.backends import cpu
+
+    @autofuse.jit
+    def f(x, b):
+        return np.maximum(x * np.float32({scale}) + b, 0).sum(axis=-1)
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.ones(4, np.float32)
+    start = time.perf_counter()
+    result = f(x, b)
+    first = time.perf_counter() - start
+    entry = next(iter(f._cache.values()))
+    stats = [s.function.stats for s in entry.program.steps]
+    print(json.dumps(dict(result=result.tolist(), first=first,
+                          hits=sum(sum(s.cache_hits.values()) for s in stats),
+                          misses=sum(sum(s.cache_misses.values()) for s in stats),
+                          kernels=len(stats))))
+""")
+
+
+def run_script(cache: Path, scale: float = 2.0, fake_numba: str = "") -> dict:
+    env = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache))
+    script = SCRIPT.format(root=str(ROOT), scale=scale, fake_numba=fake_numba)
+    out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                         capture_output=True, text=True, timeout=300).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def files(cache: Path, pattern: str) -> set:
+    return {p.name for p in cache.rglob(pattern)}
+
+
+def test_second_process_loads_instead_of_compiling(tmp_path):
+    first = run_script(tmp_path)
+    assert first["misses"] == first["kernels"] >= 1 and first["hits"] == 0
+    modules, binaries = files(tmp_path, "k_*.py"), files(tmp_path, "*.nbc")
+    assert modules and binaries and files(tmp_path, "*.nbi")
+    second = run_script(tmp_path)
+    assert second["result"] == first["result"]
+    assert second["hits"] == second["kernels"] and second["misses"] == 0
+    # nothing new was written: same modules, same compiled binaries
+    assert files(tmp_path, "k_*.py") == modules and files(tmp_path, "*.nbc") == binaries
+    assert second["first"] < first["first"]
+
+
+def test_changed_source_or_numba_version_makes_new_entries(tmp_path):
+    run_script(tmp_path)
+    modules = files(tmp_path, "k_*.py")
+    changed = run_script(tmp_path, scale=3.0)        # another constant: other generated source
+    assert changed["misses"] >= 1
+    after_source = files(tmp_path, "k_*.py")
+    assert after_source > modules
+    bumped = run_script(tmp_path, fake_numba="0.0.0-test")   # same source, other numba version
+    assert bumped["misses"] >= 1 and bumped["hits"] == 0
+    assert files(tmp_path, "k_*.py") > after_source
+
+
+def test_cache_dir_follows_environment_and_clear(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOFUSE_CACHE_DIR", str(tmp_path / "here"))
+    assert autofuse.cache_dir() == tmp_path / "here"
+
+    @autofuse.jit
+    def g(x):
+        return x * np.float32(1.5) + np.float32(0.25)
+
+    x = np.ones(5, np.float32)
+    np.testing.assert_array_equal(g(x), x * np.float32(1.5) + np.float32(0.25))
+    assert files(tmp_path / "here", "k_*.py")
+    autofuse.clear_disk_cache()
+    assert not (tmp_path / "here").exists()
+    # compiled functions stay usable after clearing, and new kernels write the cache again
+    np.testing.assert_array_equal(g(x), x * np.float32(1.5) + np.float32(0.25))
+    g(np.ones(7, np.float32))
+    assert files(tmp_path / "here", "k_*.py")
+    monkeypatch.delenv("AUTOFUSE_CACHE_DIR")
+    assert autofuse.cache_dir() == Path(os.path.expanduser("~")) / ".cache" / "autofuse"
+
+
+def test_write_once_is_atomic_and_idempotent(tmp_path):
+    path = tmp_path / "a" / "f.py"
+    disk_cache.write_once(path, b"one")
+    disk_cache.write_once(path, b"two")
+    assert path.read_bytes() == b"one"
+    assert not list(path.parent.glob(".tmp-*"))
+    assert disk_cache.digest("a", "b") != disk_cache.digest("ab", "")
