@@ -238,7 +238,8 @@ def machine() -> dict:
         commit = "unknown"
     return dict(cpu=model, cores=os.cpu_count(), python=platform.python_version(),
                 numpy=np.__version__, numba=numba.__version__, autofuse=autofuse.__version__,
-                commit=commit, date=time.strftime("%Y-%m-%d"), numba_threads=numba.get_num_threads())
+                commit=commit, date=time.strftime("%Y-%m-%d"), numba_threads=numba.get_num_threads(),
+                load_average=os.getloadavg())
 
 
 def markdown(result: dict) -> str:
