@@ -76,8 +76,9 @@ def system_call(system, workload, host_inputs):
             fn = autofuse.jit(workload.fn(np))
         elif system == "cupy":
             fn = workload.fn(cupy)
-        else:
-            fn = cupy.fuse(workload.fn(cupy))
+        else:   # cupy.fuse names its kernel after the function: give it a C identifier
+            fn = cupy.fuse(kernel_name="fused_" + "".join(c if c.isalnum() else "_" for c in
+                                                          workload.name))(workload.fn(cupy))
         return (lambda: fn(*inputs)), lambda _: cupy.cuda.Device().synchronize()
     if system.startswith("torch"):
         import torch
@@ -147,7 +148,7 @@ def per_call_overhead():
         cupy.cuda.Device().synchronize()
         results[name] = {"us": (time.perf_counter() - start) / calls * 1e6,
                          "kernels": len(fn.lower(*args).kernels)}
-    fused = cupy.fuse(lambda a, b, c: cupy.maximum(a * b + c, 0))
+    fused = cupy.fuse(kernel_name="relu_fma")(lambda a, b, c: cupy.maximum(a * b + c, 0))
     fused(x, y, z)
     start = time.perf_counter()
     for _ in range(2000):
@@ -224,14 +225,21 @@ def main():
         row = run_workload(workload, systems, bandwidth, rng)
         report["rows"].append(row)
         print(json.dumps(row), flush=True)
+        save(report, args.out)
     if not args.skip_overhead:
         report["per_call"] = per_call_overhead()
+        save(report, args.out)
         report["first_call"] = first_call_costs()
         print(json.dumps({"per_call": report["per_call"], "first_call": report["first_call"]}))
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as file:
-        json.dump(report, file, indent=1)
+    save(report, args.out)
     print(f"wrote {args.out}")
+
+
+def save(report, path) -> None:
+    """Write the report so far (a failure later keeps what was measured)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as file:
+        json.dump(report, file, indent=1)
 
 
 def _commit() -> str:

@@ -365,8 +365,10 @@ class CudaSource:
         return self.finish("columns", THREADS, (blocks, 1, 1))
 
     def block_size(self, inner: int) -> int:
+        # NOTE: at most 512 threads: a row kept in registers (and a kept intermediate) needs up to
+        # ~100 registers a thread, and 1024 such threads exceed an SM's 64K registers.
         block = 32
-        while block < 1024 and block * ROW_ITEMS < inner:
+        while block < 512 and block * ROW_ITEMS < inner:
             block *= 2
         return block
 

@@ -30,6 +30,21 @@ def descendants(p: Node, g: Group, users: dict) -> list[Node]:
     return found
 
 
+def read_maps(p: Node, g: Group, users: dict) -> set:
+    """The distinct index maps through which members of `g` read `p` (elementwise readers read
+    it at their own index; layout readers through their attributes)."""
+    maps = set()
+    for user in users.get(p.id, ()):
+        if user.id not in g.members:
+            continue
+        if user.kind in (ELEMENTWISE, REDUCE, MATMUL) or (user.op == "setslice"
+                                                          and user.inputs[0].id == p.id):
+            maps.add(("identity",))
+        else:
+            maps.add((user.op, user.attrs))
+    return maps
+
+
 def operand_chain(g: Group) -> set:
     """Ids of members that feed the group's matmul operands (layout ops read by index map)."""
     matmul = g.matmul
@@ -49,6 +64,12 @@ def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel) -
     if is_output and p.shape not in g.space_shapes() | {()}:
         return (f"{{p}} is also a result of the function, and its shape {p.shape} is outside the "
                 f"consumer's iteration space")
+    if p.kind in (ELEMENTWISE, LAYOUT):
+        maps = read_maps(p, g, users)
+        if len(maps) > 1:
+            return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
+                    f"transpose); computing it once and storing it beats recomputing it for each, "
+                    f"which compounds across chained stencils")
     if p.kind == MATMUL:
         return _matmul_into(p, g, users)
     if g.matmul is not None:

@@ -175,10 +175,17 @@ def unsupported(name: str) -> UnsupportedError:
 def call_function(func, args, kwargs):
     handler = FUNCTIONS.get(func)
     if handler is None:
-        module = getattr(func, "__module__", "numpy") or "numpy"
-        prefix = "np." if module.startswith("numpy") and module.count(".") <= 1 else module + "."
-        raise unsupported(prefix + func.__name__)
+        raise unsupported(_public_name(func))
     return handler(*args, **kwargs)
+
+
+def _public_name(func) -> str:
+    """np.sort, np.linalg.norm, scipy.special.erf: the name a user wrote."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy"):
+        parts = [p for p in module.split(".")[1:] if not p.startswith("_")]
+        return ".".join(["np"] + parts + [func.__name__])
+    return f"{module}.{func.__name__}"
 
 
 def call_ufunc(ufunc, method: str, inputs, kwargs):
