@@ -32,6 +32,7 @@ class JitFunction:
         self.backend = backend
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._cache: dict = {}
+        self._fast: dict = {}          # per-argument keys of flat positional calls -> entry
         self._lock = threading.Lock()
         self._info = CacheInfo()
 
@@ -41,6 +42,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._fast.clear()
 
     def _entry(self, args, kwargs, backend=None):
         from .backends import choose_backend
@@ -65,7 +67,18 @@ class JitFunction:
         return entry, leaves
 
     def __call__(self, *args, **kwargs):
+        # NOTE: the fast path: a flat positional call is looked up by a cheap per-argument key
+        # (type, shape, dtype, strides), skipping binding, flattening and backend choice.
+        fast = None
+        if not kwargs and self._binder.simple:
+            fast = fast_key(args)
+            entry = self._fast.get(fast) if fast is not None else None
+            if entry is not None:
+                self._info.hits += 1
+                return run(entry, args)
         entry, leaves = self._entry(args, kwargs)
+        if fast is not None and len(leaves) == len(args):
+            self._fast[fast] = entry
         return run(entry, leaves)
 
     def lower(self, *args, backend=None, **kwargs) -> Lowered:
@@ -80,6 +93,38 @@ class JitFunction:
         if instance is None:
             return self
         return functools.partial(self, instance)
+
+
+def _array_key(leaf):
+    return (type(leaf), leaf.shape, leaf.dtype, leaf.strides)
+
+
+def _numpy_key(leaf):
+    return (np.ndarray, leaf.shape, leaf.dtype, leaf.strides, leaf.flags.writeable)
+
+
+def _torch_key(leaf):
+    return (type(leaf), tuple(leaf.shape), leaf.dtype, leaf.stride(), leaf.device)
+
+
+_FAST_KEYS = {np.ndarray: _numpy_key, float: type, int: type, bool: type}
+
+
+def fast_key(args) -> tuple | None:
+    """A key for a flat positional call, or None where only the full binding path will do."""
+    key = []
+    for arg in args:
+        make = _FAST_KEYS.get(type(arg))
+        if make is None:
+            module = type(arg).__module__
+            if module.startswith("cupy"):
+                make = _FAST_KEYS[type(arg)] = _array_key
+            elif module.startswith("torch") and getattr(arg, "is_cuda", False):
+                make = _torch_key
+            else:
+                return None
+        key.append(make(arg))
+    return tuple(key)
 
 
 def run(entry, leaves):

@@ -8,8 +8,11 @@ CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import threading
+from importlib import metadata
 
 import numpy as np
 
@@ -28,8 +31,18 @@ _lock = threading.Lock()
 
 
 def simulating() -> bool:
-    from numba import config
-    return bool(config.ENABLE_CUDASIM)
+    if "numba" in sys.modules:
+        from numba import config
+        return bool(config.ENABLE_CUDASIM)
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def signature_text(kernel) -> str:
+    """The kernel's parameter types in words (part of the cubin's cache key; needs no numba)."""
+    parts = [("value " if p.by_value else "pointer ") + p.node.dtype.str for p in kernel.params]
+    parts += ["pointer " + p.node.dtype.str for p in kernel.outputs]
+    parts += [f"{name} {dtype.str}" for name, _, dtype in kernel.scratch]
+    return ", ".join(parts)
 
 
 def module_text(kernel, simulator: bool) -> str:
@@ -91,16 +104,18 @@ class CudaKernel:
     def prepare_ptx(self, cc=CC) -> None:
         self.ptx, self.entry = compile_ptx(self.source, self.text, cc)
 
+    def ptx_text(self) -> str:
+        if self.ptx is None:
+            self.prepare_ptx()
+        return self.ptx
+
     def load(self, device) -> None:
         """The cubin for this device, from the disk cache or linked now."""
         from cuda.core import LaunchConfig, Linker, LinkerOptions, ObjectCode
-        import numba_cuda
         cc = device.compute_capability
         arch = f"sm_{cc[0]}{cc[1]}"
-        key = disk_cache.digest(self.text, str(signature(self.source)), arch, GENERATOR_VERSION,
-                                numba_cuda.__version__, str(device.properties.driver_version
-                                                            if hasattr(device.properties,
-                                                                       "driver_version") else ""))
+        key = disk_cache.digest(self.text, signature_text(self.source), arch, GENERATOR_VERSION,
+                                metadata.version("numba-cuda"), metadata.version("cuda-core"))
         folder = disk_cache.cache_dir() / "cuda"
         cubin_path, meta_path = folder / f"k_{key}.cubin", folder / f"k_{key}.json"
         if cubin_path.exists() and meta_path.exists():
@@ -127,39 +142,41 @@ class CudaKernel:
 
 
 class CudaStep:
+    """One launch: its argument plan is fixed per signature, so a call only reads pointers."""
+
     def __init__(self, kernel: CudaKernel):
         self.kernel = kernel
         self.scratch = None
+        self.params = [(p.node.id, p.node.dtype.type if p.by_value else None)
+                       for p in kernel.source.params]
+        self.outputs = [(p.node.id, p.node.shape, p.node.dtype) for p in kernel.source.outputs]
+        self.always = kernel.group.kind == "input" or any(p.node.size for p in kernel.source.outputs)
 
-    def arguments(self, memory: dict, library, outs) -> list:
-        args = []
-        for param in self.kernel.source.params:
-            value = memory[param.node.id]
-            if param.by_value:
-                args.append(param.node.dtype.type(value))
-            else:
-                args.append(library.pointer(value))
-        args += [library.pointer(o) for o in outs]
-        if self.kernel.source.scratch:
-            if self.scratch is None:
-                self.scratch = [library.zeros((count,), dtype) for _, count, dtype in
-                                self.kernel.source.scratch]
-            for (name, count, dtype), array in zip(self.kernel.source.scratch, self.scratch):
+    def scratch_arguments(self, library) -> list:
+        if self.scratch is None:
+            arrays = [library.zeros((count,), dtype) for _, count, dtype in self.kernel.source.scratch]
+            self.scratch = []
+            for (name, count, dtype), array in zip(self.kernel.source.scratch, arrays):
                 pointer = library.pointer(array)
                 if name == "counter":
-                    args += [0, 0, count, dtype.itemsize, pointer, count, dtype.itemsize]
+                    self.scratch += [0, 0, count, dtype.itemsize, pointer, count, dtype.itemsize]
                 else:
-                    args.append(pointer)
-        return args
+                    self.scratch.append(pointer)
+            self.scratch_arrays = arrays
+        return self.scratch
 
-    def launch(self, memory: dict, library, stream) -> None:
-        from cuda.core import launch
-        outs = [library.empty(p.node.shape, p.node.dtype) for p in self.kernel.source.outputs]
-        if any(o.size for o in outs) or self.kernel.group.kind == "input":
-            launch(stream, self.kernel.config, self.kernel.function,
-                   *self.arguments(memory, library, outs))
-        for param, out in zip(self.kernel.source.outputs, outs):
-            memory[param.node.id] = out
+    def launch(self, memory: dict, library, stream, launch) -> None:
+        pointer = library.pointer
+        args = [pointer(memory[node]) if cast is None else cast(memory[node])
+                for node, cast in self.params]
+        empty = library.empty
+        for node, shape, dtype in self.outputs:
+            out = memory[node] = empty(shape, dtype)
+            args.append(pointer(out))
+        if self.kernel.source.scratch:
+            args += self.scratch_arguments(library)
+        if self.always:
+            launch(stream, self.kernel.config, self.kernel.function, *args)
 
 
 class CudaProgram:
@@ -173,9 +190,11 @@ class CudaProgram:
         self.library = None
         self.constants = {}
         self._streams = {}
+        self.inputs = [(n.id, n.ndim > 0) for n in self.graph.inputs]
+        self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
 
     def ensure_loaded(self, leaves) -> None:
-        from cuda.core import Device
+        from cuda.core import Device, launch
         with _lock:
             if self.loaded:
                 return
@@ -186,6 +205,7 @@ class CudaProgram:
             self.library = library_for(leaves)
             self.constants = {n.id: self.library.from_host(np.ascontiguousarray(
                 n.attrs["value"].array)) for n in self.graph.nodes if n.op == "constant" and n.ndim}
+            self.launch = launch
             self.loaded = True
 
     def stream(self):
@@ -193,8 +213,7 @@ class CudaProgram:
         handle = self.library.stream()
         stream = self._streams.get(handle)
         if stream is None:
-            stream = Stream.from_handle(handle)
-            self._streams[handle] = stream
+            stream = self._streams[handle] = Stream.from_handle(handle)
         return stream
 
     def __call__(self, inputs):
@@ -203,20 +222,19 @@ class CudaProgram:
         library = self.library
         memory = dict(self.constants)
         host = False
-        for node, value in zip(self.graph.inputs, inputs):
-            if isinstance(value, np.ndarray) and node.ndim:
+        for (node, array), value in zip(self.inputs, inputs):
+            if array and isinstance(value, np.ndarray):
                 value = library.from_host(value)
                 host = True
-            memory[node.id] = value
+            memory[node] = value
         stream = self.stream()
         for step in self.steps:
-            step.launch(memory, library, stream)
+            step.launch(memory, library, stream, self.launch)
         outputs = []
-        for node in self.graph.outputs:
-            value = memory[node.id]
-            if node.op == "input" or node.op == "constant":
-                value = library.from_host(library.to_host(value)) if not isinstance(
-                    value, (int, float, bool, np.generic)) else value
+        for node, borrowed in self.outputs:
+            value = memory[node]
+            if borrowed and not isinstance(value, (int, float, bool, np.generic)):
+                value = library.from_host(library.to_host(value))   # never alias an argument
             outputs.append(library.to_host(value) if host else value)
         return outputs
 
@@ -287,11 +305,10 @@ def prepare(entry) -> None:
         source = generate(group, f"{group.kind}_{group.id}", strides, simulator)
         text = module_text(source, simulator)
         kernel = CudaKernel(group, source, text, simulator)
-        if not simulator:
-            kernel.prepare_ptx()
+        # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.
         group.source = text
         group.strategy = source.strategy
-        group.ptx = kernel.ptx
+        group.ptx_provider = None if simulator else kernel.ptx_text
         group.launch = {"grid": source.grid, "block": source.block}
         kernels.append(kernel)
     entry.program = SimulatorProgram(entry, kernels) if simulator else CudaProgram(entry, kernels)
