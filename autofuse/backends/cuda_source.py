@@ -31,6 +31,7 @@ MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-rea
 TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
+KEEP_REDUCED = 1               # rows: keep a reduced value read again later in registers
 ROWS_X_COLUMNS = 1 << 62       # loop kernels with rows this long map rows to grid y (measured
 #                                slower than the flat loop on an H200: off)
 UNROLL = 1                     # elements per thread per step of a flat grid-stride loop (4 and 8
@@ -395,7 +396,7 @@ class CudaSource:
             acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
             self.acc.init(node, acc, idx, node.dtype)
             source = node.inputs[0]
-            keep = hold and self._read_later(source, node)
+            keep = hold and KEEP_REDUCED and self._read_later(source, node)
             if keep:
                 r.emit(f"kept{source.id} = cuda.local.array({items}, "
                        f"{self.numba_type(source.dtype)})")
