@@ -1,0 +1,113 @@
+"""Turns benchmarks/results/gpu.json into the GPU section of BENCHMARKS.md and a PNG plot.
+
+    python benchmarks/report.py results/gpu.json --markdown gpu.md --plot gpu_floor.png
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+PEERS = ("cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
+TF32 = {"jax.jit": "TF32 matmul (jax's default precision)"}
+
+
+def markdown(report: dict) -> str:
+    lines = [f"Device: {report['device']}; date {report['date']}; commit {report['commit']}; "
+             f"copy bandwidth {report['copy_bandwidth_TBps']:.2f} TB/s (read + write).",
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items()) + ".", "",
+             "Milliseconds per call (median of 5 synchronized batches of 20 calls, after warm-up; "
+             "every result checked against NumPy first). Floor = bytes that must move / copy "
+             "bandwidth. `x floor` and `x best peer` are autofuse's time over those (lower is "
+             "better; under 1.00 beats it).", "",
+             "| workload | floor | autofuse | x floor | " + " | ".join(PEERS) +
+             " | x best peer | autofuse kernels |",
+             "|---|---|---|---|" + "---|" * len(PEERS) + "---|---|"]
+    for row in report["rows"]:
+        times = row["times"]
+        ours = times.get("autofuse")
+        peers = {k: v for k, v in times.items() if k != "autofuse"}
+        precise = {k: v for k, v in peers.items() if not (row.get("flops") and k in TF32)}
+        best = min(precise.values()) if precise else None
+        cells = []
+        for peer in PEERS:
+            if peer in times:
+                mark = "*" if row.get("flops") and peer in TF32 else ""
+                cells.append(f"{times[peer]:.3f}{mark}")
+            else:
+                cells.append("fails" if peer in row["notes"] else "—")
+        floor = row["floor_ms"]
+        memory_bound = not row.get("flops")
+        lines.append(
+            f"| {row['workload']} | {floor:.3f} | {ours:.3f} | "
+            f"{(ours / floor if memory_bound else float('nan')):.2f} | " + " | ".join(cells) +
+            f" | {ours / best:.2f} | {', '.join(row.get('autofuse_kernels', []))} |"
+            if ours is not None else f"| {row['workload']} | {floor:.3f} | fails | | " +
+            " | ".join(cells) + " | | |")
+    lines.append("")
+    lines.append("`*` jax.jit's float32 matmul runs in TF32 by default (lower precision); it is not "
+                 "counted as the best peer for matmul workloads. `x floor` is shown for memory-bound "
+                 "workloads only (nan for matmul ones).")
+    for row in report["rows"]:
+        if row.get("flops") and "autofuse" in row["times"]:
+            rates = {k: row["flops"] / (v / 1000) / 1e12 for k, v in row["times"].items()}
+            lines.append(f"- {row['workload']}: TFLOP/s " + ", ".join(
+                f"{k} {v:.1f}" for k, v in rates.items()))
+    failures = [(row["workload"], k, v) for row in report["rows"] for k, v in row["notes"].items()]
+    if failures:
+        lines += ["", "Peers that failed (as reported by the peer):"]
+        lines += [f"- {w}, {k}: {v}" for w, k, v in failures]
+    if "per_call" in report:
+        lines += ["", "Per-call cost on 1024 floats (host loop of 2000 async calls, µs per call):"]
+        lines += [f"- {k}: {v['us']:.1f} µs" + (f" ({v['kernels']} kernels)" if "kernels" in v else "")
+                  for k, v in report["per_call"].items()]
+    if "first_call" in report:
+        first = report["first_call"]
+        lines += ["", "First call of a one-kernel function, beyond `import autofuse`:",
+                  f"- cold, new process: {first['cold new process']['first_call_ms']:.0f} ms",
+                  f"- from the disk cache, new process: "
+                  f"{first['disk cache new process']['first_call_ms']:.0f} ms",
+                  f"- cold, in a warm process: {first['cold in a warm process (ms)']:.0f} ms"]
+    return "\n".join(lines) + "\n"
+
+
+def plot(report: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [r for r in report["rows"] if not r.get("flops")]
+    systems = ("autofuse",) + PEERS
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    width = 0.8 / len(systems)
+    for k, system in enumerate(systems):
+        values = [r["floor_ms"] / r["times"][system] if system in r["times"] else 0 for r in rows]
+        ax.bar([i + k * width for i in range(len(rows))], values, width, label=system)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))])
+    ax.set_xticklabels([r["workload"] for r in rows], rotation=15)
+    ax.set_ylabel("fraction of the memory floor reached")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_title(f"Memory-bound workloads, {report['device']}, commit {report['commit']}")
+    ax.legend(ncol=6, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("results")
+    parser.add_argument("--markdown")
+    parser.add_argument("--plot")
+    args = parser.parse_args()
+    with open(args.results) as file:
+        report = json.load(file)
+    text = markdown(report)
+    if args.markdown:
+        with open(args.markdown, "w") as file:
+            file.write(text)
+    else:
+        print(text)
+    if args.plot:
+        plot(report, args.plot)
+
+
+if __name__ == "__main__":
+    main()
