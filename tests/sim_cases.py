@@ -1,0 +1,73 @@
+"""Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_simulator.py: the CUDA backend's kernels for every
+group kind and strategy, executed by numba's simulator on small NumPy inputs, against NumPy."""
+import math
+import sys
+
+import numpy as np
+
+import autofuse
+
+rng = np.random.default_rng(3)
+
+
+def f32(*shape):
+    return (rng.standard_normal(shape) + 0.1).astype(np.float32)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+CASES = [
+    ("elementwise", lambda x, y, z, w: np.maximum(x * y + z, 0) * w, (f32(8, 4),) * 4),
+    ("broadcast", lambda x, b: np.tanh(x + b) * 0.5, (f32(6, 5), f32(5))),
+    ("transpose", lambda x, y: (x.T + y) * 2, (f32(3, 5), f32(5, 3))),
+    ("transpose_tiles", lambda x, y: (x.T + y) * 2 + x.T, (f32(40, 70), f32(70, 40))),
+    ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (f32(20),)),
+    ("setslice", lambda u: u.copy().__setitem__((slice(1, -1),), 0) or u, (f32(5),)),
+    ("concatenate", lambda a, b: np.concatenate([a, b * 2], axis=1), (f32(3, 2), f32(3, 4))),
+    ("softmax_rows", softmax, (f32(4, 40),)),
+    ("layernorm_rows", layernorm, (f32(3, 70), f32(70), f32(70))),
+    ("small_full_sum", lambda x: (x * x).sum(), (f32(100),)),
+    ("split_sum_argmax", lambda x: ((x * x).sum(), x.argmax(), x.max(), x.argmin()), (f32(1000),)),
+    ("column_sums", lambda x: x.sum(0), (f32(6, 5),)),
+    ("arg_rows", lambda x: (x.argmax(1), x.argmin(1), x.max(1)), (f32(3, 40),)),
+    ("any_all", lambda x: ((x > 0).any(1), (x > -2).all(1)), (f32(3, 8),)),
+    ("mean_var", lambda x: (x.mean(0), x.var(0)), (f32(5, 4),)),
+    ("matmul_epilogue", lambda x, w, b: np.maximum(x @ w + b, 0), (f32(5, 7), f32(7, 6), f32(6))),
+    ("matmul_transposed", lambda x, w: x @ w.T, (f32(5, 7), f32(6, 7))),
+    ("batched_matmul", lambda a, b: a @ b, (f32(2, 3, 4), f32(2, 4, 5))),
+    ("attention", lambda q, k, v: softmax(q @ k.swapaxes(-1, -2) / math.sqrt(4)) @ v,
+     (f32(2, 6, 4), f32(2, 6, 4), f32(2, 6, 4))),
+    ("python_scalar", lambda x, s: x * s + 1, (f32(4, 3), 2.5)),
+    ("ints", lambda a, b: (a // b, a % b, a ** 2, -a, a > b),
+     (rng.integers(-9, 9, (3, 4)).astype(np.int32), rng.integers(1, 5, (3, 4)).astype(np.int32))),
+    ("float64", lambda x: np.sqrt(np.abs(x)).sum(1), (rng.standard_normal((3, 5)),)),
+    ("zero_d", lambda x: x.sum() + x[0, 0], (f32(3, 3),)),
+]
+
+
+def main() -> int:
+    failures = 0
+    for name, fn, args in CASES:
+        expected = fn(*args)
+        got = autofuse.jit(fn, backend="cuda")(*args)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = got if isinstance(got, tuple) else (got,)
+        ok = all(np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
+                 and np.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
+                 for a, b in zip(got, expected))
+        print(f"{name}: {'ok' if ok else 'MISMATCH'}", flush=True)
+        failures += not ok
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""CUDA kernels without a GPU: every canonical program's kernels compile to sm_90 PTX, with the
+expected strategy, no float64 arithmetic in float32 kernels, and one 64-bit parameter per array."""
+import re
+
+import numpy as np
+import pytest
+
+import autofuse
+
+pytest.importorskip("numba_cuda")
+from numba import config  # noqa: E402
+
+if config.ENABLE_CUDASIM:
+    pytest.skip("PTX is not generated under the CUDA simulator", allow_module_level=True)
+
+from test_fusion import CANONICAL  # noqa: E402
+
+F64 = re.compile(r"^\s*[a-z.]+\.f64\b", re.MULTILINE)
+STRATEGY = {"softmax": "rows", "layernorm": "rows", "sum_squares": "rows", "column_sums": "columns",
+            "relu_matmul_bias": "tiled", "transpose_add": "grid-stride", "stencil": "grid-stride"}
+
+
+def lowered(fn, args):
+    return autofuse.jit(fn, backend="cuda").lower(*args)
+
+
+@pytest.mark.parametrize("name, fn, make, expected", CANONICAL, ids=[c[0] for c in CANONICAL])
+def test_canonical_kernels_compile_to_sm90_ptx(name, fn, make, expected):
+    args = make()
+    low = lowered(fn, args)
+    assert [k.kind for k in low.kernels] == expected
+    for kernel in low.kernels:
+        ptx = kernel.ptx
+        assert ".target sm_90" in ptx and ".visible .entry" in ptx
+        float32_only = all(n.dtype != np.float64 for n in list(kernel.nodes) + list(kernel.inputs))
+        if float32_only:
+            assert not F64.findall(ptx), (name, F64.findall(ptx)[:5])
+        params = len(kernel.inputs) + len(kernel.outputs)
+        assert len(re.findall(r"\.param \.u64", ptx)) >= params
+        assert kernel.launch["block"] in (32, 64, 128, 256, 512)
+    if name in STRATEGY:
+        assert low.kernels[0].strategy.startswith(STRATEGY[name])
+
+
+def test_float32_constants_are_typed():
+    low = lowered(lambda x: np.maximum(x * 2.5 + 1.0, 0.0) ** 0.5, (np.ones(64, np.float32),))
+    (kernel,) = low.kernels
+    assert "np.float32(float.fromhex(" in kernel.source
+    assert not F64.findall(kernel.ptx)
+
+
+def test_large_full_reduction_is_split_across_blocks():
+    low = lowered(lambda x: (x * x).sum(), (np.ones(1 << 20, np.float32),))
+    (kernel,) = low.kernels
+    assert kernel.strategy == "split" and kernel.launch["grid"][0] > 100
+    assert "atom.global.add" in kernel.ptx
+
+
+def test_transposed_input_goes_through_shared_memory_tiles():
+    x = np.ones((64, 96), np.float32)
+    (kernel,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
+    assert kernel.strategy == "transpose tiles" and "ld.shared" in kernel.ptx
+
+
+def test_non_contiguous_input_strides_are_baked_in():
+    x = np.ones((64, 96), np.float32)[:, ::2]
+    (kernel,) = lowered(lambda a: a + 1, (x,)).kernels
+    assert "* 96" in kernel.source     # the row stride of the parent array, in elements
+
+
+def test_matmul_keeps_its_accumulators_in_registers():
+    a, b = np.ones((256, 128), np.float32), np.ones((128, 256), np.float32)
+    (kernel,) = lowered(lambda x, w: np.maximum(x @ w, 0), (a, b)).kernels
+    assert "ld.local" not in kernel.ptx and "st.local" not in kernel.ptx
+    assert len(re.findall(r"fma\.rn\.f32", kernel.ptx)) >= 64
+
+
+def test_lower_without_gpu_needs_no_device():
+    low = lowered(lambda x: np.tanh(x), (np.ones(10, np.float32),))
+    assert "cuda.grid(1)" in low.kernels[0].source
