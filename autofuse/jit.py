@@ -137,7 +137,7 @@ def run(entry, leaves):
             raise DTypeError(f"{entry.name}(): Python integer {value} out of bounds for {dtype}"
                              f"{where()}")
     _check_written_arguments_unaliased(entry, leaves)
-    inputs = [leaves[node.attrs["index"]] for node in entry.graph.inputs]
+    inputs = [leaves[index] for index in entry.input_leaves]
     outputs = entry.program(inputs)
     for leaf_index, output_index in traced.mutations:
         target = leaves[leaf_index]

@@ -22,6 +22,7 @@ class Entry:
     program: object = None             # callable: list of input arrays -> list of output arrays
     build_seconds: float = 0.0
     input_strides: dict = field(default_factory=dict)   # input node id -> element strides or None
+    input_leaves: tuple = ()           # for each graph input, the argument leaf it reads
 
 
 def cost_model(backend: str):
@@ -36,6 +37,7 @@ def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
     traced = trace(fn, structure, specs, statics, name)
     graph, history = simplify(traced.graph)
     entry = Entry(name, backend, traced, graph, history)
+    entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))
