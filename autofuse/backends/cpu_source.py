@@ -10,7 +10,7 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
 from . import helpers
-from .render import Renderer, short
+from .render import Accumulators, Renderer, short
 
 PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
 SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
@@ -63,6 +63,7 @@ class CpuSource:
             self.argname[arg.node.id] = f"a{k}"
         self.flat = False
         self.renderer = Renderer(group, self.load)
+        self.accumulators = Accumulators(self.renderer)
 
     # -- loads and stores ------------------------------------------------------------------------
     def load(self, node: Node, index: tuple) -> str:
@@ -139,7 +140,7 @@ class CpuSource:
         inner_size = int(np.prod([shape[a] for a in axes], dtype=np.int64))
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
         reductions = self.group.reductions
-        dependent = any(self._depends_on_reduction(r.inputs[0]) for r in reductions)
+        dependent = any(self.group.depends_on_reduction(r.inputs[0]) for r in reductions)
         row_outputs = [a for a in self.outputs if a.node.shape == shape and shape != outer_shape(shape, axes)]
         if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
             return self.split_reduction(shape, axes, full)
@@ -151,18 +152,6 @@ class CpuSource:
         self.store_outputs(shape, axes, full)
         self.close(opened)
         return "rows", parallel
-
-    def _depends_on_reduction(self, node: Node) -> bool:
-        stack, seen = [node], set()
-        while stack:
-            n = stack.pop()
-            if n.id in seen or n.id not in self.group.members:
-                continue
-            seen.add(n.id)
-            if OPS[n.op].kind == "reduce":
-                return True
-            stack.extend(n.inputs)
-        return False
 
     def _row_values(self, root: Node) -> set:
         """Members computed at the row index when `root` is: elementwise nodes reached without
@@ -288,32 +277,10 @@ class CpuSource:
             r.pop()
 
     def init(self, node, acc, idx, acc_type):
-        r = self.renderer
-        if node.op in ("argmax", "argmin"):
-            start = "LOWEST" if node.op == "argmax" else "HIGHEST"
-            r.emit(f"{acc} = {r.constant(typed_constants(node.inputs[0].dtype)[start])}")
-            r.emit(f"{idx} = 0")
-            return
-        init = OPS[node.op].init
-        r.emit(f"{idx} = 0")
-        if init in ("True", "False"):
-            r.emit(f"{acc} = {init}")
-        else:
-            r.emit(f"{acc} = {r.constant(typed_constants(acc_type)[init.strip('{}')])}")
+        self.accumulators.init(node, acc, idx, acc_type)
 
     def combine(self, node, acc, idx, value, acc_type, position) -> None:
-        r = self.renderer
-        if node.op in ("argmax", "argmin"):
-            better = ">" if node.op == "argmax" else "<"
-            r.emit(f"if {value} {better} {acc} or ({value} != {value} and {acc} == {acc}):")
-            r.push()
-            r.emit(f"{acc} = {value}")
-            r.emit(f"{idx} = {position}")
-            r.pop()
-            return
-        if acc_type != node.dtype:
-            value = f"{r.ctor(acc_type)}({value})"
-        r.emit(f"{acc} = " + OPS[node.op].combine.format(value, acc=acc))
+        self.accumulators.combine(node, acc, idx, value, acc_type, position)
 
     def store_outputs(self, shape, axes, full) -> None:
         outer_index = tuple(f"i{d}" for d in range(len(shape)) if d not in axes)
@@ -377,16 +344,7 @@ class CpuSource:
             self.init(node, acc, idx, acc_type)
             r.emit(f"for c in range({chunks}):")
             r.push()
-            if node.op in ("argmax", "argmin"):
-                better = ">" if node.op == "argmax" else "<"
-                r.emit(f"if {partial}[c] {better} {acc} or ({partial}[c] != {partial}[c] and "
-                       f"{acc} == {acc}):")
-                r.push()
-                r.emit(f"{acc} = {partial}[c]")
-                r.emit(f"{idx} = {index_partial}[c]")
-                r.pop()
-            else:
-                r.emit(f"{acc} = " + OPS[node.op].combine.format(f"{partial}[c]", acc=acc))
+            self.accumulators.merge(node, acc, idx, f"{partial}[c]", f"{index_partial}[c]")
             r.pop()
             final = idx if node.op in ("argmax", "argmin") else acc
             r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
@@ -469,7 +427,12 @@ class CpuSource:
             roots.add(arg.chain[0].inputs[0].id if arg.chain else arg.node.id)
         readers = [m for m in self.group.members.values() if any(s.id == node.id for s in m.inputs)]
         operand_ids = {n.id for arg in operands for n in arg.chain}
-        return node.id in roots and all(m.id in operand_ids or m.op == "matmul" for m in readers)
+        # NOTE: a chain member that is also a result (`v = x[:1]; return v, v @ v`) is stored by
+        # the epilogue, which then reads the input itself.
+        stored = any(n.id in self.group.outputs for arg in operands if arg.chain
+                     and arg.chain[0].inputs[0].id == node.id for n in arg.chain)
+        return node.id in roots and not stored and \
+            all(m.id in operand_ids or m.op == "matmul" for m in readers)
 
     # -- the module --------------------------------------------------------------------------------
     def finish(self, strategy: str, parallel: bool) -> KernelSource:

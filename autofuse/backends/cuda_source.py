@@ -19,7 +19,6 @@ import numpy as np
 
 from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
-from ..ir.ops import OPS
 from . import helpers
 from .render import Accumulators, Renderer, short
 
@@ -223,7 +222,7 @@ class CudaSource:
         r.emit(f"bc = blk - br * {tiles_c}")
         for k in range(4):
             r.emit(f"sr = bc * 32 + ty + {8 * k}")
-            r.emit(f"sc = br * 32 + tx")
+            r.emit("sc = br * 32 + tx")
             r.emit(f"if sr < {cols} and sc < {rows}:")
             r.push()
             for param in transposed:
@@ -255,7 +254,7 @@ class CudaSource:
         outer = int(np.prod([shape[d] for d in outer_axes], dtype=np.int64))
         inner = int(np.prod([shape[a] for a in axes], dtype=np.int64))
         trailing = tuple(axes) == tuple(range(len(shape) - len(axes), len(shape)))
-        dependent = any(self._depends_on_reduction(n.inputs[0]) for n in self.group.reductions)
+        dependent = any(self.group.depends_on_reduction(n.inputs[0]) for n in self.group.reductions)
         row_outputs = any(p.node.shape == shape and shape != outer_shape(shape, axes)
                           for p in self.outputs)
         threshold = 256 if self.simulator else SPLIT_ELEMENTS
@@ -264,21 +263,6 @@ class CudaSource:
         if trailing and (inner >= 32 or outer < 32 * 132):
             return self.rows(shape, axes, outer_axes, outer, inner)
         return self.columns(shape, axes, outer_axes, outer)
-
-    def _depends_on_reduction(self, node: Node) -> bool:
-        stack, seen = [node], set()
-        while stack:
-            n = stack.pop()
-            if n.id in seen or n.id not in self.group.members:
-                continue
-            seen.add(n.id)
-            if OPS[n.op].kind == "reduce":
-                return True
-            stack.extend(n.inputs)
-        return False
-
-    def _accumulator(self, node: Node) -> np.dtype:
-        return node.dtype
 
     def _outer_index(self, outer_axes, shape, flat: str) -> None:
         names = [f"i{d}" for d in outer_axes]

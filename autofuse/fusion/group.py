@@ -59,6 +59,19 @@ class Group:
             return {self.matmul.shape}
         return {self.root.shape}
 
+    def depends_on_reduction(self, node: Node) -> bool:
+        """Whether `node` reads, through members of this group, one of its reductions."""
+        stack, seen = [node], set()
+        while stack:
+            n = stack.pop()
+            if n.id in seen or n.id not in self.members:
+                continue
+            seen.add(n.id)
+            if n.kind == REDUCE:
+                return True
+            stack.extend(n.inputs)
+        return False
+
     def __contains__(self, node: Node) -> bool:
         return node.id in self.members
 
