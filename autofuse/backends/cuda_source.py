@@ -393,12 +393,21 @@ class CudaSource:
         r.emit(f"for j in range({items}):")
         r.push()
         r.emit(f"col = t + j * {block}")
-        r.emit(f"if col < {inner}:")
-        r.push()
+        # NOTE: when the row is an exact multiple of the block, every item exists; the compiler
+        # cannot know that (it does not know the block size), so the guard is left out here.
+        self.guarded = items * block != inner
+        if self.guarded:
+            r.emit(f"if col < {inner}:")
+            r.push()
+        else:
+            r.scopes.append({})
         self.delinearize("col", inner_names, [shape[a] for a in axes])
 
     def end_row_loop(self) -> None:
-        self.renderer.pop()
+        if self.guarded:
+            self.renderer.pop()
+        else:
+            self.renderer.scopes.pop()
         self.renderer.pop()
 
     def hold_row(self, full, shape, axes, inner_names, items, block, inner) -> None:
