@@ -30,6 +30,7 @@ CASES = [
     ("broadcast", lambda x, b: np.tanh(x + b) * 0.5, (f32(6, 5), f32(5))),
     ("transpose", lambda x, y: (x.T + y) * 2, (f32(3, 5), f32(5, 3))),
     ("transpose_tiles", lambda x, y: (x.T + y) * 2 + x.T, (f32(40, 70), f32(70, 40))),
+    ("transpose_exact_tiles", lambda x, y: x.T - y, (f32(64, 32), f32(32, 64))),
     ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (f32(20),)),
     ("setslice", lambda u: u.copy().__setitem__((slice(1, -1),), 0) or u, (f32(5),)),
     ("concatenate", lambda a, b: np.concatenate([a, b * 2], axis=1), (f32(3, 2), f32(3, 4))),

@@ -220,27 +220,36 @@ class CudaSource:
         r.push()
         r.emit(f"br = blk // {tiles_c}")
         r.emit(f"bc = blk - br * {tiles_c}")
+        exact = rows % 32 == 0 and cols % 32 == 0     # every tile full: no bounds guards
         for k in range(4):
             r.emit(f"sr = bc * 32 + ty + {8 * k}")
             r.emit("sc = br * 32 + tx")
-            r.emit(f"if sr < {cols} and sc < {rows}:")
-            r.push()
+            if not exact:
+                r.emit(f"if sr < {cols} and sc < {rows}:")
+                r.push()
             for param in transposed:
                 r.emit(f"tile_{param.name}[ty + {8 * k}, tx] = {self.load(param.node, ('sr', 'sc'))}")
-            r.pop()
+            if not exact:
+                r.pop()
         r.emit("cuda.syncthreads()")
         for k in range(4):
             r.emit(f"i0 = br * 32 + ty + {8 * k}")
             r.emit("i1 = bc * 32 + tx")
-            r.emit(f"if i0 < {rows} and i1 < {cols}:")
-            r.push()
+            if exact:
+                r.scopes.append({})
+            else:
+                r.emit(f"if i0 < {rows} and i1 < {cols}:")
+                r.push()
             self.tiles = {p.node.id: (("i1", "i0"), f"tile_{p.name}[tx, ty + {8 * k}]")
                           for p in transposed}
             self.identity, self.flat_index = index, f"i0 * {cols} + i1"
             self.identity_shape = shape
             for param in self.outputs:
                 self.store(param, index)
-            r.pop()
+            if exact:
+                r.scopes.pop()
+            else:
+                r.pop()
         self.tiles = {}
         r.emit("cuda.syncthreads()")
         r.emit("blk += cuda.gridDim.x")
