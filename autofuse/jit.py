@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import tree
+from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, \
+    run_program as _debug_run
 from .errors import DTypeError, UnsupportedError, where
 from .lowered import Lowered
 from .signature import Binder
@@ -44,11 +46,11 @@ class JitFunction:
             self._cache.clear()
             self._fast.clear()
 
-    def _entry(self, args, kwargs, backend=None):
+    def _entry(self, args, kwargs, backend=None, running=True):
         from .backends import choose_backend
         args, kwargs = self._binder.bind(args, kwargs)
         key, leaves, statics, structure = self._binder.split(args, kwargs)
-        backend = choose_backend(backend or self.backend, leaves)
+        backend = choose_backend(backend or self.backend, leaves, running)
         full_key = (backend, key)
         entry = self._cache.get(full_key)
         if entry is not None:
@@ -62,6 +64,8 @@ class JitFunction:
                 entry.build_seconds = time.perf_counter() - start
                 self._cache[full_key] = entry
                 self._info.traces += 1
+                if _DEBUG.active:
+                    _debug_compiled(entry)
             else:
                 self._info.hits += 1
         return entry, leaves
@@ -69,6 +73,8 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         # NOTE: the fast path: a flat positional call is looked up by a cheap per-argument key
         # (type, shape, dtype, strides), skipping binding, flattening and backend choice.
+        if _DEBUG.active:
+            return self._call_debug(args, kwargs)
         fast = None
         if not kwargs and self._binder.simple:
             fast = fast_key(args)
@@ -81,9 +87,15 @@ class JitFunction:
             self._fast[fast] = entry
         return run(entry, leaves)
 
+    def _call_debug(self, args, kwargs):
+        """A call while debug output may be due (autofuse.debug / $AUTOFUSE_DEBUG): the full path."""
+        entry, leaves = self._entry(args, kwargs)
+        _debug_hit(entry)
+        return _debug_run(entry, lambda: run(entry, leaves))
+
     def lower(self, *args, backend=None, **kwargs) -> Lowered:
         """The program autofuse builds for these arguments, for inspection; runs nothing."""
-        entry, _ = self._entry(args, kwargs, backend)
+        entry, _ = self._entry(args, kwargs, backend, running=False)
         return Lowered(entry)
 
     def __repr__(self):

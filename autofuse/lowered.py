@@ -43,5 +43,19 @@ class Lowered:
             sections.append("# fused\n" + self.fused.as_text())
         return "\n\n".join(sections)
 
+    def to_dot(self) -> str:
+        """The fused program as Graphviz DOT text: a cluster per fusion group coloured by kind,
+        values labelled with name, shape and dtype, edges between groups labelled with bytes."""
+        from .debug import signature_text
+        from .picture import to_dot
+        return to_dot(self.fused, f"{signature_text(self._entry)} on {self.backend}")
+
+    def render(self, path, format: str | None = None) -> str:
+        """Write the picture to `path` as "svg", "png" or "pdf" (default: the path's suffix, else
+        svg) with Graphviz's `dot`; "dot" writes the DOT text. Returns the path written; raises
+        autofuse.picture.RenderError naming what to install where `dot` is missing."""
+        from .picture import render
+        return render(self.to_dot(), path, format)
+
     def __repr__(self):
         return self.as_text()

@@ -12,6 +12,7 @@ import threading
 import numba
 import numpy as np
 
+from ..debug import STATE as _DEBUG, run_steps as _debug_steps
 from ..fusion import CostModel
 from ..ir.interpreter import evaluate_node, run_nodes
 from . import disk_cache
@@ -142,8 +143,11 @@ class Program:
         memory = dict(self.constants)
         for node_id, dtype, value in zip(self.input_ids, self.input_dtypes, inputs):
             memory[node_id] = value if isinstance(value, np.ndarray) else np.asarray(value, dtype)
-        for step in self.steps:
-            step.run(memory)
+        if _DEBUG.active:
+            _debug_steps(self.steps, lambda step: step.run(memory))
+        else:
+            for step in self.steps:
+                step.run(memory)
         results = []
         borrowed = {id(v) for v in inputs} | {id(v) for v in self.constants.values()}
         for node_id in self.output_ids:

@@ -16,6 +16,7 @@ from importlib import metadata
 
 import numpy as np
 
+from ..debug import STATE as _DEBUG, run_steps as _debug_steps
 from ..errors import BackendError
 from ..fusion import CostModel
 from . import disk_cache
@@ -228,8 +229,12 @@ class CudaProgram:
                 host = True
             memory[node] = value
         stream = self.stream()
-        for step in self.steps:
-            step.launch(memory, library, stream, self.launch)
+        if _DEBUG.active:     # level >= 2 synchronizes after each launch to time it
+            _debug_steps(self.steps, lambda step: step.launch(memory, library, stream, self.launch),
+                         stream.sync)
+        else:
+            for step in self.steps:
+                step.launch(memory, library, stream, self.launch)
         outputs = []
         for node, borrowed in self.outputs:
             value = memory[node]
