@@ -141,6 +141,14 @@ def fast_key(args) -> tuple | None:
 
 def run(entry, leaves):
     """Execute a built entry on the argument leaves; returns the result NumPy would."""
+    if entry.single_array:
+        # NOTE: the common case (one array result, no argument written, no Python-int range
+        # check) skips the general result assembly below.
+        value = entry.program([leaves[index] for index in entry.input_leaves])[0]
+        for leaf in leaves:
+            if value is leaf:
+                return value.copy()
+        return value
     traced = entry.traced
     for index, dtype in traced.weak_int_casts.items():
         value = leaves[index]

@@ -7,6 +7,7 @@ from .fusion import partition
 from .ir.graph import Graph
 from .ir.passes import PassRecord, simplify
 from .trace import Traced, leaf_spec, trace
+from .tree import LEAF
 
 
 @dataclass
@@ -23,6 +24,7 @@ class Entry:
     build_seconds: float = 0.0
     input_strides: dict = field(default_factory=dict)   # input node id -> element strides or None
     input_leaves: tuple = ()           # for each graph input, the argument leaf it reads
+    single_array: bool = False         # the result is one array: nothing else to assemble
 
 
 def cost_model(backend: str):
@@ -38,6 +40,8 @@ def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
     graph, history = simplify(traced.graph)
     entry = Entry(name, backend, traced, graph, history)
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
+    entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
+                          and not traced.weak_int_casts and traced.structure is LEAF)
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))
