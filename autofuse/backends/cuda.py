@@ -210,10 +210,10 @@ class CudaProgram:
             self.loaded = True
 
     def stream(self):
-        from cuda.core import Stream
         handle = self.library.stream()
         stream = self._streams.get(handle)
         if stream is None:
+            from cuda.core import Stream
             stream = self._streams[handle] = Stream.from_handle(handle)
         return stream
 
