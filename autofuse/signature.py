@@ -1,6 +1,7 @@
 """Binding a call's arguments: static values, traced leaves, and the cache key of the signature."""
 from __future__ import annotations
 
+import difflib
 import inspect
 
 import numpy as np
@@ -38,9 +39,23 @@ class Binder:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise ArgumentError(f"{self.name}(): {error}{where()}") from None
+            raise ArgumentError(f"{self.name}(): {self._unknown_keyword(kwargs) or error}{where()}"
+                                ) from None
         bound.apply_defaults()
         return bound.args, bound.kwargs
+
+    def _unknown_keyword(self, kwargs: dict) -> str | None:
+        """A keyword the function does not take, with the parameter it was probably meant to be
+        (inspect would only say that the intended one is missing)."""
+        parameters = self.signature.parameters
+        if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+            return None
+        for keyword in kwargs:
+            if keyword not in parameters:
+                close = difflib.get_close_matches(keyword, list(parameters), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                return f"got an unexpected keyword argument {keyword!r}{hint}"
+        return None
 
     def split(self, args: tuple, kwargs: dict):
         """(key, leaves, statics, structure): statics maps leaf index -> value kept out of tracing."""

@@ -49,14 +49,19 @@ def module_text(kernel) -> str:
     return "\n".join(lines)
 
 
-def load(kernel, text: str):
-    """Import the generated module from the disk cache and return its function."""
+def load(kernel, text: str, fresh: bool = False):
+    """Import the generated module from the disk cache and return its function; `fresh` first
+    drops numba's cached binaries of it (and the imported module), so that it compiles anew."""
     key = disk_cache.digest(text, GENERATOR_VERSION, numba.__version__, np.__version__,
                             sys.version)
     path = disk_cache.cache_dir() / "cpu" / f"k_{key}.py"
-    disk_cache.write_once(path, text.encode())
+    disk_cache.write_checked(path, text.encode())
     module_name = f"autofuse_generated_{key}"
     with _import_lock:
+        if fresh:
+            sys.modules.pop(module_name, None)
+            for binary in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
+                binary.unlink(missing_ok=True)
         module = sys.modules.get(module_name)
         if module is None:
             spec = importlib.util.spec_from_file_location(module_name, path)
@@ -74,9 +79,12 @@ def new_output(shape, dtype) -> np.ndarray:
 class Step:
     """One kernel launch: where its arguments come from and what it writes."""
 
-    def __init__(self, group, kernel, function):
+    def __init__(self, group, kernel, function, text: str):
         self.group = group
+        self.kernel = kernel
+        self.text = text
         self.function = function
+        self.first = True
         self.inputs = kernel.inputs
         self.outputs = kernel.outputs
         self.skip_empty = group.kind != "input"
@@ -87,9 +95,23 @@ class Step:
                 for arg in self.outputs]
         if not (self.skip_empty and all(o.size == 0 for o in outs)):
             views = [o.reshape(-1) if arg.view == "flat" else o for o, arg in zip(outs, self.outputs)]
-            self.function(*args, *views)
+            if self.first:
+                self.first_call(args + views)
+            else:
+                self.function(*args, *views)
         for out, arg in zip(outs, self.outputs):
             memory[arg.node.id] = out.reshape(arg.node.shape)
+
+    def first_call(self, args: list) -> None:
+        """numba loads the kernel's binary from its disk cache at the first call: a corrupted or
+        half-written cache file fails there, so a failed first call drops the cached binaries and
+        compiles once more (a genuine error fails again, and propagates)."""
+        try:
+            self.function(*args)
+        except Exception:
+            self.function = load(self.kernel, self.text, fresh=True)
+            self.function(*args)
+        self.first = False
 
 
 class InterpretedStep:
@@ -168,5 +190,5 @@ def prepare(entry) -> None:
         text = module_text(kernel)
         group.source = text
         group.strategy = kernel.strategy
-        steps.append(Step(group, kernel, load(kernel, text)))
+        steps.append(Step(group, kernel, load(kernel, text), text))
     entry.program = Program(entry.graph, steps)

@@ -40,6 +40,17 @@ def write_once(path: Path, data: bytes) -> None:
     """Create `path` with `data` unless it exists; concurrent writers never expose a partial file."""
     if path.exists():
         return
+    _write(path, data)
+
+
+def write_checked(path: Path, data: bytes) -> None:
+    """Make `path` hold exactly `data` (content-addressed: any other content is a corrupted or
+    half-written entry, from a crash or a full disk, and is replaced atomically)."""
+    if not _holds(path, data):
+        _write(path, data)
+
+
+def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
@@ -50,3 +61,10 @@ def write_once(path: Path, data: bytes) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        return path.read_bytes() == data
+    except OSError:
+        return False

@@ -13,14 +13,15 @@ def prepare(entry) -> None:
     graph = entry.graph
 
     def program(inputs):
-        return [owned(out) for out in evaluate(graph, inputs)]
+        return [owned(out, inputs) for out in evaluate(graph, inputs)]
 
     entry.program = program
 
 
-def owned(array):
-    """A result never shares memory with an argument (NumPy's interpreter may return views)."""
+def owned(array, inputs=()):
+    """A result never shares memory with an argument (NumPy's interpreter may return views, or an
+    input itself where the simplifier folded `x * 1` to `x`; the call then writes arguments)."""
     array = np.asarray(array)
-    if array.base is not None or not array.flags.writeable:
+    if array.base is not None or not array.flags.writeable or any(array is i for i in inputs):
         return np.array(array, copy=True)
     return array

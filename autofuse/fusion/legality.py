@@ -5,6 +5,8 @@ value names, filled in when the fused program is printed.
 """
 from __future__ import annotations
 
+import math
+
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE
 from .cost import CostModel
@@ -57,11 +59,20 @@ def operand_chain(g: Group) -> set:
     return chain
 
 
+def _stores(g: Group, shape: tuple) -> bool:
+    """Whether `g`'s iterations write a result of `shape`: one of its own shapes, or a 0-d value
+    written by every iteration, of which an empty iteration space has none."""
+    spaces = g.space_shapes()
+    if shape in spaces:
+        return True
+    return shape == () and all(math.prod(space) > 0 for space in spaces)
+
+
 def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel) -> str | None:
     if len(g.members) >= cost.max_ops:
         return (f"the consumer's kernel already holds {len(g.members)} ops, the most one kernel "
                 f"may hold ({cost.max_ops})")
-    if is_output and p.shape not in g.space_shapes() | {()}:
+    if is_output and not _stores(g, p.shape):
         return (f"{{p}} is also a result of the function, and its shape {p.shape} is outside the "
                 f"consumer's iteration space")
     if p.kind in (ELEMENTWISE, LAYOUT):
@@ -119,13 +130,17 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
         return (f"the consumer iterates over {g.root.shape}, which is neither the reduced shape "
                 f"{shape} nor its result {outer_shape(shape, axes)}")
     row_phase = False
-    for node in descendants(p, g, users):
+    readers = descendants(p, g, users)
+    for node in readers:
         if node.kind == REDUCE:
             row_phase = True
             continue
         if node.shape not in allowed:
             return (f"the reduced value reaches {node.op} with shape {node.shape}, outside the rows "
                     f"being reduced")
+        if _misaligned(node, {p.id} | {n.id for n in readers}, shape, axes):
+            return (f"the reduced value (shape {outer_shape(shape, axes)}) is broadcast against "
+                    f"{node.shape} along other axes than its rows, so it would need other rows")
         row_local = node.kind == ELEMENTWISE or node.op in ("reshape", "broadcast_to")
         if not row_local:
             return f"the reduced value reaches {node.op}, which would need other rows"
@@ -138,6 +153,17 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
         return (f"its rows ({inner} elements) do not fit on chip (at most {cost.max_row}), so the "
                 f"reduced value is materialized before it is used across the row")
     return None
+
+
+def _misaligned(node: Node, derived: set, shape: tuple, axes: tuple) -> bool:
+    """Whether `node` broadcasts a value of the reduction's result shape against the reduced
+    shape, which NumPy aligns from the right: onto the rows only where the reduced axes lead
+    (`x - x.sum(0)`), not otherwise (`x - x.max(1)` with x square reads the max of another row)."""
+    outer = outer_shape(shape, axes)
+    broadcasts = node.kind == ELEMENTWISE or node.op == "broadcast_to"
+    if not broadcasts or node.shape == outer or tuple(axes) == tuple(range(len(axes))):
+        return False
+    return any(s.id in derived and s.shape == outer for s in node.inputs)
 
 
 def merged_reason(g: Group, users: dict, cost: CostModel) -> str | None:

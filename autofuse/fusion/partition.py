@@ -199,14 +199,19 @@ class Partitioner:
 
     def stored_by(self, node_id: int, group: Group) -> bool:
         """Whether `group` writes this member to memory: it is a result of the function, or some
-        reader computes in a group that does not hold it. One owner stores a recomputed node."""
+        reader computes in a group that does not hold it (a reader recomputed in several groups
+        counts in each). One owner stores a recomputed node."""
         owners = self.groups_of[node_id]
         if owners[0] is not group:
             return False
         if node_id in self.outputs:
             return True
-        return any(not any(node_id in g.members for g in self.groups_of.get(user.id, ()))
+        return any(self._read_outside(node_id, self.groups_of.get(user.id, ()))
                    for user in self.users[node_id])
+
+    @staticmethod
+    def _read_outside(node_id: int, reader_groups) -> bool:
+        return not reader_groups or any(node_id not in g.members for g in reader_groups)
 
     def launch_order(self) -> list[Group]:
         """Groups in a topological order (ties broken by their first node): deterministic."""

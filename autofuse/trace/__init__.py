@@ -75,7 +75,16 @@ def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None 
                 mutations.append((index, len(nodes)))
                 nodes.append(tracer._buffer.node)
     graph = Graph(ctx.builder.nodes, ctx.inputs, nodes, ctx.name)
-    return Traced(graph, out_structure, outputs, mutations, dict(ctx.weak_int_casts))
+    return Traced(graph, out_structure, outputs, mutations, _weak_int_checks(specs, statics, ctx))
+
+
+def _weak_int_checks(specs, statics: dict, ctx: TraceContext) -> dict:
+    """Python int argument index -> the narrowest dtype its value must fit on every call: the
+    int64 it is passed as, or a narrower dtype it was cast to (2**70 is refused, never wrapped)."""
+    checks = {index: spec.dtype for index, spec in enumerate(specs)
+              if index not in statics and spec.weak is int}
+    checks.update(ctx.weak_int_casts)
+    return checks
 
 
 def _output(leaf, nodes: list, argument_buffers: dict):
@@ -97,12 +106,22 @@ def _output(leaf, nodes: list, argument_buffers: dict):
                      f"return; return arrays, scalars, or tuples/lists/dicts of them")
 
 
+def _check_plain_array(value, where_text: str) -> None:
+    """Refuse ndarray subclasses with their own semantics (np.matrix's `*` is a matmul, masked
+    arrays skip masked values): autofuse would compute the plain-array answer."""
+    if type(value) not in (np.ndarray, np.memmap):
+        raise ArgumentError(f"{where_text}: cannot trace a {type(value).__module__}."
+                            f"{type(value).__name__} (an ndarray subclass with its own semantics); "
+                            f"pass np.asarray(...) of it{where()}")
+
+
 _WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 
 
 def leaf_spec(value, where_text: str) -> LeafSpec:
     """The signature of one argument leaf, or ArgumentError for what cannot be traced."""
     if isinstance(value, np.ndarray):
+        _check_plain_array(value, where_text)
         dtype = check_dtype(value.dtype, where_text)
         strides = None
         if not value.flags.c_contiguous and value.size:
