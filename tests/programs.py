@@ -2,6 +2,8 @@
 the same function runs on NumPy arrays (the reference) and under autofuse's tracer."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -129,3 +131,248 @@ def _run(step, values):
     y[1:] += 1.5
     y[0] *= 2
     return y
+
+
+# ---------------------------------------------------------------------------------------------
+# The reliability fuzzer: random programs as Python source over mixed dtypes and odd shapes.
+#
+# A program is generated statement by statement; each candidate statement is first run by NumPy
+# on probe arrays of the right shapes and dtypes, and kept only where NumPy accepts it, so every
+# program is valid NumPy by construction. The same generator runs from hypothesis (with
+# shrinking) and from a plain seed (the long run, `tests/fuzz_long.py`).
+
+FUZZ_DTYPES = ["float64", "float32", "int64", "int32", "bool"]
+FUZZ_UNARY = ["np.exp({a})", "np.tanh({a})", "np.abs({a})", "-{a}", "{a} * {a}", "np.sin({a})",
+              "np.log1p(np.abs({a}))", "np.sqrt(np.abs({a}))", "np.sign({a})", "np.floor({a})",
+              "np.log({a})", "1.0 / {a}", "np.isnan({a})", "{a} > 0", "{a}.astype(np.float32)",
+              "{a}.astype(np.float64)", "np.where({a} > 0, {a}, 0)", "np.clip({a}, -1, 2)",
+              "{a} * 2 + 1", "np.logical_not({a})"]
+FUZZ_BINARY = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "np.maximum({a}, {b})",
+               "np.minimum({a}, {b})", "np.where({a} > {b}, {a}, {b} * 0.5)", "{a} / {b}",
+               "{a} > {b}", "{a} == {b}", "np.copysign({a}, {b})", "np.logical_and({a}, {b})",
+               "np.where({a} > 0, {b}, {a})"]
+FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "all"]
+FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
+               "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
+               "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
+              "argument_update"]
+
+
+class FuzzProgram:
+    """A generated program: its source, input shapes, dtypes and layouts; `fn` is the function."""
+
+    def __init__(self, lines, outputs, shapes, dtypes, layouts):
+        self.lines = list(lines)
+        self.outputs = list(outputs)
+        self.shapes = [tuple(s) for s in shapes]
+        self.dtypes = list(dtypes)
+        self.layouts = list(layouts)
+        self.source = _source(len(self.shapes), self.lines, self.outputs)
+        namespace = {"np": np}
+        exec(compile(self.source, "<fuzz program>", "exec"), namespace)
+        self.fn = namespace["program"]
+
+    def __repr__(self):
+        args = ", ".join(f"{d}{list(s)}{'' if l == 'C' else ' ' + l}"
+                         for s, d, l in zip(self.shapes, self.dtypes, self.layouts))
+        return f"FuzzProgram({args}):\n{self.source}"
+
+    def inputs(self, seed: int = 0) -> list:
+        """Fresh argument arrays: small values (ints in [-4, 5], floats in [-3, 3]) laid out as drawn."""
+        rng = np.random.default_rng(seed)
+        return [_fuzz_array(s, d, l, rng) for s, d, l in zip(self.shapes, self.dtypes, self.layouts)]
+
+
+def _source(count, lines, outputs) -> str:
+    args = ", ".join(f"v{i}" for i in range(count))
+    body = [f"    {line}" for line in lines] or ["    pass"]
+    returned = ", ".join(f"v{o}" for o in outputs)
+    return f"def program({args}):\n" + "\n".join(body) + f"\n    return ({returned},)\n"
+
+
+def _fuzz_array(shape, dtype, layout, rng):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        values = rng.random(shape) < 0.5
+    elif dtype.kind in "iu":
+        values = rng.integers(-4, 6, size=shape).astype(dtype)
+    else:
+        values = rng.uniform(-3, 3, size=shape).astype(dtype)
+    values = np.asarray(values, dtype)
+    if layout == "F":
+        return np.asfortranarray(values)
+    if layout == "reversed" and values.ndim:
+        return values[::-1].copy()[::-1]
+    return values
+
+
+def _probe(shape, dtype):
+    return np.ones(shape, np.dtype(dtype))
+
+
+class _Chooser:
+    """The generator's source of choices: a hypothesis `draw` or a seeded random.Random."""
+
+    def __init__(self, draw=None, rng=None):
+        self.draw, self.rng = draw, rng
+
+    def choice(self, options):
+        options = list(options)
+        if self.draw is not None:
+            return self.draw(st.sampled_from(options))
+        return options[self.rng.randrange(len(options))]
+
+    def integer(self, low, high):
+        if self.draw is not None:
+            return self.draw(st.integers(low, high))
+        return self.rng.randint(low, high)
+
+
+def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3) -> FuzzProgram:
+    dims = (choose.choice([3, 1, 2, 4, 0]), choose.choice([4, 1, 3, 2]))
+    forms = [dims, dims[1:], (1, dims[1]), (dims[0], 1), dims[::-1], (), (2,) + dims]
+    count = choose.integer(1, max_inputs)
+    shapes = [choose.choice(forms) for _ in range(count)]
+    dtypes = [choose.choice(FUZZ_DTYPES) for _ in range(count)]
+    layouts = [choose.choice(["C", "C", "F", "reversed"]) if len(s) >= 2 else "C" for s in shapes]
+    values = [_probe(s, d) for s, d in zip(shapes, dtypes)]
+    lines = []
+    for _ in range(choose.integer(1, max_steps)):
+        line = _statement(choose, values, count)
+        if line is None:
+            continue
+        trial = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+        namespace = {"np": np, **{f"v{i}": v for i, v in enumerate(trial)}}
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")      # the mean of a size-0 probe
+                exec(line, namespace)
+        except Exception:
+            continue
+        values = [namespace[f"v{i}"] for i in range(len(values))]
+        values.append(np.asarray(namespace[f"v{len(values)}"]))
+        lines.append(line)
+    last = len(values) - 1
+    picked = {choose.integer(0, last) for _ in range(choose.integer(1, 3))} | {last}
+    return FuzzProgram(lines, sorted(picked), shapes, dtypes, layouts)
+
+
+def _statement(choose, values, count) -> str | None:
+    """One candidate statement defining v{len(values)} (NumPy may still refuse it)."""
+    target = f"v{len(values)}"
+    recent = list(range(max(0, len(values) - 3), len(values)))
+    a = choose.choice(recent + list(range(len(values))))
+    kind = choose.choice(FUZZ_KINDS)
+    if kind == "unary":
+        return f"{target} = " + choose.choice(FUZZ_UNARY).format(a=f"v{a}")
+    if kind in ("binary", "matmul"):
+        partners = [i for i, v in enumerate(values) if _pairs(kind, values[a], v)]
+        if not partners:
+            return None
+        b = choose.choice(partners)
+        template = "{a} @ {b}" if kind == "matmul" else choose.choice(FUZZ_BINARY)
+        return f"{target} = " + template.format(a=f"v{a}", b=f"v{b}")
+    if kind == "reduce":
+        ndim = values[a].ndim
+        name = choose.choice(FUZZ_REDUCE)
+        axis = choose.choice([None] + list(range(-ndim, ndim)))
+        keep = "" if name.startswith("arg") else choose.choice(["", ", keepdims=True"])
+        return f"{target} = np.{name}(v{a}, axis={axis}{keep})"
+    if kind == "layout":
+        return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
+    if kind == "copy_update":
+        b = choose.choice(range(len(values)))
+        op = choose.choice(["+=", "*=", "-="])
+        return f"{target} = v{a}.copy(); {target}[1:] {op} v{b}[:1]; {target}[0] *= 2"
+    if kind == "argument_update":
+        arg = choose.integer(0, count - 1)
+        b = choose.choice(range(len(values)))
+        op = choose.choice(["+=", "*=", "[...] ="])
+        update = f"v{arg}[...] = v{b}" if op == "[...] =" else f"v{arg} {op} v{b}"
+        return f"{update}; {target} = v{arg}[:1] * 1"
+    return None
+
+
+def _pairs(kind, x, y) -> bool:
+    if kind == "matmul":
+        return x.ndim >= 1 and y.ndim >= 1 and x.shape[-1] == y.shape[-2 if y.ndim >= 2 else 0]
+    return _broadcasts(x.shape, y.shape)
+
+
+@st.composite
+def fuzz_programs(draw, max_steps=6, max_inputs=3):
+    """A FuzzProgram: a random DAG (several consumers, several outputs) of elementwise ops,
+    broadcasts, layout changes, reductions over random axes, matmuls and in-place updates over
+    bool/int32/int64/float32/float64 inputs of shapes with 1s, 0-d and size 0."""
+    return _generate(_Chooser(draw=draw), max_steps, max_inputs)
+
+
+def seeded_program(seed: int, max_steps=6, max_inputs=3) -> FuzzProgram:
+    """The program for `seed`: the same on every run and machine (the long run's programs)."""
+    import random
+    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs)
+
+
+def fuzz_tolerance(dtype, expected) -> tuple[float, float]:
+    """(rtol, atol) fit for `dtype`: exact for ints and bools; a few ulps of the largest finite
+    value for floats (reductions and fused chains round in a different order than NumPy)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biu":
+        return 0.0, 0.0
+    finite = np.abs(expected[np.isfinite(expected)]) if np.ndim(expected) else \
+        np.abs(np.asarray([expected])[np.isfinite([expected])])
+    scale = max(1.0, float(finite.max()) if finite.size else 1.0)
+    rtol = 2e-4 if dtype == np.float32 else 1e-9
+    return rtol, rtol * scale
+
+
+def assert_fuzz_same(got, want, what: str) -> None:
+    """`got` is NumPy's `want`: same kind (array or scalar), shape, dtype; values within
+    fuzz_tolerance; NaN and inf at the same places, with the same signs."""
+    assert isinstance(got, np.ndarray) == isinstance(want, np.ndarray), \
+        f"{what}: {type(got).__name__} where NumPy gives {type(want).__name__}"
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.shape == want_a.shape, f"{what}: shape {got_a.shape} != {want_a.shape}"
+    assert got_a.dtype == want_a.dtype, f"{what}: dtype {got_a.dtype} != {want_a.dtype}"
+    if want_a.dtype.kind in "biu":
+        np.testing.assert_array_equal(got_a, want_a, err_msg=what)
+        return
+    np.testing.assert_array_equal(np.isnan(got_a), np.isnan(want_a), err_msg=f"{what}: NaNs")
+    np.testing.assert_array_equal(np.isinf(got_a) * np.sign(got_a), np.isinf(want_a) * np.sign(want_a),
+                                  err_msg=f"{what}: infs")
+    rtol, atol = fuzz_tolerance(want_a.dtype, want_a)
+    np.testing.assert_allclose(got_a, want_a, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+def check_fuzz_program(program: FuzzProgram, backend: str = "cpu", seed: int = 0) -> str:
+    """Run `program` by NumPy, by autofuse's reference interpreter and by `backend`; raise
+    AssertionError on any difference in results or in the arguments after the call. Returns
+    "ok", or "unsupported: ..." where autofuse refused the program with an AutofuseError; any
+    other exception propagates (a crash is a failure too)."""
+    import autofuse
+    arrays = program.inputs(seed)
+    with np.errstate(all="ignore"):
+        expected = program.fn(*[a.copy(order="K") for a in arrays])
+    outcomes = {}
+    for name in ("numpy", backend):
+        args = [a.copy(order="K") for a in arrays]
+        try:
+            with np.errstate(all="ignore"):
+                result = autofuse.jit(program.fn, backend=name)(*args)
+        except autofuse.AutofuseError as error:
+            outcomes[name] = f"unsupported: {type(error).__name__}: {str(error).splitlines()[0]}"
+            continue
+        outcomes[name] = "ok"
+        assert isinstance(result, tuple) and len(result) == len(expected)
+        for index, (got, want) in enumerate(zip(result, expected)):
+            assert_fuzz_same(got, want, f"backend={name} output {index}")
+        numpy_args = [a.copy(order="K") for a in arrays]
+        with np.errstate(all="ignore"):
+            program.fn(*numpy_args)
+        for index, (got, want) in enumerate(zip(args, numpy_args)):
+            assert_fuzz_same(got, want, f"backend={name} argument {index} after the call")
+    # NOTE: a backend may refuse what the interpreter runs (the CUDA backend has no float16) as
+    # long as it says so with an AutofuseError; only a wrong answer fails.
+    refused = [outcome for outcome in outcomes.values() if outcome != "ok"]
+    return refused[0] if refused else "ok"
