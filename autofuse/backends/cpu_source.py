@@ -422,17 +422,22 @@ class CpuSource:
         return tuple(reversed(chain))
 
     def _feeds_only_operands(self, node: Node, operands) -> bool:
-        roots = set()
-        for arg in operands:
-            roots.add(arg.chain[0].inputs[0].id if arg.chain else arg.node.id)
-        readers = [m for m in self.group.members.values() if any(s.id == node.id for s in m.inputs)]
-        operand_ids = {n.id for arg in operands for n in arg.chain}
-        # NOTE: a chain member that is also a result (`v = x[:1]; return v, v @ v`) is stored by
-        # the epilogue, which then reads the input itself.
-        stored = any(n.id in self.group.outputs for arg in operands if arg.chain
-                     and arg.chain[0].inputs[0].id == node.id for n in arg.chain)
-        return node.id in roots and not stored and \
-            all(m.id in operand_ids or m.op == "matmul" for m in readers)
+        """Whether group input `node` is read only to build matmul operands (on the host), so
+        the kernel itself never loads it."""
+        roots = {arg.chain[0].inputs[0].id if arg.chain else arg.node.id for arg in operands}
+        if node.id not in roots:
+            return False
+        chain = [n for arg in operands for n in arg.chain]
+        chain_ids = {n.id for n in chain}
+        matmul = self.group.matmul.id
+        # NOTE: a chain member that is also a result (`v = x[:1]; return v, v @ v`) or is read by
+        # the epilogue (`v = x.T; (v @ w) + v`) makes the epilogue read the input itself.
+        for member in self.group.members.values():
+            if member.id in chain_ids or member.id == matmul:
+                continue
+            if any(s.id == node.id or s.id in chain_ids for s in member.inputs):
+                return False
+        return not any(n.id in self.group.outputs for n in chain)
 
     # -- the module --------------------------------------------------------------------------------
     def finish(self, strategy: str, parallel: bool) -> KernelSource:
