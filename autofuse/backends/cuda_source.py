@@ -658,7 +658,7 @@ class CudaSource:
 
         # NOTE: the next slab's global reads are issued before this slab's arithmetic, so their
         # latency hides behind it (register double buffering).
-        if PREFETCH:
+        if PREFETCH and k > 0:          # an empty inner dimension reads nothing (zeros result)
             fetch("0")
         r.emit(f"for k0 in range(0, {k}, {depth}):")
         r.push()

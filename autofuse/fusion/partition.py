@@ -28,6 +28,7 @@ class Partitioner:
         self.order = {node.id: index for index, node in enumerate(graph.nodes)}
         self.outputs = {node.id for node in graph.outputs}
         self.groups: list[Group] = []
+        self._next_id = 0
         self.groups_of: dict[int, list[Group]] = {}
         self.decisions: list[Decision] = []
 
@@ -104,7 +105,9 @@ class Partitioner:
         self.materialize(node, groups, reasons)
 
     def new_group(self, node: Node) -> Group:
-        group = Group(len(self.groups), node)
+        # NOTE: ids must stay unique after merges remove groups (consumer_groups keys on them).
+        group = Group(self._next_id, node)
+        self._next_id += 1
         self.groups.append(group)
         self.groups_of.setdefault(node.id, []).append(group)
         return group

@@ -85,7 +85,7 @@ def transpose(x: Tracer, axes=None, what="transpose") -> Tracer:
         if len(set(perm)) != len(perm):
             raise ShapeError(f"{what}: repeated axis in {tuple(axes)}{where()}")
     if perm == tuple(range(x.ndim)):
-        return _same(x)
+        return x if x.scalar else _same(x)    # a NumPy scalar's .T is the scalar itself
     return x.view("transpose", {"perm": perm}, x.shadow().transpose(perm))
 
 
