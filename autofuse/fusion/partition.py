@@ -120,7 +120,10 @@ class Partitioner:
         for group in groups:
             for user in self.users[node.id]:
                 if user.id in group.members:
-                    self.decisions.append(Decision(node, user, reasons.get(group.id) or ""))
+                    reason = reasons.get(group.id) or (
+                        "{p} could join this group, but another reader's group cannot take it, so "
+                        "it is computed once and stored for all its readers")
+                    self.decisions.append(Decision(node, user, reason))
                     break
         self.new_group(node)
 
