@@ -151,7 +151,7 @@ class CudaStep:
         self.params = [(p.node.id, p.node.dtype.type if p.by_value else None)
                        for p in kernel.source.params]
         self.outputs = [(p.node.id, p.node.shape, p.node.dtype) for p in kernel.source.outputs]
-        self.always = kernel.group.kind == "input" or any(p.node.size for p in kernel.source.outputs)
+        self.always = any(p.node.size for p in kernel.source.outputs)   # else nothing to write
 
     def scratch_arguments(self, library) -> list:
         if self.scratch is None:
@@ -222,11 +222,14 @@ class CudaProgram:
             self.ensure_loaded(inputs)
         library = self.library
         memory = dict(self.constants)
-        host = False
+        # NOTE: a call with no device array (NumPy arrays, scalars) gets NumPy results back.
+        host = True
         for (node, array), value in zip(self.inputs, inputs):
-            if array and isinstance(value, np.ndarray):
-                value = library.from_host(value)
-                host = True
+            if isinstance(value, np.ndarray):
+                if array:
+                    value = library.from_host(value)
+            elif not isinstance(value, (int, float, bool, np.generic)):
+                host = False
             memory[node] = value
         stream = self.stream()
         if _DEBUG.active:     # level >= 2 synchronizes after each launch to time it
@@ -276,7 +279,7 @@ class SimulatorProgram:
                     for p in source.outputs]
             args += outs
             args += [np.zeros(count, dtype) for _, count, dtype in source.scratch]
-            if any(p.node.size for p in source.outputs) or kernel.group.kind == "input":
+            if any(p.node.size for p in source.outputs):
                 function[source.grid, source.block](*args)
             for param, out in zip(source.outputs, outs):
                 memory[param.node.id] = out[:param.node.size].view(

@@ -518,12 +518,17 @@ class CudaSource:
     def warp_reduce(self, node: Node, acc: str, idx: str) -> None:
         r = self.renderer
         arg = node.op in ("argmax", "argmin")
-        boolean = node.dtype.kind == "b" and not arg
+        dtype = node.inputs[0].dtype if arg else node.dtype
+        # NOTE: warp shuffles move 32- and 64-bit values only: bools and narrow ints travel as
+        # int32 and come back to their own type.
+        narrow = dtype.kind == "b" or dtype.itemsize < 4
         for lane in (16, 8, 4, 2, 1):
             other, other_idx = r.name("o"), r.name("oi")
-            source = f"{r.ctor(np.int32)}({acc})" if boolean else acc
+            source = f"{r.ctor(np.int32)}({acc})" if narrow else acc
             shuffled = f"cuda.shfl_xor_sync(0xffffffff, {source}, {lane})"
-            r.emit(f"{other} = ({shuffled} != 0)" if boolean else f"{other} = {shuffled}")
+            if narrow:
+                shuffled = f"({shuffled} != 0)" if dtype.kind == "b" else f"{r.ctor(dtype)}({shuffled})"
+            r.emit(f"{other} = {shuffled}")
             r.emit(f"{other_idx} = cuda.shfl_xor_sync(0xffffffff, {idx}, {lane})" if arg
                    else f"{other_idx} = 0")
             self.acc.merge(node, acc, idx, other, other_idx)
@@ -658,8 +663,11 @@ class CudaSource:
 
         # NOTE: the next slab's global reads are issued before this slab's arithmetic, so their
         # latency hides behind it (register double buffering).
-        if PREFETCH and k > 0:          # an empty inner dimension reads nothing (zeros result)
+        if PREFETCH and k > 0:
             fetch("0")
+        elif PREFETCH:                  # an empty inner dimension reads nothing (zeros result)
+            for register, *_ in slots:
+                r.emit(f"{register} = {zero}")
         r.emit(f"for k0 in range(0, {k}, {depth}):")
         r.push()
         if not PREFETCH:
@@ -700,7 +708,7 @@ class CudaSource:
                     self.store(param, index)
                 r.pop()
         batch_size = int(np.prod(batch, dtype=np.int64))
-        grid = (-(-n // tile), -(-m // tile), batch_size)
+        grid = (max(1, -(-n // tile)), max(1, -(-m // tile)), max(1, batch_size))
         return self.finish(f"tiled {tile}x{tile}x{depth}, {micro}x{micro} per thread", threads, grid)
 
     # -- the kernel ------------------------------------------------------------------------------
