@@ -1,28 +1,21 @@
 """Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_simulator.py: the CUDA backend's kernels for every
 group kind and strategy, executed by numba's simulator on small NumPy inputs, against NumPy."""
 import math
+import os
 import sys
 
 import numpy as np
 
 import autofuse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from programs import layernorm, softmax  # noqa: E402
+
 rng = np.random.default_rng(3)
 
 
 def f32(*shape):
     return (rng.standard_normal(shape) + 0.1).astype(np.float32)
-
-
-def softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def layernorm(x, g, b):
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + 1e-5) * g + b
 
 
 CASES = [

@@ -238,13 +238,7 @@ class CpuSource:
         name = f"r{axis}"
         laned = size >= 2 * LANES and all(n.op in LANED for n, *_ in items)
         if not laned:
-            r.emit(f"for {name} in range({size}):")
-            r.push()
-            for node, acc, idx, acc_type in items:
-                self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, position)
-            for value_node, buffer in buffers:
-                r.emit(f"{buffer}[{name}] = {r.value(value_node, full)}")
-            r.pop()
+            self.serial(items, buffers, name, "0", size, full, position)
             return
         body = size - size % LANES
         block = r.name("rb")
@@ -268,13 +262,18 @@ class CpuSource:
             for lane in names:
                 r.emit(f"{acc} = " + OPS[node.op].combine.format(lane, acc=acc))
         if body < size:
-            r.emit(f"for {name} in range({body}, {size}):")
-            r.push()
-            for node, acc, idx, acc_type in items:
-                self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, position)
-            for value_node, buffer in buffers:
-                r.emit(f"{buffer}[{name}] = {r.value(value_node, full)}")
-            r.pop()
+            self.serial(items, buffers, name, str(body), size, full, position)
+
+    def serial(self, items, buffers, name, start, stop, full, position) -> None:
+        """One accumulator per reduction over `name` in [start, stop), in order."""
+        r = self.renderer
+        r.emit(f"for {name} in range({start}, {stop}):")
+        r.push()
+        for node, acc, idx, acc_type in items:
+            self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, position)
+        for value_node, buffer in buffers:
+            r.emit(f"{buffer}[{name}] = {r.value(value_node, full)}")
+        r.pop()
 
     def init(self, node, acc, idx, acc_type):
         self.accumulators.init(node, acc, idx, acc_type)
