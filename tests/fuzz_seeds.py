@@ -5,7 +5,7 @@ import sys
 import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.simplefilter("ignore")
-import numpy as np, autofuse
+import autofuse
 from programs import check_fuzz_program, seeded_program
 mode = sys.argv[1]
 for seed in map(int, sys.argv[2:]):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .graph import Attrs, Graph, Node
 from .interpreter import evaluate_node
-from .ops import ELEMENTWISE, LAYOUT, OPS, REDUCE
+from .ops import ELEMENTWISE, LAYOUT, REDUCE
 
 FOLD_LIMIT = 64          # constant-fold results of at most this many elements
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedError, where
+from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import creation, layout, matmul, reductions, ufuncs
 from .context import current
@@ -219,10 +219,3 @@ def _ufunc_method(name, method, inputs, kwargs):
         axis = kwargs.pop("axis", 0)
         return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
     raise unsupported(f"np.{name}.{method}")
-
-
-def check_scalar_operand(value, what):
-    if isinstance(value, complex):
-        raise DTypeError(f"{what}: complex numbers are not supported{where()}")
-    if isinstance(value, (str, bytes)):
-        raise ShapeError(f"{what}: string operands are not supported{where()}")

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ShapeError, UnsupportedError, where
 from .context import check_dtype, current
-from .layout import as_tracer, normalize_axes, normalize_axis, reshape, flatten
+from .layout import as_tracer, normalize_axes, normalize_axis, flatten
 from .tracer import Tracer, fresh
 from . import ufuncs
 
