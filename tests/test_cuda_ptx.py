@@ -78,3 +78,8 @@ def test_matmul_keeps_its_accumulators_in_registers():
 def test_lower_without_gpu_needs_no_device():
     low = lowered(lambda x: np.tanh(x), (np.ones(10, np.float32),))
     assert "cuda.grid(1)" in low.kernels[0].source
+
+
+def test_float16_is_refused_with_the_users_line():
+    with pytest.raises(autofuse.BackendError, match=r"float16 .* multiply of shape \(3,\).*test_cuda_ptx\.py:\d+"):
+        lowered(lambda x: x * 2, (np.ones(3, np.float16),))

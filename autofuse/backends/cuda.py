@@ -17,7 +17,7 @@ from importlib import metadata
 import numpy as np
 
 from ..debug import STATE as _DEBUG, run_steps as _debug_steps
-from ..errors import BackendError
+from ..errors import BackendError, where
 from ..fusion import CostModel
 from . import disk_cache
 from .cuda_arrays import library_for
@@ -307,9 +307,13 @@ def prepare(entry) -> None:
     strides = {} if simulator else getattr(entry, "input_strides", {})
     kernels = []
     for group in entry.fused.groups:
-        if any(n.dtype == np.float16 for n in list(group.nodes) + list(group.inputs)):
-            raise BackendError(f"{entry.name}: float16 is not supported by the CUDA backend yet "
-                               f"(group {group.kind}_{group.id}); use float32")
+        halves = [n for n in list(group.nodes) + list(group.inputs) if n.dtype == np.float16]
+        if halves:
+            node = halves[0]
+            origin = f" (from {node.origin})" if node.origin else ""
+            raise BackendError(f"{entry.name}(): float16 is not supported by the CUDA backend yet: "
+                               f"{node.op} of shape {node.shape}{origin}; use float32 or "
+                               f"backend='cpu'{where()}")
         source = generate(group, f"{group.kind}_{group.id}", strides, simulator)
         text = module_text(source, simulator)
         kernel = CudaKernel(group, source, text, simulator)
