@@ -80,7 +80,7 @@ class CudaSource:
         self.group = group
         self.name = name
         self.simulator = simulator
-        self.renderer = Renderer(group, self.load)
+        self.renderer = Renderer(group, self.load, "cuda")
         self.acc = Accumulators(self.renderer)
         self.params: list[Param] = []
         self.names: dict[int, Param] = {}
@@ -720,7 +720,7 @@ class CudaSource:
         values = dict(r.globals)
         helper_sources = []
         for helper_name, dtype in sorted(r.helpers):
-            text, constants = helpers.source(helper_name, dtype, short(dtype))
+            text, constants = helpers.source(helper_name, dtype, short(dtype), "cuda")
             helper_sources.append(text)
             values.update(constants)
         return CudaKernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,

@@ -46,10 +46,10 @@ def affine(start: int, step: int, i: str) -> str:
 class Renderer:
     """Emits statements computing members of one group; memoized per (node, index) and scope."""
 
-    def __init__(self, group, load, index_type: str = "int"):
+    def __init__(self, group, load, target: str = "cpu"):
         self.group = group
+        self.target = target
         self.load = load                   # (node, index tuple) -> expression
-        self.index_type = index_type
         self.lines: list[str] = []
         self.depth = 1
         self.scopes: list[dict] = [{}]
@@ -154,6 +154,9 @@ class Renderer:
     def _helpers(self, expression: str, dtype) -> str:
         def replace(match):
             name = match.group(1)
+            alias = helpers.alias(name, dtype, self.target)
+            if alias is not None:
+                return f"{alias}("
             self.helpers.add((name, np.dtype(dtype).str))
             return f"{name}_{short(dtype)}("
         return helpers.CALL.sub(replace, expression)
