@@ -720,7 +720,7 @@ class CudaSource:
         values = dict(r.globals)
         helper_sources = []
         for helper_name, dtype in sorted(r.helpers):
-            text, constants = helpers.source(helper_name, dtype, short(dtype), "cuda")
+            text, constants = helpers.source(helper_name, dtype, short(dtype))
             helper_sources.append(text)
             values.update(constants)
         return CudaKernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,

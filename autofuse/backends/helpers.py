@@ -138,8 +138,9 @@ def alias(name: str, dtype, target: str) -> str | None:
     return None
 
 
-def source(name: str, dtype, suffix: str, target: str = "cpu") -> tuple[str, dict]:
-    """(definition source, globals it needs) of helper `name` for `dtype` on `target`."""
+def source(name: str, dtype, suffix: str) -> tuple[str, dict]:
+    """(definition source, globals it needs) of helper `name` for `dtype` (see `alias` for
+    helpers that a target spells as a library call instead)."""
     dtype = np.dtype(dtype)
     constants = _constants(dtype)
     if name == "hyperbolic_tangent":
