@@ -20,20 +20,39 @@ def softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+# The peers' versions, timed beside it: the same computation in torch's and jax.numpy's own ops.
+def _softmax_torch(torch, x):
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _softmax_jax(jnp, x):
+    e = jnp.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+PEERS = _common.Peers(softmax, torch=_softmax_torch, jax=_softmax_jax)
+
+
+def _make_inputs(dev, small):
+    """softmax's arguments on `dev`: x, float32 [4096, 1024] ([64, 128] with `small`)."""
+    rows, cols = (64, 128) if small else (4096, 1024)
+    rng = np.random.default_rng(0)
+    return (dev.asarray(rng.standard_normal((rows, cols), dtype=np.float32)),)
+
+
 def main():
     args = _common.parse_args(__doc__)
     dev = _common.device(args)
-    rows, cols = (64, 128) if args.small else (4096, 1024)
-    _common.header("softmax(x), x: float32", dev, f"[{rows}, {cols}]")
-
-    rng = np.random.default_rng(0)
-    x = dev.asarray(rng.standard_normal((rows, cols), dtype=np.float32))
+    x, = _make_inputs(dev, args.small)
+    _common.header("softmax(x), x: float32", dev, str(list(x.shape)))
 
     y = softmax(x)                                            # trace, fuse, compile, run
     _common.check(y, _common.numpy_reference(softmax, x))     # == NumPy, within float32 rounding
 
     _common.print_summary(softmax, x, full_text=True)         # the fused program, in full
-    _common.compare_times(softmax, x, repeats=args.repeats, dev=dev)
+    _common.compare_times(softmax, x, repeats=args.repeats, dev=dev,
+                          peers=None if args.no_peers else PEERS)
     print("cache:", softmax.cache_info())
 
 

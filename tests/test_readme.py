@@ -1,10 +1,12 @@
 """The README's Quick start block and the examples it points to.
 
 The Quick start block must hold exactly the two commands CI runs (.ci/run reads them from it),
-and every script in examples/ must run and pass its own check against NumPy (with --small).
+and every script in examples/ must run and pass its own check against NumPy (with --small),
+timing the peers (torch, jax) where they are installed and saying so where they are not.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -60,6 +62,11 @@ def test_example_runs(name):
     assert "matches NumPy" in result.stdout, result.stdout
     assert "fused program" in result.stdout, result.stdout
     assert "time (median" in result.stdout, result.stdout
+    for package, line in (("torch", "torch and torch.compile skipped"), ("jax", "jax.jit skipped")):
+        if importlib.util.find_spec(package) is None:
+            assert f"not installed (ModuleNotFoundError: No module named '{package}'); {line}" \
+                in result.stdout, result.stdout
+    assert "mismatch" not in result.stdout, result.stdout
 
 
 def test_main_example_prints_the_fused_program():
