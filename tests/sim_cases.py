@@ -46,6 +46,10 @@ CASES = [
      (rng.integers(-9, 9, (3, 4)).astype(np.int32), rng.integers(1, 5, (3, 4)).astype(np.int32))),
     ("float64", lambda x: np.sqrt(np.abs(x)).sum(1), (rng.standard_normal((3, 5)),)),
     ("zero_d", lambda x: x.sum() + x[0, 0], (f32(3, 3),)),
+    # several elements a thread per grid-stride step, then the remainder loop; 32-bit indices
+    # checked for overflow by the simulator's `ix`
+    ("ilp_two_outputs", lambda x, b: (np.tanh(x + b), (x * b - 1).T), (f32(7, 61), f32(61))),
+    ("ilp_reshape", lambda x: (x.reshape(13, 3, 20) * 2).transpose(1, 0, 2)[:, ::-2], (f32(39, 20),)),
 ]
 
 

@@ -83,3 +83,25 @@ def test_lower_without_gpu_needs_no_device():
 def test_float16_is_refused_with_the_users_line():
     with pytest.raises(autofuse.BackendError, match=r"float16 .* multiply of shape \(3,\).*test_cuda_ptx\.py:\d+"):
         lowered(lambda x: x * 2, (np.ones(3, np.float16),))
+
+
+INDEX64 = re.compile(r"\b(?:div|rem|mul\.hi)\.[su]64\b")
+
+
+def test_index_math_is_32_bit_where_sizes_allow():
+    """8192² elements: index variables truncated to 32 bits, so the flat index's split into row
+    and column needs no 64-bit division (np.empty commits no memory: only shapes matter)."""
+    x, b = np.empty((8192, 8192), np.float32), np.empty(8192, np.float32)
+    (kernel,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b)).kernels
+    assert "ix(" in kernel.source and kernel.strategy.startswith("grid-stride")
+    assert not INDEX64.findall(kernel.ptx)
+    (flipped,) = lowered(lambda x, b: np.tanh(x + b), (x[:, ::-1], b)).kernels
+    assert "sx(" in flipped.source      # a negative stride: a signed 32-bit offset
+    assert not INDEX64.findall(flipped.ptx)
+
+
+def test_index_math_stays_64_bit_past_2_to_the_31():
+    x = np.broadcast_to(np.ones((1, 1), np.float32), (1 << 16, 1 << 15))   # 2^31 elements
+    (kernel,) = lowered(lambda x, b: np.tanh(x + b), (x, np.empty(1 << 15, np.float32))).kernels
+    assert "ix(" not in kernel.source and "2147483648" in kernel.source
+    assert ".visible .entry" in kernel.ptx

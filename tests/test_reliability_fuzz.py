@@ -200,3 +200,33 @@ def test_transposed_operand_of_two_matmuls_and_an_elementwise_op():
                            "v5 = v4 @ v0"], [5], [(4, 4), (4, 4)], ["int32", "float64"],
                           ["C", "C"])
     assert check_fuzz_program(program, "cpu") == "ok"
+
+
+# Found by the 10,000-program GPU run (H200) and reproduced under the simulator: trailing
+# size-1 axes read the wrong elements ((n, 1) slices; 742 1912 1931 7512 8205), a bool matmul's
+# accumulator was 2 where NumPy's is True (6451), an out-of-bounds read (2621).
+GPU_FUZZ_SEEDS = (742, 1912, 1931, 2621, 6451, 7512, 8205)
+
+
+@pytest.mark.sim
+def test_gpu_fuzz_failures_under_the_cuda_simulator(tmp_path):
+    pytest.importorskip("numba_cuda")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_seeds.py"), "cuda",
+                           *map(str, GPU_FUZZ_SEEDS)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(GPU_FUZZ_SEEDS) and all(line.endswith(" ok") for line in lines), \
+        done.stdout + done.stderr[-3000:]
+
+
+def test_cuda_row_reduction_over_an_empty_axis_compiles():
+    """Seed 6305 (GPU run): a row kernel over rows of length 0 declared a 0-length register
+    array, which numba-cuda refuses ("array length <= 0")."""
+    pytest.importorskip("numba_cuda")
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        pytest.skip("PTX is not generated under the simulator")
+    low = autofuse.jit(lambda v: np.sum(v, axis=-1, keepdims=True), backend="cuda").lower(
+        np.ones((1, 0), np.float32))
+    assert all(".visible .entry" in kernel.ptx for kernel in low.kernels)

@@ -19,7 +19,7 @@ import numpy as np
 from ..debug import STATE as _DEBUG, run_steps as _debug_steps
 from ..errors import BackendError, where
 from ..fusion import CostModel
-from . import disk_cache
+from . import cuda_host, disk_cache
 from .cuda_arrays import library_for
 from .cuda_source import generate, storage_dtype
 from .literals import literal
@@ -52,6 +52,8 @@ def module_text(kernel, simulator: bool) -> str:
     for name, value in sorted(kernel.globals.items()):
         if isinstance(value, tuple) and value[0] == "numba":
             lines.append(f"{name} = numba.{value[1]}")
+        elif isinstance(value, tuple) and value[0] == "index":
+            lines += _index_type(name, value[1], simulator)
         else:
             lines.append(f"{name} = {literal(value)}")
     for helper in kernel.helpers:
@@ -59,6 +61,18 @@ def module_text(kernel, simulator: bool) -> str:
     decorator = "@cuda.jit" if simulator else "# compiled with numba.cuda.compile_ptx"
     lines += ["", "", decorator, kernel.text, ""]
     return "\n".join(lines)
+
+
+def _index_type(name: str, dtype: str, simulator: bool) -> list[str]:
+    """A 32-bit index type; under the simulator, a check that narrowing never changes a value
+    (the simulator runs Python integers, which would hide a truncation)."""
+    if not simulator:
+        return [f"{name} = numba.{dtype}"]
+    info = np.iinfo(dtype)
+    return [f"def {name}(value):",
+            f"    assert {info.min} <= value <= {info.max}, "
+            f"'a 32-bit index overflowed: ' + str(value)",
+            "    return int(value)", ""]
 
 
 def signature(kernel):
@@ -193,6 +207,8 @@ class CudaProgram:
         self._streams = {}
         self.inputs = [(n.id, n.ndim > 0) for n in self.graph.inputs]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
+        self.fast = None              # the generated call (cuda_host.py), where it applies
+        self.host_source = None
 
     def ensure_loaded(self, leaves) -> None:
         from cuda.core import Device, launch
@@ -207,6 +223,8 @@ class CudaProgram:
             self.constants = {n.id: self.library.from_host(np.ascontiguousarray(
                 n.attrs["value"].array)) for n in self.graph.nodes if n.op == "constant" and n.ndim}
             self.launch = launch
+            if cuda_host.plannable(self, leaves):
+                self.fast, self.host_source = cuda_host.build(self)
             self.loaded = True
 
     def stream(self):
@@ -218,6 +236,8 @@ class CudaProgram:
         return stream
 
     def __call__(self, inputs):
+        if self.fast is not None and not _DEBUG.active:
+            return self.fast(inputs)
         if not self.loaded:
             self.ensure_loaded(inputs)
         library = self.library

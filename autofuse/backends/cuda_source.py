@@ -32,9 +32,12 @@ MICRO = 8                      # each matmul thread computes MICRO x MICRO outpu
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
 KEEP_REDUCED = 0               # rows: keep a reduced value read again later in registers
 #                                (measured on an H200: softmax 1.94x of the floor with, 1.76x without)
-UNROLL = 1                     # elements per thread per step of a flat grid-stride loop (4 and 8
-#                                measured slower on an H200: strided scalar loads)
+ILP_LOADS = 4                  # grid-stride kernels: loads a thread aims to have in flight; it
+MAX_ILP = 4                    # takes up to MAX_ILP elements a step, a grid-stride apart, to get
+#                                them (4 and 8 consecutive elements a thread, tried earlier,
+#                                measured slower on an H200)
 BLOCKS_PER_LAUNCH = 132 * 16   # grid-stride kernels: 16 blocks per SM of an H100/H200
+INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 
 
 @dataclass
@@ -97,15 +100,51 @@ class CudaSource:
         self.row_index = None               # rows: the full index of this thread's row item
         self.tiles: dict = {}               # node id -> (index, shared-memory expression)
         self.scratch = []
+        self.narrow = self.fits_32_bits()
+        self.renderer.index = self.ix
+
+    # -- index width ---------------------------------------------------------------------------------
+    def fits_32_bits(self) -> bool:
+        """Whether every index, offset and loop counter of this kernel fits in 32 bits: every
+        array it touches spans under INDEX_LIMIT elements (so does the loop over them, whose
+        grid-stride step stays far under 2^31 more)."""
+        spans = [int(np.prod(self.group.root.shape, dtype=np.int64))]
+        if self.group.kind == "input":
+            spans.append(int(np.prod(self.group.reduce_space[0], dtype=np.int64)))
+        for param in self.params + self.outputs:
+            shape = param.node.shape
+            strides = param.strides or contiguous(shape)
+            if 0 in shape:
+                continue
+            spans.append(1 + sum((size - 1) * abs(stride) for size, stride in zip(shape, strides)))
+        return max(spans) < INDEX_LIMIT
+
+    def ix(self, expression: str, signed: bool = False) -> str:
+        """`expression` as a 32-bit index where the kernel's sizes allow, else unchanged.
+
+        numba widens integer arithmetic to 64 bits; truncating each index variable (and each
+        offset) back to 32 bits lets LLVM narrow the arithmetic feeding it, so a flat index's
+        division by a constant row length becomes a mask or a 32-bit multiply instead of ~12
+        64-bit instructions (bias+GELU: 296 -> 65 PTX instructions). Coordinates are never
+        negative (unsigned); an offset with a negative stride is signed."""
+        if not self.narrow or expression.isdigit():
+            return expression
+        name = "sx" if signed else "ix"
+        self.renderer.globals[name] = ("index", "int32" if signed else "uint32")
+        return f"{name}({expression})"
 
     # -- memory ------------------------------------------------------------------------------------
     def offset(self, shape, strides, index) -> str:
         terms = []
         for i, size, stride in zip(index, shape, strides):
-            if size == 1 or i == "0":
+            if size == 1 or i == "0" or stride == 0:
                 continue
             terms.append(i if stride == 1 else f"{i} * {stride}")
-        return " + ".join(terms) or "0"
+        if not terms:
+            return "0"
+        if len(terms) == 1 and terms[0].isidentifier():
+            return terms[0]
+        return self.ix(" + ".join(terms), signed=any(s < 0 for s in strides))
 
     def load(self, node: Node, index: tuple) -> str:
         param = self.names[node.id]
@@ -137,15 +176,17 @@ class CudaSource:
         """Emit `names[d] = ...` for the multi-index of `flat` over `sizes` (row-major)."""
         r = self.renderer
         rest = flat
-        for d, (name, size) in enumerate(zip(names, sizes)):
+        for d, name in enumerate(names):
             inner = int(np.prod(sizes[d + 1:], dtype=np.int64))
-            if d == len(sizes) - 1:
+            if d == len(sizes) - 1 or inner == 1:
+                # NOTE: the axes after this one all have size 1: their indices are 0 (the fuzzer
+                # found `rest` reused for them, which read the wrong elements of (n, 1) views).
                 r.emit(f"{name} = {rest}")
+                rest = "0"
             else:
-                r.emit(f"{name} = {rest} // {inner}")
-                if d < len(sizes) - 2 or inner != 1:
-                    r.emit(f"{name}_rest = {rest} - {name} * {inner}")
-                    rest = f"{name}_rest"
+                r.emit(f"{name} = {self.ix(f'{rest} // {inner}')}")
+                r.emit(f"{name}_rest = {self.ix(f'{rest} - {name} * {inner}')}")
+                rest = f"{name}_rest"
 
     # -- kinds -------------------------------------------------------------------------------------
     def generate(self) -> CudaKernelSource:
@@ -167,26 +208,75 @@ class CudaSource:
         transposed = self.transposed_inputs(shape)
         if transposed:
             return self.transpose_tiles(shape, index, transposed)
-        unroll = UNROLL if shape and shape[-1] % UNROLL == 0 else 1
-        r.emit(f"e = cuda.grid(1) * {unroll}")
+        threads = 32 if self.simulator else THREADS
+        ilp = self.ilp(size, threads)
+
+        def store(flat, element):
+            for param in self.outputs:
+                self.store(param, element, flat if param.node.shape == shape else None)
+
+        self.strided_loop(size, shape, ilp, lambda flat, element: [
+            self.renderer.value(p.node, element) for p in self.outputs], store)
+        blocks = max(1, min(-(-size // (threads * ilp)), 65535))
+        return self.finish("grid-stride" + (f", {ilp} per step" if ilp > 1 else ""),
+                           threads, (blocks, 1, 1))
+
+    def ilp(self, size: int, threads: int) -> int:
+        """Elements a thread takes per grid-stride step: enough that about ILP_LOADS loads are in
+        flight per thread (measured on an H200: bias+GELU, 2 loads an element, 1.50x of the floor
+        at 1 element a step and 1.24x at 2-8; relu(x*y+z)*w, 4 loads, and the 5-point stencil
+        are fastest at 1)."""
+        loads = sum(1 for member in self.group.members.values() for source in
+                    {s.id: s for s in member.inputs}.values()
+                    if source.id in self.names and not self.names[source.id].by_value)
+        ilp = max(1, min(MAX_ILP, ILP_LOADS // max(1, loads)))
+        return ilp if size >= ilp * threads else 1
+
+    def strided_loop(self, size: int, shape, ilp: int, compute, finish) -> None:
+        """A grid-stride loop over `size` flat elements of `shape`: `compute(flat, element)`
+        emits an element's loads and arithmetic, `finish(flat, element)` its stores or
+        accumulation. With ilp > 1, a step takes `ilp` elements a grid-stride apart (coalesced
+        like the plain loop), all computed before any is finished, so their loads are in flight
+        together (a store through one raw pointer may alias any later load, so the compiler
+        cannot reorder them itself); a plain loop takes the remainder."""
+        r = self.renderer
+        r.emit(f"e = {self.ix('cuda.grid(1)')}")
+        r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
+        if ilp > 1:
+            r.emit(f"while e + {ilp - 1} * step < {size}:")
+            r.push()
+            elements = []
+            for u in range(ilp):
+                flat = "e" if u == 0 else f"e{u}"
+                if u:
+                    r.emit(f"{flat} = {self.ix(f'e + {u} * step')}")
+                elements.append((flat, self.element_index(flat, shape, f"_{u}" if u else "")))
+            for flat, element in elements:
+                self.identity, self.flat_index = element, flat
+                compute(flat, element)
+            for flat, element in elements:
+                self.identity, self.flat_index = element, flat
+                finish(flat, element)
+            r.emit(f"e = {self.ix(f'e + {ilp} * step')}")
+            r.pop()
         r.emit(f"while e < {size}:")
         r.push()
-        if len(shape) > 1:
-            self.delinearize("e", list(index), list(shape))
-        elif len(shape) == 1:
-            r.emit("i0 = e")
-        # NOTE: each thread computes `unroll` consecutive elements of one row: independent work
-        # in flight (ILP), and one index computation for all of them.
-        for u in range(unroll):
-            element = index[:-1] + ((f"({index[-1]} + {u})" if u else index[-1]),) if index else ()
-            self.identity, self.flat_index = element, (f"(e + {u})" if u else "e")
-            for param in self.outputs:
-                self.store(param, element, self.flat_index if param.node.shape == shape else None)
-        r.emit(f"e += cuda.gridsize(1) * {unroll}")
+        element = self.element_index("e", shape, "")
+        self.identity, self.flat_index = element, "e"
+        compute("e", element)
+        finish("e", element)
+        r.emit(f"e = {self.ix('e + step')}")
         r.pop()
-        blocks = max(1, min(-(-size // (THREADS * unroll)), 65535))
-        return self.finish("grid-stride" + (f", {unroll} per thread" if unroll > 1 else ""),
-                           THREADS, (blocks, 1, 1))
+        self.flat_index = None
+
+    def element_index(self, flat: str, shape, suffix: str) -> tuple:
+        """Emit the multi-index of flat element `flat` of `shape`; returns its names."""
+        index = tuple(f"i{d}{suffix}" for d in range(len(shape)))
+        if len(shape) > 1:
+            self.delinearize(flat, list(index), list(shape))
+        elif len(shape) == 1:
+            self.renderer.emit(f"{index[0]} = {flat}")
+        return index
 
     def transposed_inputs(self, shape) -> list:
         """Group inputs read only through a 2-D transpose to the output's shape: such reads are
@@ -209,21 +299,21 @@ class CudaSource:
         r = self.renderer
         rows, cols = shape
         tiles_r, tiles_c = -(-rows // 32), -(-cols // 32)
-        r.emit("t = cuda.threadIdx.x")
-        r.emit("tx = t % 32")
-        r.emit("ty = t // 32")
+        r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
+        r.emit(f"tx = {self.ix('t % 32')}")
+        r.emit(f"ty = {self.ix('t // 32')}")
         for param in transposed:
             r.emit(f"tile_{param.name} = cuda.shared.array((32, 33), "
                    f"{self.numba_type(param.node.dtype)})")
-        r.emit("blk = cuda.blockIdx.x")
+        r.emit(f"blk = {self.ix('cuda.blockIdx.x')}")
         r.emit(f"while blk < {tiles_r * tiles_c}:")
         r.push()
-        r.emit(f"br = blk // {tiles_c}")
-        r.emit(f"bc = blk - br * {tiles_c}")
+        r.emit(f"br = {self.ix(f'blk // {tiles_c}')}")
+        r.emit(f"bc = {self.ix(f'blk - br * {tiles_c}')}")
         exact = rows % 32 == 0 and cols % 32 == 0     # every tile full: no bounds guards
         for k in range(4):
-            r.emit(f"sr = bc * 32 + ty + {8 * k}")
-            r.emit("sc = br * 32 + tx")
+            r.emit(f"sr = {self.ix(f'bc * 32 + ty + {8 * k}')}")
+            r.emit(f"sc = {self.ix('br * 32 + tx')}")
             if not exact:
                 r.emit(f"if sr < {cols} and sc < {rows}:")
                 r.push()
@@ -233,8 +323,8 @@ class CudaSource:
                 r.pop()
         r.emit("cuda.syncthreads()")
         for k in range(4):
-            r.emit(f"i0 = br * 32 + ty + {8 * k}")
-            r.emit("i1 = bc * 32 + tx")
+            r.emit(f"i0 = {self.ix(f'br * 32 + ty + {8 * k}')}")
+            r.emit(f"i1 = {self.ix('bc * 32 + tx')}")
             if exact:
                 r.scopes.append({})
             else:
@@ -242,7 +332,7 @@ class CudaSource:
                 r.push()
             self.tiles = {p.node.id: (("i1", "i0"), f"tile_{p.name}[tx, ty + {8 * k}]")
                           for p in transposed}
-            self.identity, self.flat_index = index, f"i0 * {cols} + i1"
+            self.identity, self.flat_index = index, self.ix(f"i0 * {cols} + i1")
             self.identity_shape = shape
             for param in self.outputs:
                 self.store(param, index)
@@ -252,7 +342,7 @@ class CudaSource:
                 r.pop()
         self.tiles = {}
         r.emit("cuda.syncthreads()")
-        r.emit("blk += cuda.gridDim.x")
+        r.emit(f"blk = {self.ix('blk + cuda.gridDim.x')}")
         r.pop()
         return self.finish("transpose tiles", THREADS, (min(tiles_r * tiles_c, 65535), 1, 1))
 
@@ -304,7 +394,7 @@ class CudaSource:
         """One thread per output element; the reduced axes looped in order."""
         r = self.renderer
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
-        r.emit("o = cuda.grid(1)")
+        r.emit(f"o = {self.ix('cuda.grid(1)')}")
         r.emit(f"while o < {outer}:")
         r.push()
         self._outer_index(outer_axes, shape, "o")
@@ -329,7 +419,7 @@ class CudaSource:
             self.store(param, full)
             for _ in axes:
                 r.pop()
-        r.emit("o += cuda.gridsize(1)")
+        r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
         r.pop()
         blocks = max(1, min(-(-outer // THREADS), 65535))
         return self.finish("columns", THREADS, (blocks, 1, 1))
@@ -348,12 +438,12 @@ class CudaSource:
         r = self.renderer
         block = self.block_size(inner)
         items = -(-inner // block)
-        hold = items <= MAX_ROW_ITEMS
+        hold = 0 < items <= MAX_ROW_ITEMS           # (an empty row holds nothing)
         inner_names = [f"r{a}" for a in axes]
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
         self.row_index = full
-        r.emit("t = cuda.threadIdx.x")
-        r.emit("row = cuda.blockIdx.x")
+        r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
+        r.emit(f"row = {self.ix('cuda.blockIdx.x')}")
         for node in self.group.reductions:
             self.declare_shared(node)
         r.emit(f"while row < {outer}:")
@@ -391,7 +481,7 @@ class CudaSource:
                 self.store(param, full)
             self.end_row_loop()
         r.emit("cuda.syncthreads()")
-        r.emit("row += cuda.gridDim.x")
+        r.emit(f"row = {self.ix('row + cuda.gridDim.x')}")
         r.pop()
         self.cached.clear()
         blocks = max(1, min(outer, 65535))
@@ -401,7 +491,7 @@ class CudaSource:
         r = self.renderer
         r.emit(f"for j in range({items}):")
         r.push()
-        r.emit(f"col = t + j * {block}")
+        r.emit(f"col = {self.ix(f't + j * {block}')}")
         # NOTE: when the row is an exact multiple of the block, every item exists; the compiler
         # cannot know that (it does not know the block size), so the guard is left out here.
         self.guarded = items * block != inner
@@ -540,7 +630,7 @@ class CudaSource:
         nodes = self.group.reductions
         block = 32 if self.simulator else THREADS
         blocks = 3 if self.simulator else SPLIT_BLOCKS
-        r.emit("t = cuda.threadIdx.x")
+        r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
         for node in nodes:
             self.declare_shared(node)
         r.emit(f"last = cuda.shared.array(1, {self.numba_type(np.int32)})")
@@ -549,17 +639,17 @@ class CudaSource:
             acc, idx = r.name("acc"), r.name("k")
             self.acc.init(node, acc, idx, node.dtype)
             accs.append((acc, idx))
-        r.emit("e = cuda.grid(1)")
-        r.emit(f"while e < {inner}:")
-        r.push()
-        self.delinearize("e", list(full), list(shape))
-        self.flat_index, self.identity, self.identity_shape = "e", full, shape
-        for node, (acc, idx) in zip(nodes, accs):
-            value = r.value(node.inputs[0], full)
-            self.acc.combine(node, acc, idx, value, node.dtype, "e")
-        r.emit("e += cuda.gridsize(1)")
-        r.pop()
-        self.flat_index = None
+        values = {}
+
+        def compute(flat, element):
+            values[flat] = [r.value(node.inputs[0], element) for node in nodes]
+
+        def combine(flat, element):
+            for node, (acc, idx), value in zip(nodes, accs, values[flat]):
+                self.acc.combine(node, acc, idx, value, node.dtype, flat)
+
+        self.identity_shape = shape
+        self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine)
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.block_reduce(node, acc, idx, block)
             self.scratch.append((f"part{k}", blocks, node.inputs[0].dtype if
@@ -615,7 +705,7 @@ class CudaSource:
         batch_names = [f"b{d}" for d in range(len(batch))]
         nb = self.numba_type(node.dtype)
         zero = r.constant(node.dtype.type(0))
-        r.emit("t = cuda.threadIdx.x")
+        r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
         r.emit(f"tm = t // {side}")
         r.emit(f"tn = t % {side}")       # (not t - tm * side: LLVM proves % non-negative)
         r.emit(f"row0 = cuda.blockIdx.y * {tile}")
@@ -702,7 +792,7 @@ class CudaSource:
             for y in range(micro):
                 r.emit(f"if gi{x} < {m} and gj{y} < {n}:")
                 r.push()
-                r.special[node.id] = lambda index, name=registers[x][y]: name
+                r.special[node.id] = lambda index, name=self.register_value(registers[x][y], node): name
                 index = tuple(batch_names) + (f"gi{x}", f"gj{y}")
                 for param in self.outputs:
                     self.store(param, index)
@@ -710,6 +800,17 @@ class CudaSource:
         batch_size = int(np.prod(batch, dtype=np.int64))
         grid = (max(1, -(-n // tile)), max(1, -(-m // tile)), max(1, batch_size))
         return self.finish(f"tiled {tile}x{tile}x{depth}, {micro}x{micro} per thread", threads, grid)
+
+    def register_value(self, register: str, node: Node) -> str:
+        """A matmul accumulator as a value of the result's dtype: numba accumulates bools and
+        narrow ints in wider ints, so a bool product sum can be 2 (the fuzzer found `== True`
+        false in an epilogue) and an int32 sum may not have wrapped yet."""
+        dtype = node.dtype
+        if dtype.kind == "b":
+            return f"({register} != 0)"
+        if dtype.kind in "iu" and dtype.itemsize < 8:
+            return f"{self.renderer.ctor(dtype)}({register})"
+        return register
 
     # -- the kernel ------------------------------------------------------------------------------
     def finish(self, strategy: str, block: int, grid: tuple) -> CudaKernelSource:

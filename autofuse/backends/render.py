@@ -56,6 +56,7 @@ class Renderer:
         self.special: dict = {}            # node id -> (index -> expression): reductions, matmul
         self.globals: dict = {}
         self.helpers: set = set()
+        self.index = lambda expression: expression   # a backend may narrow index variables
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -185,7 +186,7 @@ class Renderer:
         for i, size in zip(index, out_shape):
             flat = i if flat == "0" else f"({flat}) * {size} + {i}"
         name = self.name("f")
-        self.emit(f"{name} = {flat}")
+        self.emit(f"{name} = {self.index(flat)}")
         result, stride = [], 1
         strides = []
         for size in reversed(in_shape):

@@ -1,0 +1,123 @@
+"""The generated host call (autofuse/backends/cuda_host.py) without a GPU: with a recording
+`launch` and a NumPy-backed stand-in for the caller's array library, it must launch the same
+kernels, in the same order, with the same arguments (pointers of the same arrays, the same scalar
+values) as the general call path, and return results in the same places."""
+import numpy as np
+import pytest
+
+import autofuse
+
+pytest.importorskip("numba_cuda")
+from numba import config  # noqa: E402
+
+if config.ENABLE_CUDASIM:
+    pytest.skip("the simulator runs its own program class", allow_module_level=True)
+
+from autofuse.backends import cuda_host  # noqa: E402
+
+
+class Array:
+    """A device array stand-in: NumPy memory, its own type (so it is not a host array)."""
+
+    def __init__(self, shape, dtype):
+        self.host = np.empty(shape, dtype)
+
+    @property
+    def pointer(self):
+        return self.host.ctypes.data
+
+
+class Library:
+    name = __name__.split(".")[0]      # the module Array comes from
+
+    def empty(self, shape, dtype):
+        return Array(shape, dtype)
+
+    zeros = empty
+
+    def pointer(self, array):
+        return array.pointer
+
+    def stream(self):
+        return 7
+
+    def from_host(self, array):
+        out = Array(array.shape, array.dtype)
+        out.host[...] = array
+        return out
+
+
+def program_for(fn, *shapes):
+    host = [np.ones(s, np.float32) if isinstance(s, tuple) else s for s in shapes]
+    entry = autofuse.jit(fn, backend="cuda").lower(*host)._entry
+    program = entry.program
+    program.library = Library()
+    program.constants = {n.id: program.library.from_host(n.attrs["value"].array)
+                         for n in program.graph.nodes if n.op == "constant" and n.ndim}
+    program._streams[7] = "stream-7"
+    for kernel in program.kernels:
+        kernel.config, kernel.function = f"config:{kernel.source.name}", kernel.source.name
+    program.loaded = True
+    program.launch = Recorder()
+    inputs = [Array(s, np.float32) if isinstance(s, tuple) else s for s in shapes]
+    return program, inputs
+
+
+class Recorder:
+    """Stands in for cuda.core's launch: keeps what each launch was given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, stream, config, kernel, *args):
+        self.calls.append((stream, config, kernel, args))
+
+
+def recorded(program, call, inputs):
+    program.launch.calls = []
+    results = call(inputs)
+    return program.launch.calls, results
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (lambda x, y: np.maximum(x * y + 1, 0), ((64, 8), (8,))),
+    (lambda x, s: (np.exp(x - x.max(-1, keepdims=True)) * s).sum(-1), ((16, 40), 2.5)),
+    (lambda x, w, b: np.maximum(x @ w + b, 0).T + 1, ((32, 16), (16, 24), (24,))),
+    (lambda x: ((x * x).sum(), x.argmax(), x[::2] * 3), ((1 << 17,),)),
+    (lambda x: np.concatenate([x, np.arange(4, dtype=np.float32)]) * 2, ((5,),)),
+], ids=["broadcast", "scalar_argument", "matmul_then_loop", "split_and_slice", "constant"])
+def test_generated_call_launches_what_the_general_path_does(fn, shapes):
+    program, inputs = program_for(fn, *shapes)
+    assert cuda_host.plannable(program, inputs)
+    fast, text = cuda_host.build(program)
+    assert text.startswith("def call(inputs):") and "launch(stream, config0, kernel0" in text
+    general, general_results = recorded(program, program.__call__, inputs)
+    generated, generated_results = recorded(program, fast, inputs)
+    assert len(general) == len(generated) == len(program.kernels)
+    # Outputs are fresh per call, so compare arguments by role: an argument's pointer or value,
+    # else which result (by position) it is.
+    def roles(launches, results):
+        out = {r.pointer: f"result{k}" for k, r in enumerate(results) if isinstance(r, Array)}
+        ins = {a.pointer: f"input{k}" for k, a in enumerate(inputs) if isinstance(a, Array)}
+        fresh: dict = {}
+        named = []
+        for stream, cfg, kernel, args in launches:
+            row = []
+            for arg in args:
+                if arg in ins or arg in out:
+                    row.append(ins.get(arg) or out[arg])
+                elif isinstance(arg, float) or isinstance(arg, np.generic):
+                    row.append(("value", float(arg)))
+                else:
+                    row.append(fresh.setdefault(arg, f"fresh{len(fresh)}"))
+            named.append((stream, cfg, kernel, tuple(row)))
+        return named
+    assert roles(generated, generated_results) == roles(general, general_results)
+    assert [r.host.shape for r in generated_results] == [r.host.shape for r in general_results]
+
+
+def test_numpy_arguments_and_returned_arguments_take_the_general_path():
+    program, inputs = program_for(lambda x: (x * 2, x.copy()), (4,))
+    assert not cuda_host.plannable(program, inputs)          # the copy is x itself: the general path copies
+    program, _ = program_for(lambda x: x * 2, (4,))
+    assert not cuda_host.plannable(program, [np.ones(4, np.float32)])
