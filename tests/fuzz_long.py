@@ -21,14 +21,15 @@ def main(argv) -> int:
     backend = argv[3] if len(argv) > 3 else "cpu"
     failures_path = os.environ.get("FUZZ_FAILURES") or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "fuzz_failures.txt")
-    counts = {"ok": 0, "unsupported": 0, "failed": 0}
+    counts = {"ok": 0, "unsupported": 0, "undefined": 0, "failed": 0}
     began = time.time()
     warnings.simplefilter("ignore")
     for seed in range(start, start + count):
         program = seeded_program(seed)
         try:
             outcome = check_fuzz_program(program, backend, seed)
-            counts["ok" if outcome == "ok" else "unsupported"] += 1
+            counts[outcome.split(":")[0] if outcome.startswith("undefined") else
+                   "ok" if outcome == "ok" else "unsupported"] += 1
         except Exception:
             counts["failed"] += 1
             with open(failures_path, "a") as file:

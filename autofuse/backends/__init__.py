@@ -41,20 +41,36 @@ def choose_backend(requested: str, leaves, running: bool = True) -> str:
 @functools.cache
 def cuda_problem() -> str | None:
     """Why CUDA kernels cannot run in this process (numba-cuda missing or broken, no driver or
-    GPU), or None where they can (a GPU, or numba's CUDA simulator). Probed once per process."""
-    try:
-        from numba import cuda
-    except Exception as error:       # ImportError, or a broken install failing on import
-        return f"numba-cuda cannot be imported ({type(error).__name__}: {error})"
+    GPU), or None where they can (a GPU, or numba's CUDA simulator). Probed once per process.
+
+    numba itself is not imported here (about 450 ms): a new process whose kernels are all in the
+    disk cache never needs it. Where numba-cuda is installed but fails on import, the first
+    compilation says so (cuda.compile_ptx raises BackendError)."""
+    missing = _numba_cuda_missing()
+    if missing:
+        return f"numba-cuda cannot be imported ({missing})"
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
         return None
     try:
         from cuda.core import Device
         Device()
-    except Exception as error:
+    except Exception as error:       # no cuda.core, no driver, no GPU
         return f"no usable CUDA driver or GPU ({type(error).__name__}: {error})"
-    if not cuda.is_available():
-        return "numba-cuda finds no usable CUDA GPU"
+    return None
+
+
+def _numba_cuda_missing() -> str | None:
+    """Why numba-cuda is not importable, found without importing it; None where it looks fine."""
+    import importlib.util
+    import sys
+    if "numba.cuda" in sys.modules:
+        return None if sys.modules["numba.cuda"] is not None else "ImportError: numba.cuda is None"
+    for name in ("numba", "numba_cuda"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return f"ModuleNotFoundError: no module named {name!r}"
+        except (ImportError, ValueError) as error:
+            return f"{type(error).__name__}: {error}"
     return None
 
 

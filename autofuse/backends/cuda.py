@@ -95,7 +95,11 @@ def signature(kernel):
 
 
 def compile_ptx(kernel, text: str, cc=CC) -> tuple[str, str]:
-    from numba import cuda
+    try:
+        from numba import cuda
+    except Exception as error:       # installed but broken: found only now (see cuda_problem)
+        raise BackendError(f"the CUDA backend cannot compile: numba-cuda cannot be imported "
+                           f"({type(error).__name__}: {error})") from error
     namespace: dict = {}
     exec(compile(text, f"<autofuse {kernel.name}>", "exec"), namespace)
     ptx, _ = cuda.compile_ptx(namespace[kernel.name], signature(kernel), cc=cc)
