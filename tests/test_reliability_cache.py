@@ -195,3 +195,23 @@ def test_a_device_array_without_cuda_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(backends, "cuda_problem", lambda: "numba-cuda finds no usable CUDA GPU")
     with pytest.raises(autofuse.BackendError, match="numba-cuda finds no usable CUDA GPU"):
         autofuse.jit(lambda x: x * 2)(DeviceArray())
+
+
+def test_numba_cuda_failing_only_at_compile_time_is_a_backend_error_with_the_line():
+    """cuda_problem() no longer imports numba (a disk-cache hit must not pay for it), so an
+    install that fails on import is found when a kernel compiles: a BackendError there."""
+    script = ("import sys, numpy as np\n"
+              "import autofuse\n"
+              "low = autofuse.jit(lambda x: x * 2, backend='cuda').lower(np.ones(4, np.float32))\n"
+              "sys.modules['numba.cuda'] = None\n"
+              "try:\n"
+              "    low.kernels[0].ptx\n"
+              "except autofuse.BackendError as error:\n"
+              "    print(error)\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert "cannot compile elementwise_0: numba-cuda cannot be imported" in done.stdout, \
+        done.stdout + done.stderr[-2000:]
+    assert "at <string>:6" in done.stdout, done.stdout     # the user's line (-c has no text)

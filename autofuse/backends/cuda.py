@@ -98,8 +98,9 @@ def compile_ptx(kernel, text: str, cc=CC) -> tuple[str, str]:
     try:
         from numba import cuda
     except Exception as error:       # installed but broken: found only now (see cuda_problem)
-        raise BackendError(f"the CUDA backend cannot compile: numba-cuda cannot be imported "
-                           f"({type(error).__name__}: {error})") from error
+        raise BackendError(f"the CUDA backend cannot compile {kernel.name}: numba-cuda cannot be "
+                           f"imported ({type(error).__name__}: {error}); use backend='cpu'"
+                           f"{where()}") from error
     namespace: dict = {}
     exec(compile(text, f"<autofuse {kernel.name}>", "exec"), namespace)
     ptx, _ = cuda.compile_ptx(namespace[kernel.name], signature(kernel), cc=cc)
