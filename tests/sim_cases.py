@@ -18,6 +18,17 @@ def f32(*shape):
     return (rng.standard_normal(shape) + 0.1).astype(np.float32)
 
 
+def _misaligned(*shape):
+    """A C-contiguous float32 array whose data starts 4 bytes past a 16-byte boundary."""
+    size = int(np.prod(shape))
+    buffer = np.empty(size + 4, np.float32)
+    skip = (-buffer.__array_interface__["data"][0] // 4) % 4 + 1
+    out = buffer[skip:skip + size].reshape(shape)
+    out[...] = f32(*shape)
+    assert out.__array_interface__["data"][0] % 16 == 4
+    return out
+
+
 CASES = [
     ("elementwise", lambda x, y, z, w: np.maximum(x * y + z, 0) * w, (f32(8, 4),) * 4),
     ("broadcast", lambda x, b: np.tanh(x + b) * 0.5, (f32(6, 5), f32(5))),
@@ -50,6 +61,19 @@ CASES = [
     # checked for overflow by the simulator's `ix`
     ("ilp_two_outputs", lambda x, b: (np.tanh(x + b), (x * b - 1).T), (f32(7, 61), f32(61))),
     ("ilp_reshape", lambda x: (x.reshape(13, 3, 20) * 2).transpose(1, 0, 2)[:, ::-2], (f32(39, 20),)),
+    # 16-byte vector loads and stores (rows a multiple of the lanes, at least 4 x 32 elements),
+    # and the element-by-element path a misaligned base address takes
+    ("vector_bias", lambda x, b: np.tanh(x + b) * 0.5, (f32(8, 64), f32(64))),
+    ("vector_misaligned", lambda x, b: np.tanh(x + b) * 0.5, (_misaligned(8, 64), f32(64))),
+    ("vector_column_and_strided", lambda x, c, y: x * c + y, (f32(8, 64), f32(8, 1),
+                                                            f32(8, 68)[:, :64])),
+    ("vector_shifted_slice", lambda x: x[:, 1:65] - x[:, :64], (f32(8, 68),)),
+    ("vector_float64", lambda x, y: np.sqrt(np.abs(x)) + y, (rng.standard_normal((4, 64)),
+                                                             rng.standard_normal(64))),
+    ("vector_widening", lambda x: x.astype(np.float64) * 3, (f32(4, 64),)),
+    ("vector_bool_out", lambda x, y: (x > y) | (x < -1), (f32(8, 64), f32(8, 64))),
+    ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
+                                             rng.integers(-9, 9, (64,)).astype(np.int8))),
 ]
 
 

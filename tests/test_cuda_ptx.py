@@ -105,3 +105,32 @@ def test_index_math_stays_64_bit_past_2_to_the_31():
     (kernel,) = lowered(lambda x, b: np.tanh(x + b), (x, np.empty(1 << 15, np.float32))).kernels
     assert "ix(" not in kernel.source and "2147483648" in kernel.source
     assert ".visible .entry" in kernel.ptx
+
+
+VECTOR_LOAD = re.compile(r"ld\.global(?:\.nc)?\.v(\d)\.([a-z]\d+)")
+VECTOR_STORE = re.compile(r"st\.global\.v(\d)\.([a-z]\d+)")
+
+
+@pytest.mark.parametrize("fn, args, loads, store", [
+    (lambda x, b: np.tanh(x + b) * 0.5, (np.empty((512, 256), np.float32), np.empty(256, np.float32)),
+     {("4", "f32")}, ("4", "f32")),
+    (lambda x, y: np.sqrt(np.abs(x)) + y, (np.empty((64, 256)), np.empty(256)), {("2", "f64")},
+     ("2", "f64")),
+    (lambda x: x.astype(np.float64) * 3, (np.empty((64, 256), np.float32),), {("2", "f32")},
+     ("2", "f64")),
+], ids=["float32_row_bias", "float64", "widening"])
+def test_grid_stride_kernels_use_vector_loads_and_stores(fn, args, loads, store):
+    (kernel,) = lowered(fn, args).kernels
+    assert "-wide vectors" in kernel.strategy
+    ptx = kernel.ptx
+    assert set(VECTOR_LOAD.findall(ptx)) == loads
+    assert set(VECTOR_STORE.findall(ptx)) == {store}
+    assert re.search(r"st\.global\.[fb]\d+", ptx)      # the misaligned path, element by element
+
+
+def test_vectors_only_where_the_reads_are_consecutive():
+    x = np.empty((64, 260), np.float32)
+    (shifted,) = lowered(lambda x: x[:, 1:257] - x[:, :256], (x,)).kernels
+    assert not VECTOR_LOAD.findall(shifted.ptx) and VECTOR_STORE.findall(shifted.ptx)
+    (odd,) = lowered(lambda x: x * 2, (np.empty((256, 255), np.float32),)).kernels
+    assert "vectors" not in odd.strategy and not VECTOR_STORE.findall(odd.ptx)
