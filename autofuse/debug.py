@@ -20,7 +20,8 @@ level what is printed (to stderr, each line starting ``[autofuse]``)
       synchronizes the stream after each launch so the time is the kernel's; below level 2 it
       never synchronizes. The ``numpy`` backend prints one line per call instead.
 3     the traced and the fused program (``Lowered.as_text``) at each compile
-4     the generated source of each kernel at each compile
+4     the generated source of each kernel at each compile, and the CUDA backend's generated host
+      call (or CUDA graph replay) at a signature's first call
 5     the PTX of each kernel at each compile (CUDA backend; compiles the PTX if not yet done)
 ===== ======================================================================================
 
@@ -159,6 +160,13 @@ def compiled(entry) -> None:
             ptx = group.ptx
             emit(f"ptx of {group.kind}_{group.id}:\n" + (ptx if ptx is not None else
                  f"(no PTX: backend {entry.backend} does not generate it)"))
+
+
+def host_call(text: str) -> None:
+    """Hook: the CUDA backend generated a signature's host call (cuda_host.py or, with
+    cuda_graph=True, cuda_graph.py) at its first call. Printed at level >= 4."""
+    if debug_level() >= 4:
+        emit(f"host call:\n{text}")
 
 
 def hit(entry) -> None:

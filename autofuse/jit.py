@@ -11,7 +11,7 @@ import numpy as np
 from . import tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, \
     run_program as _debug_run
-from .errors import DTypeError, UnsupportedError, where
+from .errors import ArgumentError, DTypeError, UnsupportedError, where
 from .lowered import Lowered
 from .signature import Binder
 from .stages import build
@@ -28,10 +28,12 @@ class CacheInfo:
 class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
-    def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto"):
+    def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
+                 cuda_graph=False):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
+        self.options = {"cuda_graph": cuda_graph}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._cache: dict = {}
         self._fast: dict = {}          # per-argument keys of flat positional calls -> entry
@@ -60,7 +62,8 @@ class JitFunction:
             entry = self._cache.get(full_key)
             if entry is None:
                 start = time.perf_counter()
-                entry = build(self.fn, structure, leaves, statics, backend, self._binder.name)
+                entry = build(self.fn, structure, leaves, statics, backend, self._binder.name,
+                              self.options)
                 entry.build_seconds = time.perf_counter() - start
                 self._cache[full_key] = entry
                 self._info.traces += 1
@@ -210,8 +213,12 @@ def _as_returned(value, kind: str):
     return value
 
 
-def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto"):
+def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=False):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
+
+    `cuda_graph=True` replays each signature's kernels on the CUDA backend as one CUDA graph (one
+    driver launch a call, like torch.compile's mode="reduce-overhead"; see
+    autofuse/backends/cuda_graph.py); other backends ignore it.
 
     >>> import numpy as np, autofuse
     >>> @autofuse.jit
@@ -224,8 +231,10 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto"):
         static_argnames = (static_argnames,)
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
+    if not isinstance(cuda_graph, bool):
+        raise ArgumentError(f"jit(cuda_graph=...) takes True or False, got {cuda_graph!r}")
 
     def decorate(function):
-        return JitFunction(function, static_argnames, static_argnums, backend)
+        return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph)
 
     return decorate if fn is None else decorate(fn)

@@ -32,6 +32,14 @@ class Lowered:
     def backend(self) -> str:
         return self._entry.backend
 
+    @property
+    def host_source(self) -> str | None:
+        """The CUDA backend's generated host call for this signature (cuda_host.py, or the CUDA
+        graph replay of cuda_graph.py with jit(cuda_graph=True)): what a call does between
+        Python and the kernels. Generated at the signature's first call on a GPU; None before
+        that and on other backends."""
+        return getattr(self._entry.program, "host_source", None)
+
     def as_text(self, stage: str = "all") -> str:
         """The program as text: "traced", "simplified", "fused", or "all" of them."""
         sections = []

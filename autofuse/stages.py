@@ -25,6 +25,7 @@ class Entry:
     input_strides: dict = field(default_factory=dict)   # input node id -> element strides or None
     input_leaves: tuple = ()           # for each graph input, the argument leaf it reads
     single_array: bool = False         # the result is one array: nothing else to assemble
+    options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
 
 
 def cost_model(backend: str):
@@ -32,13 +33,13 @@ def cost_model(backend: str):
     return get_backend(backend).COST
 
 
-def build(fn, structure, leaves, statics, backend: str, name: str) -> Entry:
+def build(fn, structure, leaves, statics, backend: str, name: str, options=None) -> Entry:
     from .backends import get_backend
     specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
              for i, leaf in enumerate(leaves)]
     traced = trace(fn, structure, specs, statics, name)
     graph, history = simplify(traced.graph)
-    entry = Entry(name, backend, traced, graph, history)
+    entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and traced.structure is LEAF)

@@ -130,32 +130,46 @@ def run_workload(workload, systems, bandwidth, rng):
 
 
 def per_call_overhead():
-    """Microseconds per call on 1024 floats (async, host loop), one- and three-kernel functions."""
+    """Microseconds per call on 1024 floats (async, host loop), one- and three-kernel functions,
+    with and without CUDA graph replay, beside cupy.fuse and torch.compile's CUDA-graph mode."""
     import cupy
     x = cupy.asarray(np.random.default_rng(0).standard_normal(1024, dtype=np.float32))
     y, z = x * 2, x + 1
-    one = autofuse.jit(lambda a, b, c: np.maximum(a * b + c, 0))
     m = x.reshape(32, 32)
-    three = autofuse.jit(lambda a: ((a @ a).sum(0), np.exp(a).sum(1), a.T * 2))
+    one = lambda a, b, c: np.maximum(a * b + c, 0)
+    three = lambda a: ((a @ a).sum(0), np.exp(a).sum(1), a.T * 2)
     results = {}
     for name, fn, args in (("one kernel", one, (x, y, z)), ("three kernels", three, (m,))):
-        fn(*args)
-        cupy.cuda.Device().synchronize()
-        calls = 2000
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn(*args)
-        cupy.cuda.Device().synchronize()
-        results[name] = {"us": (time.perf_counter() - start) / calls * 1e6,
-                         "kernels": len(fn.lower(*args).kernels)}
+        for graph in (False, True):
+            jitted = autofuse.jit(fn, cuda_graph=graph)
+            label = name + (", cuda_graph=True" if graph else "")
+            results[label] = {"us": _host_loop(jitted, args, cupy),
+                              "kernels": len(jitted.lower(*args).kernels)}
     fused = cupy.fuse(kernel_name="relu_fma")(lambda a, b, c: cupy.maximum(a * b + c, 0))
-    fused(x, y, z)
-    start = time.perf_counter()
-    for _ in range(2000):
-        fused(x, y, z)
-    cupy.cuda.Device().synchronize()
-    results["cupy.fuse one kernel"] = {"us": (time.perf_counter() - start) / 2000 * 1e6}
+    results["cupy.fuse one kernel"] = {"us": _host_loop(fused, (x, y, z), cupy)}
+    try:
+        import torch
+        t = torch.as_tensor(m, device="cuda")
+        compiled = torch.compile(lambda a: ((a @ a).sum(0), torch.exp(a).sum(1), a.T * 2),
+                                 mode="reduce-overhead")
+        for _ in range(5):                       # reduce-overhead records its graph after warm-up
+            compiled(t)
+        results["torch.compile reduce-overhead, three kernels' work"] = {
+            "us": _host_loop(compiled, (t,), cupy)}
+    except Exception as error:                   # no torch, or its compile failed: say so
+        results["torch.compile reduce-overhead, three kernels' work"] = {
+            "us": float("nan"), "error": repr(error)[:200]}
     return results
+
+
+def _host_loop(fn, args, cupy, calls=2000) -> float:
+    fn(*args)
+    cupy.cuda.Device().synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(*args)
+    cupy.cuda.Device().synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
 
 
 FIRST_CALL = r"""

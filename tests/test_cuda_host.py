@@ -54,11 +54,11 @@ def program_for(fn, *shapes):
     program.library = Library()
     program.constants = {n.id: program.library.from_host(n.attrs["value"].array)
                          for n in program.graph.nodes if n.op == "constant" and n.ndim}
-    program._streams[7] = "stream-7"
     for kernel in program.kernels:
         kernel.config, kernel.function = f"config:{kernel.source.name}", kernel.source.name
     program.loaded = True
     program.launch = Recorder()
+    program.launch_packed = PackedRecorder(program)
     inputs = [Array(s, np.float32) if isinstance(s, tuple) else s for s in shapes]
     return program, inputs
 
@@ -73,10 +73,29 @@ class Recorder:
         self.calls.append((stream, config, kernel, args))
 
 
+class PackedRecorder:
+    """Stands in for cuda_driver.launch_packed: reads each launch's packed parameters back as
+    arguments (pointers as ints, scalars by the kernel parameter's type)."""
+
+    def __init__(self, program):
+        self.program = program
+        self.calls = []
+
+    def __call__(self, stream, config, kernel, packed):
+        step = next(s for s in self.program.steps if s.kernel.function == kernel)
+        args = []
+        for index in range(len(step.params) + len(step.outputs) + len(
+                step.scratch_arguments(self.program.library) if step.kernel.source.scratch else [])):
+            cast = step.params[index][1] if index < len(step.params) else None
+            args.append(packed.view(index, cast)[0] if cast is not None else int(packed.values[index]))
+        self.calls.append((stream, config, kernel, tuple(args)))
+
+
 def recorded(program, call, inputs):
     program.launch.calls = []
+    program.launch_packed.calls = []
     results = call(inputs)
-    return program.launch.calls, results
+    return program.launch.calls + program.launch_packed.calls, results
 
 
 @pytest.mark.parametrize("fn, shapes", [
@@ -90,7 +109,7 @@ def test_generated_call_launches_what_the_general_path_does(fn, shapes):
     program, inputs = program_for(fn, *shapes)
     assert cuda_host.plannable(program, inputs)
     fast, text = cuda_host.build(program)
-    assert text.startswith("def call(inputs):") and "launch(stream, config0, kernel0" in text
+    assert text.startswith("def call(inputs):") and "launch(stream, config0, kernel0, packed0)" in text
     general, general_results = recorded(program, program.__call__, inputs)
     generated, generated_results = recorded(program, fast, inputs)
     assert len(general) == len(generated) == len(program.kernels)

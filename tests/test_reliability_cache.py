@@ -174,11 +174,10 @@ def test_without_numba_cuda_the_cpu_backend_works_and_cuda_says_why():
 
 
 def test_with_a_broken_driver_the_cpu_backend_works_and_cuda_says_why():
-    setup = ("import cuda.core\n"
-             "class Device:\n"
-             "    def __init__(self, *a):\n"
-             "        raise RuntimeError('CUDA driver version is insufficient')\n"
-             "cuda.core.Device = Device")
+    setup = ("from cuda.bindings import driver\n"
+             "def cuInit(flags):\n"
+             "    raise RuntimeError('CUDA driver version is insufficient')\n"
+             "driver.cuInit = cuInit")
     out = run_toolchain(setup)
     assert "no usable CUDA driver or GPU (RuntimeError: CUDA driver version is insufficient)" \
         in out, out

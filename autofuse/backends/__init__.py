@@ -51,12 +51,9 @@ def cuda_problem() -> str | None:
         return f"numba-cuda cannot be imported ({missing})"
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
         return None
-    try:
-        from cuda.core import Device
-        Device()
-    except Exception as error:       # no cuda.core, no driver, no GPU
-        return f"no usable CUDA driver or GPU ({type(error).__name__}: {error})"
-    return None
+    from .cuda_driver import available
+    problem = available()            # no cuda.bindings, no driver, no GPU
+    return None if problem is None else f"no usable CUDA driver or GPU ({problem})"
 
 
 def _numba_cuda_missing() -> str | None:

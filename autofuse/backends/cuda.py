@@ -1,12 +1,14 @@
 """The CUDA backend: each fusion group as one numba.cuda kernel, compiled to PTX per signature,
-linked to a cubin (cached on disk, content-addressed) and launched through cuda.core with
-launch configurations cached per signature, so a call costs microseconds.
+linked to a cubin by cuda.core (cached on disk, content-addressed), loaded and launched through
+the driver (cuda_driver.py) with parameter blocks packed per signature, so a call costs
+microseconds.
 
 Without a GPU, `lower()` still generates every kernel's source and PTX for inspection; under the
 CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -16,17 +18,17 @@ from importlib import metadata
 
 import numpy as np
 
-from ..debug import STATE as _DEBUG, run_steps as _debug_steps
+from ..debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ..errors import BackendError, where
 from ..fusion import CostModel
-from . import cuda_host, disk_cache
+from . import cuda_driver, cuda_graph, cuda_host, cuda_source, disk_cache
 from .cuda_arrays import library_for
 from .cuda_source import generate, storage_dtype
 from .literals import literal
 
 COST = CostModel(max_row=32 * 1024)
 CC = (9, 0)                      # PTX target without a GPU (Hopper, the project's GPU machines)
-GENERATOR_VERSION = "cuda-1"
+GENERATOR_VERSION = "cuda-2"      # bump when generated code's meaning changes outside its text
 _ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
 _lock = threading.Lock()
 
@@ -52,6 +54,8 @@ def module_text(kernel, simulator: bool) -> str:
     for name, value in sorted(kernel.globals.items()):
         if isinstance(value, tuple) and value[0] == "numba":
             lines.append(f"{name} = numba.{value[1]}")
+        elif isinstance(value, tuple) and value[0] == "vector":
+            lines.append(f"from autofuse.backends.cuda_vector import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "index":
             lines += _index_type(name, value[1], simulator)
         else:
@@ -129,19 +133,20 @@ class CudaKernel:
             self.prepare_ptx()
         return self.ptx
 
-    def load(self, device) -> None:
-        """The cubin for this device, from the disk cache or linked now."""
-        from cuda.core import LaunchConfig, Linker, LinkerOptions, ObjectCode
-        cc = device.compute_capability
+    def load(self, device: dict) -> None:
+        """The cubin for this device, from the disk cache or linked now, loaded."""
+        cc = device["cc"]
         arch = f"sm_{cc[0]}{cc[1]}"
         key = disk_cache.digest(self.text, signature_text(self.source), arch, GENERATOR_VERSION,
-                                metadata.version("numba-cuda"), metadata.version("cuda-core"))
+                                _version("numba-cuda"), _version("cuda-core"))
         folder = disk_cache.cache_dir() / "cuda"
         cubin_path, meta_path = folder / f"k_{key}.cubin", folder / f"k_{key}.json"
         if cubin_path.exists() and meta_path.exists():
             entry = json.loads(meta_path.read_text())["entry"]
             cubin = cubin_path.read_bytes()
         else:
+            # NOTE: cuda.core (about 80 ms to import) only on a miss, to link.
+            from cuda.core import Linker, LinkerOptions, ObjectCode
             if self.ptx is None or cc != CC:
                 self.prepare_ptx((cc[0], cc[1]))
             linked = Linker(ObjectCode.from_ptx(self.ptx.encode()),
@@ -149,16 +154,22 @@ class CudaKernel:
             cubin, entry = bytes(linked.code), self.entry
             disk_cache.write_once(cubin_path, cubin)
             disk_cache.write_once(meta_path, json.dumps({"entry": entry}).encode())
-        self.function = ObjectCode.from_cubin(cubin).get_kernel(entry)
-        self.config = LaunchConfig(grid=self.grid(device), block=self.source.block)
+        self.function = cuda_driver.load(cubin, entry)
+        self.config = cuda_driver.Config(self.grid(device), self.source.block)
 
-    def grid(self, device) -> tuple:
+    def grid(self, device: dict) -> tuple:
         x, y, z = self.source.grid
-        if self.source.strategy.startswith(("grid-stride", "columns", "transpose")):
+        per_sm = cuda_source.GRID_PER_SM
+        if per_sm and self.source.strategy.startswith(("grid-stride", "columns")):
             # NOTE: a few resident blocks per SM looping over the elements beat one block per
             # 256 elements, whose launch and retire cost dominates such short blocks.
-            x = min(x, device.properties.multiprocessor_count * 16)
+            x = min(x, device["sms"] * per_sm)
         return (x, y, z)
+
+
+@functools.cache
+def _version(package: str) -> str:
+    return metadata.version(package)
 
 
 class CudaStep:
@@ -209,36 +220,39 @@ class CudaProgram:
         self.loaded = False
         self.library = None
         self.constants = {}
-        self._streams = {}
         self.inputs = [(n.id, n.ndim > 0) for n in self.graph.inputs]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         self.fast = None              # the generated call (cuda_host.py), where it applies
         self.host_source = None
+        self.use_graph = bool(entry.options.get("cuda_graph"))
+        self.graph_call = None        # cuda_graph.GraphCall, when replayed as a CUDA graph
 
     def ensure_loaded(self, leaves) -> None:
-        from cuda.core import Device, launch
         with _lock:
             if self.loaded:
                 return
-            device = Device()
-            device.set_current()
+            device = cuda_driver.ensure_context()
             for kernel in self.kernels:
                 kernel.load(device)
             self.library = library_for(leaves)
             self.constants = {n.id: self.library.from_host(np.ascontiguousarray(
                 n.attrs["value"].array)) for n in self.graph.nodes if n.op == "constant" and n.ndim}
-            self.launch = launch
+            self.launch = cuda_driver.launch
+            self.launch_packed = cuda_driver.launch_packed
             if cuda_host.plannable(self, leaves):
-                self.fast, self.host_source = cuda_host.build(self)
+                builder = cuda_graph if self.use_graph else cuda_host
+                self.fast, self.host_source = builder.build(self)
+            elif self.use_graph:
+                self.host_source = ("# no CUDA graph for this signature: every array argument must "
+                                    f"be a {self.library.name} device array and every result "
+                                    "computed; calls take the general path")
             self.loaded = True
+            if _DEBUG.active and self.host_source:
+                _debug_host(self.host_source)
 
     def stream(self):
-        handle = self.library.stream()
-        stream = self._streams.get(handle)
-        if stream is None:
-            from cuda.core import Stream
-            stream = self._streams[handle] = Stream.from_handle(handle)
-        return stream
+        """The caller's current stream (its library's), as a CUstream."""
+        return cuda_driver.stream(self.library.stream())
 
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
@@ -259,7 +273,7 @@ class CudaProgram:
         stream = self.stream()
         if _DEBUG.active:     # level >= 2 synchronizes after each launch to time it
             _debug_steps(self.steps, lambda step: step.launch(memory, library, stream, self.launch),
-                         stream.sync)
+                         lambda: cuda_driver.synchronize(stream))
         else:
             for step in self.steps:
                 step.launch(memory, library, stream, self.launch)

@@ -1,0 +1,169 @@
+"""The CUDA driver calls the backend makes on a call's path, through cuda.bindings: find or set
+the context, load a cubin, launch a kernel with a pre-packed parameter block.
+
+cuda.core (used for linking PTX into a cubin on a disk-cache miss) costs about 80 ms to import on
+the GPU machine, most of a new process's first call when every kernel is already on disk;
+cuda.bindings' driver module costs a fraction of that, and cuLaunchKernel over parameters packed
+in advance skips the per-launch argument conversion (../shared/GPU.md: 3.2 µs vs 3.4 µs).
+
+A kernel's parameters live in 8-byte slots of a NumPy array (pointers as uint64, scalars written
+through a view of their own type, so a float32 parameter occupies the slot's low 4 bytes); the
+driver reads each parameter's size from the kernel and copies the values at launch.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..errors import BackendError, where
+
+_lock = threading.Lock()
+_state: dict = {}
+
+
+def driver():
+    from cuda.bindings import driver as module
+    return module
+
+
+def check(result, what: str):
+    """The value of a cuda.bindings call, or a BackendError naming the call and the error."""
+    error = result[0]
+    if int(error) != 0:
+        raise BackendError(f"CUDA driver call {what} failed: {_error_text(error)}{where()}")
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def _error_text(error) -> str:
+    try:
+        name = driver().cuGetErrorName(error)[1]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        return repr(error)
+
+
+def available() -> str | None:
+    """Why no kernel can launch here (no driver, no GPU), or None."""
+    try:
+        cu = driver()
+        check(cu.cuInit(0), "cuInit")
+        if check(cu.cuDeviceGetCount(), "cuDeviceGetCount") < 1:
+            return "no CUDA device"
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def ensure_context() -> dict:
+    """A current context on this thread (the one CuPy/torch use: the device's primary context),
+    and that device's compute capability and multiprocessor count."""
+    cu = driver()
+    context = check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if context is not None and int(context) != 0:
+        device = check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
+    else:
+        with _lock:
+            check(cu.cuInit(0), "cuInit")
+            device = check(cu.cuDeviceGet(0), "cuDeviceGet")
+            context = check(cu.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
+            check(cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+    key = int(device)
+    if key not in _state:
+        attribute = cu.CUdevice_attribute
+        get = lambda what: check(cu.cuDeviceGetAttribute(what, device), "cuDeviceGetAttribute")
+        _state[key] = {
+            "context": context,
+            "cc": (get(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                   get(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
+            "sms": get(attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)}
+    return _state[key]
+
+
+def set_context() -> None:
+    """Make the device's primary context current on this thread (a thread that has not touched
+    the GPU through CuPy or torch yet has none)."""
+    state = ensure_context()
+    check(driver().cuCtxSetCurrent(state["context"]), "cuCtxSetCurrent")
+
+
+def load(cubin: bytes, entry: str):
+    """The kernel `entry` of `cubin`, loaded into the current context (a CUfunction)."""
+    cu = driver()
+    image = np.frombuffer(cubin, np.uint8)
+    module = check(cu.cuModuleLoadData(image.ctypes.data), "cuModuleLoadData")
+    return check(cu.cuModuleGetFunction(module, entry.encode()), f"cuModuleGetFunction({entry})")
+
+
+class Config:
+    """A launch configuration: grid and block as 3-tuples."""
+    __slots__ = ("grid", "block")
+
+    def __init__(self, grid, block):
+        self.grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+        block = tuple(block) if isinstance(block, (tuple, list)) else (block,)
+        self.block = block + (1,) * (3 - len(block))
+
+    def __repr__(self):
+        return f"Config(grid={self.grid}, block={self.block})"
+
+
+class Packed:
+    """A kernel's parameter block: `values[i]` is parameter i's 8-byte slot, `address` the array
+    of slot addresses the driver takes as kernelParams."""
+
+    def __init__(self, count: int):
+        self.values = np.zeros(max(1, count), np.uint64)
+        base = self.values.ctypes.data
+        self.slots = np.array([base + 8 * i for i in range(len(self.values))], np.uint64)
+        self.address = int(self.slots.ctypes.data)
+
+    def view(self, index: int, dtype) -> np.ndarray:
+        """A one-element array over slot `index`'s low bytes, as `dtype`."""
+        return self.values[index:index + 1].view(np.dtype(dtype))[:1]
+
+    def set(self, index: int, value) -> None:
+        if isinstance(value, np.generic):
+            self.view(index, value.dtype)[0] = value
+        else:
+            self.values[index] = np.uint64(int(value) & 0xFFFFFFFFFFFFFFFF)
+
+
+def launch_packed(stream, config: Config, function, packed: Packed) -> None:
+    """Launch `function` with parameters already in `packed`, on `stream` (a CUstream)."""
+    cu = driver()
+    grid, block = config.grid, config.block
+    result = cu.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                               0, stream, packed.address, 0)
+    if int(result[0]) != 0:
+        if int(result[0]) == int(cu.CUresult.CUDA_ERROR_INVALID_CONTEXT):
+            set_context()
+            result = cu.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
+                                       block[2], 0, stream, packed.address, 0)
+        check(result, "cuLaunchKernel")
+
+
+def launch(stream, config: Config, function, *args) -> None:
+    """Launch `function` with `args` (ints are pointers or 64-bit integers; NumPy scalars keep
+    their type's size), packed now: the general call path."""
+    packed = Packed(len(args))
+    for index, value in enumerate(args):
+        packed.set(index, value)
+    launch_packed(stream, config, function, packed)
+
+
+_streams: dict = {}
+
+
+def stream(handle: int):
+    """The CUstream for a raw stream handle (cached: building one costs about a microsecond)."""
+    found = _streams.get(handle)
+    if found is None:
+        found = _streams[handle] = driver().CUstream(handle)
+    return found
+
+
+def synchronize(stream) -> None:
+    check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize")
