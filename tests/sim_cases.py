@@ -72,6 +72,13 @@ CASES = [
                                                              rng.standard_normal(64))),
     ("vector_widening", lambda x: x.astype(np.float64) * 3, (f32(4, 64),)),
     ("vector_bool_out", lambda x, y: (x > y) | (x < -1), (f32(8, 64), f32(8, 64))),
+    # the float32 matmul with 16-byte loads, double-buffered slabs (cuda_matmul.py): ragged
+    # M, N and K, a broadcast batch, two outputs, a misaligned operand (element-by-element path)
+    ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
+     (f32(130, 36), f32(36, 132), f32(132))),
+    ("matmul_vector_batched", lambda a, w: (a @ w, np.tanh(a @ w) * 2),
+     (f32(2, 40, 16), f32(16, 24))),
+    ("matmul_vector_misaligned", lambda x, w: x @ w - 1, (_misaligned(24, 16), f32(16, 20))),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
 ]

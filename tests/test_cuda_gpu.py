@@ -189,3 +189,21 @@ def test_cuda_graph_with_mutation_and_with_numpy_inputs():
     f = autofuse.jit(lambda x: np.tanh(x) + 1, backend="cuda", cuda_graph=True)
     np.testing.assert_allclose(f(host), np.tanh(host) + 1, rtol=1e-6, atol=1e-6)
     assert "no CUDA graph" in f.lower(host).host_source
+
+
+def test_float32_matmul_vector_kernel_against_numpy():
+    """cuda_matmul.py's kernel: ragged M/N/K (K % 8 == 4), a batch broadcast, two outputs, and
+    operands and a result not 16-byte aligned (views with an offset: the element-wise path)."""
+    fn = lambda x, w, b: np.maximum(x @ w + b, 0)
+    x, w, b = f32(260, 132), f32(132, 200), f32(200)
+    f = autofuse.jit(fn)
+    assert "16-byte loads" in f.lower(cupy.asarray(x), cupy.asarray(w), cupy.asarray(b)).kernels[0].strategy
+    _check(f(cupy.asarray(x), cupy.asarray(w), cupy.asarray(b)), fn(x, w, b), 1e-4)
+    batched = lambda a, w: (a @ w, np.tanh(a @ w) * 2)
+    a, w2 = f32(3, 150, 64), f32(64, 136)
+    _check(autofuse.jit(batched)(cupy.asarray(a), cupy.asarray(w2)), batched(a, w2), 1e-4)
+    flat = cupy.asarray(f32(1 + 260 * 132))
+    shifted = flat[1:].reshape(260, 132)                # data 4 bytes past an aligned address
+    assert shifted.data.ptr % 16 == 4
+    _check(f(shifted, cupy.asarray(w), cupy.asarray(b)),
+           fn(cupy.asnumpy(shifted), w, b), 1e-4)

@@ -2,6 +2,8 @@
 `launch` and a NumPy-backed stand-in for the caller's array library, it must launch the same
 kernels, in the same order, with the same arguments (pointers of the same arrays, the same scalar
 values) as the general call path, and return results in the same places."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ from numba import config  # noqa: E402
 if config.ENABLE_CUDASIM:
     pytest.skip("the simulator runs its own program class", allow_module_level=True)
 
-from autofuse.backends import cuda_host  # noqa: E402
+from autofuse.backends import cuda_driver, cuda_host  # noqa: E402
 
 
 class Array:
@@ -55,10 +57,12 @@ def program_for(fn, *shapes):
     program.constants = {n.id: program.library.from_host(n.attrs["value"].array)
                          for n in program.graph.nodes if n.op == "constant" and n.ndim}
     for kernel in program.kernels:
-        kernel.config, kernel.function = f"config:{kernel.source.name}", kernel.source.name
+        kernel.config = cuda_driver.Config(kernel.source.grid, kernel.source.block)
+        kernel.function = kernel.source.name
     program.loaded = True
     program.launch = Recorder()
-    program.launch_packed = PackedRecorder(program)
+    program.launch_kernel = KernelRecorder(program)
+    program.launch_packed = None           # (only a failed launch would call it)
     inputs = [Array(s, np.float32) if isinstance(s, tuple) else s for s in shapes]
     return program, inputs
 
@@ -73,29 +77,34 @@ class Recorder:
         self.calls.append((stream, config, kernel, args))
 
 
-class PackedRecorder:
-    """Stands in for cuda_driver.launch_packed: reads each launch's packed parameters back as
-    arguments (pointers as ints, scalars by the kernel parameter's type)."""
+class KernelRecorder:
+    """Stands in for the driver's cuLaunchKernel: reads each launch's parameter block back from
+    memory as arguments (pointers as ints, scalars by the kernel parameter's type)."""
 
     def __init__(self, program):
         self.program = program
         self.calls = []
 
-    def __call__(self, stream, config, kernel, packed):
+    def __call__(self, kernel, gx, gy, gz, bx, by, bz, shared, stream, address, extra):
         step = next(s for s in self.program.steps if s.kernel.function == kernel)
+        count = len(step.params) + len(step.outputs) + len(
+            step.scratch_arguments(self.program.library) if step.kernel.source.scratch else [])
+        slots = (ctypes.c_uint64 * count).from_address(address)
         args = []
-        for index in range(len(step.params) + len(step.outputs) + len(
-                step.scratch_arguments(self.program.library) if step.kernel.source.scratch else [])):
+        for index in range(count):
             cast = step.params[index][1] if index < len(step.params) else None
-            args.append(packed.view(index, cast)[0] if cast is not None else int(packed.values[index]))
-        self.calls.append((stream, config, kernel, tuple(args)))
+            raw = np.array([ctypes.c_uint64.from_address(slots[index]).value], np.uint64)
+            args.append(raw.view(cast)[0] if cast is not None else int(raw[0]))
+        assert (gx, gy, gz, bx, by, bz, shared) == step.kernel.config.args
+        self.calls.append((stream, step.kernel.config, kernel, tuple(args)))
+        return (0,)
 
 
 def recorded(program, call, inputs):
     program.launch.calls = []
-    program.launch_packed.calls = []
+    program.launch_kernel.calls = []
     results = call(inputs)
-    return program.launch.calls + program.launch_packed.calls, results
+    return program.launch.calls + program.launch_kernel.calls, results
 
 
 @pytest.mark.parametrize("fn, shapes", [
@@ -109,7 +118,7 @@ def test_generated_call_launches_what_the_general_path_does(fn, shapes):
     program, inputs = program_for(fn, *shapes)
     assert cuda_host.plannable(program, inputs)
     fast, text = cuda_host.build(program)
-    assert text.startswith("def call(inputs):") and "launch(stream, config0, kernel0, packed0)" in text
+    assert text.startswith("def call(inputs):") and "launch_kernel(kernel0, " in text
     general, general_results = recorded(program, program.__call__, inputs)
     generated, generated_results = recorded(program, fast, inputs)
     assert len(general) == len(generated) == len(program.kernels)

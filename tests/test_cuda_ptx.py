@@ -134,3 +134,23 @@ def test_vectors_only_where_the_reads_are_consecutive():
     assert not VECTOR_LOAD.findall(shifted.ptx) and VECTOR_STORE.findall(shifted.ptx)
     (odd,) = lowered(lambda x: x * 2, (np.empty((256, 255), np.float32),)).kernels
     assert "vectors" not in odd.strategy and not VECTOR_STORE.findall(odd.ptx)
+
+
+def test_float32_matmul_takes_the_vector_kernel():
+    """cuda_matmul.py: 16-byte global reads of both operands, 16-byte shared reads, one barrier
+    per slab (two in the code), no local memory; other shapes and dtypes keep the general one."""
+    x, w, b = np.empty((512, 256), np.float32), np.empty((256, 384), np.float32), np.empty(384, np.float32)
+    (kernel,) = lowered(lambda x, w, b: np.maximum(x @ w + b, 0), (x, w, b)).kernels
+    assert "16-byte loads, double-buffered" in kernel.strategy
+    ptx = kernel.ptx
+    assert len(re.findall(r"ld\.global\.nc\.v4\.f32", ptx)) >= 2
+    assert len(re.findall(r"ld\.shared\.v4\.f32", ptx)) == 32
+    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == 16
+    assert len(re.findall(r"bar\.sync", ptx)) == 2 and "ld.local" not in ptx
+    (general,) = lowered(lambda x, w: x @ w.T, (x, np.empty((384, 256), np.float32))).kernels
+    assert "16-byte" not in general.strategy            # a transposed operand: the general kernel
+    (odd,) = lowered(lambda x, w: x @ w, (np.empty((64, 30), np.float32),
+                                          np.empty((30, 64), np.float32))).kernels
+    assert "16-byte" not in odd.strategy                # K not a multiple of 4
+    (double,) = lowered(lambda x, w: x @ w, (np.empty((64, 32)), np.empty((32, 64)))).kernels
+    assert "16-byte" not in double.strategy

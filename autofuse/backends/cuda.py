@@ -239,6 +239,7 @@ class CudaProgram:
                 n.attrs["value"].array)) for n in self.graph.nodes if n.op == "constant" and n.ndim}
             self.launch = cuda_driver.launch
             self.launch_packed = cuda_driver.launch_packed
+            self.launch_kernel = cuda_driver.driver().cuLaunchKernel
             if cuda_host.plannable(self, leaves):
                 builder = cuda_graph if self.use_graph else cuda_host
                 self.fast, self.host_source = builder.build(self)

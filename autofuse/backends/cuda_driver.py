@@ -20,11 +20,16 @@ from ..errors import BackendError, where
 
 _lock = threading.Lock()
 _state: dict = {}
+_driver = None
 
 
 def driver():
-    from cuda.bindings import driver as module
-    return module
+    """cuda.bindings' driver module (imported on first use: a call path must not pay for it)."""
+    global _driver
+    if _driver is None:
+        from cuda.bindings import driver as module
+        _driver = module
+    return _driver
 
 
 def check(result, what: str):
@@ -98,13 +103,15 @@ def load(cubin: bytes, entry: str):
 
 
 class Config:
-    """A launch configuration: grid and block as 3-tuples."""
-    __slots__ = ("grid", "block")
+    """A launch configuration: grid and block as 3-tuples; `args`, cuLaunchKernel's arguments
+    from the grid to the dynamic shared memory (none)."""
+    __slots__ = ("grid", "block", "args")
 
     def __init__(self, grid, block):
         self.grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
         block = tuple(block) if isinstance(block, (tuple, list)) else (block,)
         self.block = block + (1,) * (3 - len(block))
+        self.args = self.grid + self.block + (0,)
 
     def __repr__(self):
         return f"Config(grid={self.grid}, block={self.block})"
@@ -134,14 +141,11 @@ class Packed:
 def launch_packed(stream, config: Config, function, packed: Packed) -> None:
     """Launch `function` with parameters already in `packed`, on `stream` (a CUstream)."""
     cu = driver()
-    grid, block = config.grid, config.block
-    result = cu.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                               0, stream, packed.address, 0)
-    if int(result[0]) != 0:
-        if int(result[0]) == int(cu.CUresult.CUDA_ERROR_INVALID_CONTEXT):
+    result = cu.cuLaunchKernel(function, *config.args, stream, packed.address, 0)
+    if result[0]:
+        if result[0] == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
             set_context()
-            result = cu.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
-                                       block[2], 0, stream, packed.address, 0)
+            result = cu.cuLaunchKernel(function, *config.args, stream, packed.address, 0)
         check(result, "cuLaunchKernel")
 
 

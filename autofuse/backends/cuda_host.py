@@ -40,7 +40,8 @@ def host_source(program) -> tuple[str, dict]:
     from . import cuda_driver
     library = program.library
     pointer = POINTER.get(library.name, "pointer({})")
-    namespace = {"empty": library.empty, "launch": program.launch_packed,
+    namespace = {"empty": library.empty, "launch_kernel": program.launch_kernel,
+                 "relaunch": program.launch_packed,
                  "pointer": library.pointer, "current_stream": library.stream,
                  "stream_of": cuda_driver.stream, "lock": threading.Lock()}
     names: dict = {}               # node id -> local name of its array (or scalar)
@@ -87,8 +88,13 @@ def host_source(program) -> tuple[str, dict]:
             slot += 1
         namespace[f"config{s}"] = step.kernel.config
         namespace[f"kernel{s}"] = step.kernel.function
-        lines.append(f"        launch(stream, config{s}, kernel{s}, packed{s})"
-                     f"    # {step.kernel.source.name}")
+        # NOTE: cuLaunchKernel called here with the configuration and the parameter block's
+        # address as literals: no Python frame between the call and the driver; a failure
+        # (a thread with no current context, say) goes through cuda_driver.launch_packed.
+        launch_args = ", ".join(str(v) for v in step.kernel.config.args)
+        lines.append(f"        if launch_kernel(kernel{s}, {launch_args}, stream, "
+                     f"{packed.address}, 0)[0]:    # {step.kernel.source.name}")
+        lines.append(f"            relaunch(stream, config{s}, kernel{s}, packed{s})")
     lines.append(f"    return [{', '.join(names[node] for node, _ in program.outputs)}]")
     return "\n".join(lines) + "\n", namespace
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
-from . import helpers
+from . import cuda_matmul, helpers
 from .render import Accumulators, Renderer, short
 
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
@@ -850,7 +850,10 @@ class CudaSource:
         """Tiles of TILE x TILE outputs per block, TILE_K-deep slabs of A and B through shared
         memory, each thread accumulating MICRO x MICRO outputs in registers (written out as scalar
         variables, so no local array can spill). Operands are read through their index maps (a
-        transposed weight is not copied); the epilogue runs on the registers before the store."""
+        transposed weight is not copied); the epilogue runs on the registers before the store.
+        float32 matmuls of contiguous operands take cuda_matmul.py's faster kernel instead."""
+        if cuda_matmul.refusal(self) is None:
+            return cuda_matmul.generate(self)
         r = self.renderer
         self.narrow = self.narrow and bool(NARROW_MATMUL)
         node = self.group.matmul

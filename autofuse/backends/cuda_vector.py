@@ -11,6 +11,7 @@ plain Python functions with the same meaning, so the simulator tests the kernels
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import config
 
 
@@ -25,9 +26,20 @@ def _simulator_functions():
         for lane, value in enumerate(values):
             array[index + lane] = value
 
+    def shared_load4(array, index):
+        assert index % 4 == 0, f"a 16-byte shared read at element {index} is misaligned"
+        return load(array.reshape(-1), index, 4)
+
+    def shared_store4(array, index, *values):
+        assert index % 4 == 0, f"a 16-byte shared write at element {index} is misaligned"
+        flat = array.reshape(-1)
+        assert np.shares_memory(flat, array)
+        store(flat, index, values)
+
     return {"address": address,
             "vload2": lambda a, i: load(a, i, 2), "vload4": lambda a, i: load(a, i, 4),
-            "vstore2": lambda a, i, *v: store(a, i, v), "vstore4": lambda a, i, *v: store(a, i, v)}
+            "vstore2": lambda a, i, *v: store(a, i, v), "vstore4": lambda a, i, *v: store(a, i, v),
+            "sload4": shared_load4, "sstore4": shared_store4}
 
 
 def _intrinsics():
@@ -61,6 +73,9 @@ def _intrinsics():
                 address = builder.gep(base, [offset])
                 cast = builder.bitcast(address, vector.as_pointer())
                 loaded = builder.load(cast, align=lanes * context.get_abi_sizeof(element))
+                # NOTE: kernels never write their inputs (results are new arrays), so a load
+                # may take the read-only path (ld.global.nc).
+                loaded.set_metadata("invariant.load", builder.module.add_metadata([]))
                 values = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), lane))
                           for lane in range(lanes)]
                 return context.make_tuple(builder, result, values)
@@ -99,7 +114,50 @@ def _intrinsics():
         if storable(pointer, index):
             return types.void(pointer, index, v0, v1, v2, v3), store_codegen(4)
 
+    def shared_pointer(context, builder, array_type, array, index):
+        """<4 x T> addrspace(3)* to flat element `index` of a shared array."""
+        data = context.make_array(array_type)(context, builder, array).data
+        element = context.get_value_type(array_type.dtype)
+        typed = builder.addrspacecast(data, ir.PointerType(element, 3))
+        offset = context.cast(builder, index[1], index[0], types.intp)
+        return builder.bitcast(builder.gep(typed, [offset]),
+                               ir.PointerType(ir.VectorType(element, 4), 3)), element
+
+    @intrinsic
+    def sload4(typingctx, array, index):
+        """Four consecutive elements of a C-contiguous shared array from flat element `index`
+        (a multiple of 4) in one ld.shared.v4."""
+        if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+            return None
+        result = types.UniTuple(array.dtype, 4)
+
+        def codegen(context, builder, signature, args):
+            pointer, element = shared_pointer(context, builder, signature.args[0], args[0],
+                                              (signature.args[1], args[1]))
+            loaded = builder.load(pointer, align=4 * context.get_abi_sizeof(element))
+            return context.make_tuple(builder, result, [builder.extract_element(
+                loaded, ir.Constant(ir.IntType(32), lane)) for lane in range(4)])
+        return result(array, index), codegen
+
+    @intrinsic
+    def sstore4(typingctx, array, index, v0, v1, v2, v3):
+        """Four values to flat elements index..index+3 of a shared array in one st.shared.v4."""
+        if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            pointer, element = shared_pointer(context, builder, signature.args[0], args[0],
+                                              (signature.args[1], args[1]))
+            packed = ir.Constant(ir.VectorType(element, 4), ir.Undefined)
+            for lane, (item, kind) in enumerate(zip(args[2:], signature.args[2:])):
+                item = context.cast(builder, item, kind, signature.args[0].dtype)
+                packed = builder.insert_element(packed, item, ir.Constant(ir.IntType(32), lane))
+            builder.store(packed, pointer, align=4 * context.get_abi_sizeof(element))
+            return context.get_dummy_value()
+        return types.void(array, index, v0, v1, v2, v3), codegen
+
     return {"address": address, "vload2": make_load(2), "vload4": make_load(4),
+            "sload4": sload4, "sstore4": sstore4,
             "vstore2": vstore2, "vstore4": vstore4}
 
 
