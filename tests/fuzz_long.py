@@ -19,13 +19,14 @@ def main(argv) -> int:
     count = int(argv[1]) if len(argv) > 1 else 10_000
     start = int(argv[2]) if len(argv) > 2 else 0
     backend = argv[3] if len(argv) > 3 else "cpu"
+    wide = len(argv) > 4 and argv[4] == "wide"       # programs.WIDE_DIMS sizes
     failures_path = os.environ.get("FUZZ_FAILURES") or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "fuzz_failures.txt")
     counts = {"ok": 0, "unsupported": 0, "undefined": 0, "failed": 0}
     began = time.time()
     warnings.simplefilter("ignore")
     for seed in range(start, start + count):
-        program = seeded_program(seed)
+        program = seeded_program(seed, wide=wide)
         try:
             outcome = check_fuzz_program(program, backend, seed)
             counts[outcome.split(":")[0] if outcome.startswith("undefined") else

@@ -242,8 +242,15 @@ class _Chooser:
         return self.rng.randint(low, high)
 
 
-def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3) -> FuzzProgram:
-    dims = (choose.choice([3, 1, 2, 4, 0]), choose.choice([4, 1, 3, 2]))
+# Wide programs: sizes where the CUDA backend takes its 16-byte vector paths (last axis a multiple
+# of 4, over 1024 elements) and its vector matmul (K and N multiples of 4), with ragged partners.
+WIDE_DIMS = ([40, 1, 3, 64, 0], [256, 1, 36, 132])
+
+
+def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
+              wide: bool = False) -> FuzzProgram:
+    rows, cols = WIDE_DIMS if wide else ([3, 1, 2, 4, 0], [4, 1, 3, 2])
+    dims = (choose.choice(rows), choose.choice(cols))
     forms = [dims, dims[1:], (1, dims[1]), (dims[0], 1), dims[::-1], (), (2,) + dims]
     count = choose.integer(1, max_inputs)
     shapes = [choose.choice(forms) for _ in range(count)]
@@ -321,10 +328,10 @@ def fuzz_programs(draw, max_steps=6, max_inputs=3):
     return _generate(_Chooser(draw=draw), max_steps, max_inputs)
 
 
-def seeded_program(seed: int, max_steps=6, max_inputs=3) -> FuzzProgram:
+def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False) -> FuzzProgram:
     """The program for `seed`: the same on every run and machine (the long run's programs)."""
     import random
-    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs)
+    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide)
 
 
 def fuzz_tolerance(dtype, expected) -> tuple[float, float]:

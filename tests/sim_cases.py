@@ -18,6 +18,20 @@ def f32(*shape):
     return (rng.standard_normal(shape) + 0.1).astype(np.float32)
 
 
+def _stencil(u):
+    v = u.copy()
+    v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return v
+
+
+def _nested(u):
+    v = u * 2
+    v[2:-3, 5:40] = u[2:-3, 6:41] - 1
+    w = v + 1
+    w[:, 3:7] = v[:, 4:8] * u[:, 3:7]
+    return w
+
+
 def _misaligned(*shape):
     """A C-contiguous float32 array whose data starts 4 bytes past a 16-byte boundary."""
     size = int(np.prod(shape))
@@ -72,6 +86,9 @@ CASES = [
                                                              rng.standard_normal(64))),
     ("vector_widening", lambda x: x.astype(np.float64) * 3, (f32(4, 64),)),
     ("vector_bool_out", lambda x, y: (x > y) | (x < -1), (f32(8, 64), f32(8, 64))),
+    # slice assignments under vectors: interior vectors branch-free, edge vectors lane by lane
+    ("vector_stencil", lambda u: _stencil(u), (f32(16, 64),)),
+    ("vector_nested_setslice", lambda u: _nested(u), (f32(12, 48),)),
     # the float32 matmul with 16-byte loads, double-buffered slabs (cuda_matmul.py): ragged
     # M, N and K, a broadcast batch, two outputs, a misaligned operand (element-by-element path)
     ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),

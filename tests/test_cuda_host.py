@@ -149,3 +149,16 @@ def test_numpy_arguments_and_returned_arguments_take_the_general_path():
     assert not cuda_host.plannable(program, inputs)          # the copy is x itself: the general path copies
     program, _ = program_for(lambda x: x * 2, (4,))
     assert not cuda_host.plannable(program, [np.ones(4, np.float32)])
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (lambda x: x, (4,)),                         # the result is the argument: no kernel at all
+    (lambda x: (x * 2, x[:0] + 1), (0, 3)),      # every output empty: nothing to launch
+], ids=["no_kernel", "empty_outputs"])
+def test_a_call_with_nothing_to_launch_is_valid_python(fn, shape):
+    # (the GPU fuzz run found the generated `with lock:` left without a body)
+    program, inputs = program_for(fn, shape)
+    _, text = cuda_host.build(program)
+    assert "pass    # nothing to launch" in text
+    generated, results = recorded(program, cuda_host.build(program)[0], inputs)
+    assert generated == []

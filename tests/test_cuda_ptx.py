@@ -154,3 +154,14 @@ def test_float32_matmul_takes_the_vector_kernel():
     assert "16-byte" not in odd.strategy                # K not a multiple of 4
     (double,) = lowered(lambda x, w: x @ w, (np.empty((64, 32)), np.empty((32, 64)))).kernels
     assert "16-byte" not in double.strategy
+
+
+def test_stencil_interior_vectors_take_a_branch_free_path():
+    def stencil(u):
+        v = u.copy()
+        v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+        return v
+    (kernel,) = lowered(stencil, (np.empty((256, 256), np.float32),)).kernels
+    interior = [line for line in kernel.source.splitlines() if "every lane inside" in line]
+    assert len(interior) == 1 and "(1 <= i0 < 255)" in interior[0] and "i1v3" in interior[0]
+    assert VECTOR_STORE.findall(kernel.ptx)

@@ -95,6 +95,8 @@ def host_source(program) -> tuple[str, dict]:
         lines.append(f"        if launch_kernel(kernel{s}, {launch_args}, stream, "
                      f"{packed.address}, 0)[0]:    # {step.kernel.source.name}")
         lines.append(f"            relaunch(stream, config{s}, kernel{s}, packed{s})")
+    if not any("launch_kernel(" in line for line in lines):
+        lines.append("        pass    # nothing to launch (every result empty, or an argument)")
     lines.append(f"    return [{', '.join(names[node] for node, _ in program.outputs)}]")
     return "\n".join(lines) + "\n", namespace
 

@@ -57,6 +57,8 @@ class Renderer:
         self.globals: dict = {}
         self.helpers: set = set()
         self.index = lambda expression: expression   # a backend may narrow index variables
+        self.assumed: list | None = None   # set: slice assignments take their update branch and
+        #                                    record the conditions that assumes
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -240,6 +242,9 @@ class Renderer:
                 conditions.append(f"{last} <= {i} <= {start} and ({start} - {i}) % {-step} == 0")
                 inner.append(f"({start} - {i}) // {-step}")
         if not conditions:
+            return self.value(update, tuple(inner))
+        if self.assumed is not None:
+            self.assumed += conditions
             return self.value(update, tuple(inner))
         return self.branch(" and ".join(f"({c})" for c in conditions),
                            lambda: self.value(update, tuple(inner)),
