@@ -96,6 +96,11 @@ CASES = [
     ("matmul_vector_batched", lambda a, w: (a @ w, np.tanh(a @ w) * 2),
      (f32(2, 40, 16), f32(16, 24))),
     ("matmul_vector_misaligned", lambda x, w: x @ w - 1, (_misaligned(24, 16), f32(16, 20))),
+    ("matmul_vector_transposed_b", lambda x, w, b: x @ w.T + b, (f32(130, 36), f32(132, 36), f32(132))),
+    ("matmul_vector_transposed_a", lambda x, w: x.T @ w, (f32(36, 132), f32(36, 64))),
+    ("matmul_vector_transposed_both", lambda x, w: np.tanh(x.T @ w.T), (f32(20, 68), f32(40, 20))),
+    ("matmul_vector_attention_scores", lambda q, k: q @ k.swapaxes(-1, -2) * 0.25,
+     (f32(2, 40, 16), f32(2, 52, 16))),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
 ]

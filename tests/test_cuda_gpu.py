@@ -192,8 +192,9 @@ def test_cuda_graph_with_mutation_and_with_numpy_inputs():
 
 
 def test_float32_matmul_vector_kernel_against_numpy():
-    """cuda_matmul.py's kernel: ragged M/N/K (K % 8 == 4), a batch broadcast, two outputs, and
-    operands and a result not 16-byte aligned (views with an offset: the element-wise path)."""
+    """cuda_matmul.py's kernel: ragged M/N/K (K % 8 == 4), a batch broadcast, two outputs,
+    operands read transposed (x @ w.T, x.T @ w, attention's q @ k^T), and operands and a result
+    not 16-byte aligned (views with an offset: the element-wise path)."""
     fn = lambda x, w, b: np.maximum(x @ w + b, 0)
     x, w, b = f32(260, 132), f32(132, 200), f32(200)
     f = autofuse.jit(fn)
@@ -202,6 +203,13 @@ def test_float32_matmul_vector_kernel_against_numpy():
     batched = lambda a, w: (a @ w, np.tanh(a @ w) * 2)
     a, w2 = f32(3, 150, 64), f32(64, 136)
     _check(autofuse.jit(batched)(cupy.asarray(a), cupy.asarray(w2)), batched(a, w2), 1e-4)
+    for fn2, args in ((lambda x, w: x @ w.T + 1, (f32(260, 132), f32(200, 132))),
+                      (lambda x, w: np.tanh(x.T @ w), (f32(132, 260), f32(132, 200))),
+                      (lambda q, k: q @ k.swapaxes(-1, -2) * 0.125, (f32(4, 130, 64), f32(4, 136, 64)))):
+        g = autofuse.jit(fn2)
+        device = [cupy.asarray(v) for v in args]
+        assert "16-byte loads" in g.lower(*device).kernels[0].strategy
+        _check(g(*device), fn2(*args), 1e-4)
     flat = cupy.asarray(f32(1 + 260 * 132))
     shifted = flat[1:].reshape(260, 132)                # data 4 bytes past an aligned address
     assert shifted.data.ptr % 16 == 4

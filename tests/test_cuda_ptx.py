@@ -147,8 +147,13 @@ def test_float32_matmul_takes_the_vector_kernel():
     assert len(re.findall(r"ld\.shared\.v4\.f32", ptx)) == 32
     assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == 16
     assert len(re.findall(r"bar\.sync", ptx)) == 2 and "ld.local" not in ptx
-    (general,) = lowered(lambda x, w: x @ w.T, (x, np.empty((384, 256), np.float32))).kernels
-    assert "16-byte" not in general.strategy            # a transposed operand: the general kernel
+    for fn, args in ((lambda x, w: x @ w.T, (x, np.empty((384, 256), np.float32))),
+                     (lambda x, w: x.T @ w, (np.empty((256, 512), np.float32), w))):
+        (transposed,) = lowered(fn, args).kernels       # read transposed: still 16-byte loads
+        assert "16-byte loads" in transposed.strategy and "ld.local" not in transposed.ptx
+        assert len(re.findall(r"ld\.global\.nc\.v4\.f32", transposed.ptx)) >= 2
+    (general,) = lowered(lambda x, w: x @ w, (np.empty((512, 512), np.float32)[:, ::2], w)).kernels
+    assert "16-byte" not in general.strategy            # a strided operand: the general kernel
     (odd,) = lowered(lambda x, w: x @ w, (np.empty((64, 30), np.float32),
                                           np.empty((30, 64), np.float32))).kernels
     assert "16-byte" not in odd.strategy                # K not a multiple of 4

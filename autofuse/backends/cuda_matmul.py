@@ -36,14 +36,18 @@ def refusal(source) -> str | None:
     if not ENABLED:
         return "disabled"
     node = source.group.matmul
-    a, b = (_operand(source, x) for x in node.inputs)
+    (a, _), (b, _) = operands = [_operand(source, x) for x in node.inputs]
     if any(x.dtype != np.float32 for x in (node, a, b)):
         return "not float32"
     params = [source.names.get(x.id) for x in (a, b)]
     if any(p is None or p.by_value or p.strides is not None for p in params):
-        return "an operand is not a C-contiguous kernel parameter read directly"
-    if a.shape[-1] % 4 or node.shape[-1] % 4 or a.shape[-1] == 0:
-        return "K or N is not a multiple of 4"
+        return "an operand is not a C-contiguous kernel parameter (or its transpose) read directly"
+    k = node.inputs[0].shape[-1]
+    if k == 0:
+        return "K is 0"
+    for which, (operand, transposed) in zip("ab", operands):
+        if operand.shape[-1] % 4:
+            return f"the contiguous axis of operand {which} is not a multiple of 4"
     return None
 
 
@@ -52,11 +56,11 @@ def generate(source):
     r = source.renderer
     source.narrow = False           # (the general matmul measured slower with 32-bit indices)
     node = source.group.matmul
-    a, b = (_operand(source, x) for x in node.inputs)
+    (a, a_transposed), (b, b_transposed) = (_operand(source, x) for x in node.inputs)
     pa, pb = source.names[a.id], source.names[b.id]
     batch = node.shape[:-2]
     m, n = node.shape[-2:]
-    k = a.shape[-1]
+    k = node.inputs[0].shape[-1]
     batch_names = tuple(f"b{d}" for d in range(len(batch)))
     guard_m, guard_n, guard_k = m % TILE != 0, n % TILE != 0, k % DEPTH != 0
     for name in ("address", "vload4", "vstore4", "sload4", "sstore4"):
@@ -80,29 +84,21 @@ def generate(source):
     for row in acc:
         r.emit(" = ".join(row) + f" = {zero}")
     r.emit(f"aligned = (address({pa.name}) | address({pb.name})) % 16 == 0")
-    # Staging: a thread moves 4 consecutive k of one row of A, and 4 consecutive columns of one
-    # row of B, per slab (8 x 128 elements each = 256 threads x 4).
-    r.emit(f"am = t // {DEPTH // 4}")
-    r.emit(f"ak = (t % {DEPTH // 4}) * 4")
-    r.emit(f"bk = t // {TILE // 4}")
-    r.emit(f"bn = (t % {TILE // 4}) * 4")
-    a_batch = _batch_offset(source, a, node, batch_names)
-    b_batch = _batch_offset(source, b, node, batch_names)
-    r.emit(f"aoff = {a_batch}(row0 + am) * {k} + ak")
-    r.emit(f"boff = {b_batch}bk * {n} + col0 + bn")
+    # Staging: per slab a thread moves 4 elements of each operand that are consecutive in memory:
+    # along K where K is the operand's contiguous axis (A, or B read transposed: 4 shared
+    # stores, transposing), else along the tile (B, or A read transposed: one 16-byte store).
+    stagings = [_Staging("a", "sa", pa, a, "row0", m, k, along_k=not a_transposed),
+                _Staging("b", "sb", pb, b, "col0", n, k, along_k=b_transposed)]
+    for staging in stagings:
+        staging.declare(r, _batch_offset(source, staging.node, node, batch_names))
 
     def fetch(k_origin: str) -> None:
-        conds = ([f"row0 + am < {m}"] if guard_m else []) + \
-                ([f"{k_origin} + ak < {k}"] if guard_k else [])
-        _load4(r, ["ar0", "ar1", "ar2", "ar3"], pa.name, f"aoff + {k_origin}", conds, zero)
-        conds = ([f"{k_origin} + bk < {k}"] if guard_k else []) + \
-                ([f"col0 + bn < {n}"] if guard_n else [])
-        _load4(r, ["br0", "br1", "br2", "br3"], pb.name, f"boff + ({k_origin}) * {n}", conds, zero)
+        for staging in stagings:
+            staging.fetch(r, k_origin, zero, guard_m if staging.name == "a" else guard_n, guard_k)
 
     def stage(row: str) -> None:
-        for i in range(4):
-            r.emit(f"sa[{row}ak + {i}, am] = ar{i}")
-        r.emit(f"sstore4(sb, ({row}bk) * {TILE} + bn, br0, br1, br2, br3)")
+        for staging in stagings:
+            staging.stage(r, row)
 
     def compute() -> None:
         r.emit(f"abase = cur * {TILE} + tm * 4")
@@ -147,11 +143,57 @@ def generate(source):
 
 
 def _operand(source, x):
-    """The array a matmul operand reads: itself, or the parameter a batch broadcast expands."""
-    if x.id not in source.names and x.op == "broadcast_to" and \
-            x.inputs[0].shape[-2:] == x.shape[-2:] and x.inputs[0].id in source.names:
-        return x.inputs[0]
-    return x
+    """(the array a matmul operand reads, whether it is read transposed): the operand itself, the
+    parameter a batch broadcast expands, or the parameter whose last two axes it swaps."""
+    if x.id in source.names or not x.inputs or x.inputs[0].id not in source.names:
+        return x, False
+    inner = x.inputs[0]
+    if x.op == "broadcast_to" and inner.shape[-2:] == x.shape[-2:]:
+        return inner, False
+    swap = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    if x.op == "transpose" and x.ndim >= 2 and tuple(x.attrs["perm"]) == swap:
+        return inner, True
+    return x, False
+
+
+class _Staging:
+    """How one operand's slab goes from global to shared memory, 4 consecutive elements a
+    thread: `along_k` (the operand's contiguous axis is K: a thread takes 4 k of one tile row,
+    stored transposed as 4 scalars) or along the tile (4 tile columns of one k, one 16-byte
+    shared store). The slab is DEPTH x TILE = THREADS x 4 elements."""
+
+    def __init__(self, name, shared, param, node, origin, extent, k, along_k):
+        self.name, self.shared, self.param, self.node = name, shared, param, node
+        self.origin, self.extent, self.k, self.along_k = origin, extent, k, along_k
+        self.q, self.kq, self.offset = f"{name}q", f"{name}k", f"{name}off"
+
+    def declare(self, r, batch: str) -> None:
+        q, kq = self.q, self.kq
+        if self.along_k:
+            r.emit(f"{q} = t // {DEPTH // 4}")
+            r.emit(f"{kq} = (t % {DEPTH // 4}) * 4")
+            r.emit(f"{self.offset} = {batch}({self.origin} + {q}) * {self.k} + {kq}")
+        else:
+            r.emit(f"{kq} = t // {TILE // 4}")
+            r.emit(f"{q} = (t % {TILE // 4}) * 4")
+            r.emit(f"{self.offset} = {batch}{kq} * {self.extent} + {self.origin} + {q}")
+
+    def fetch(self, r, k_origin: str, zero, guard_tile: bool, guard_k: bool) -> None:
+        conds = ([f"{self.origin} + {self.q} < {self.extent}"] if guard_tile else []) + \
+                ([f"{k_origin} + {self.kq} < {self.k}"] if guard_k else [])
+        step = "" if self.along_k else f" * {self.extent}"
+        offset = f"{self.offset} + {k_origin}" if self.along_k else \
+            f"{self.offset} + ({k_origin}){step}"
+        _load4(r, [f"{self.name}r{i}" for i in range(4)], self.param.name, offset, conds, zero)
+
+    def stage(self, r, row: str) -> None:
+        registers = [f"{self.name}r{i}" for i in range(4)]
+        if self.along_k:
+            for i, register in enumerate(registers):
+                r.emit(f"{self.shared}[{row}{self.kq} + {i}, {self.q}] = {register}")
+        else:
+            r.emit(f"sstore4({self.shared}, ({row}{self.kq}) * {TILE} + {self.q}, "
+                   f"{', '.join(registers)})")
 
 
 def _batch_offset(source, operand, node, batch_names) -> str:
@@ -197,8 +239,8 @@ def _epilogue(source, node, acc, batch_names, guard_m, guard_n) -> None:
     for y in range(8):
         r.emit(f"gj{y} = col0 + tn * 4 + {(y // 4) * HALF + y % 4}")
     from .cuda_source import contiguous, storage_dtype
-    vector = all(p.node.shape == node.shape and storage_dtype(p.node.dtype).itemsize == 4
-                 and p.node.dtype.kind != "b" for p in source.outputs)
+    vector = n % 4 == 0 and all(p.node.shape == node.shape and p.node.dtype.kind != "b" and
+                                storage_dtype(p.node.dtype).itemsize == 4 for p in source.outputs)
     if vector:
         r.emit("out_aligned = (" + " | ".join(f"address({p.name})" for p in source.outputs)
                + ") % 16 == 0")
