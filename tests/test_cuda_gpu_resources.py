@@ -11,13 +11,8 @@ import pytest
 
 import autofuse
 
-cupy = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+pytest.importorskip("cupy")
+from test_cuda_gpu import cupy, pytestmark  # noqa: E402,F401  (the GPU marker and skip)
 
 rng = np.random.default_rng(7)
 CALLS = 100_000
