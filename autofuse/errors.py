@@ -41,7 +41,10 @@ def user_frame() -> tuple[str, int, str] | None:
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        inside = filename.startswith(_PACKAGE_DIR) or f"{os.sep}numpy{os.sep}" in filename
+        # NOTE: code autofuse generates and runs (host calls, kernels) is compiled under names
+        # starting "<autofuse": inside too.
+        inside = filename.startswith(_PACKAGE_DIR) or f"{os.sep}numpy{os.sep}" in filename \
+            or frame.f_code.co_filename.startswith("<autofuse")
         if not inside:
             text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
             return frame.f_code.co_filename, frame.f_lineno, text

@@ -5,7 +5,6 @@ same kernels, in the same order, with the same arguments (by role: an argument's
 a scalar's value, an intermediate's) as the general call path; on a GPU the results are checked
 against NumPy in tests/test_cuda_gpu.py."""
 import ctypes
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -82,9 +81,7 @@ def _count_params(program):
 
 def graph_for(fn, *shapes):
     program, inputs = program_for(fn, *shapes)
-    for kernel in program.kernels:
-        grid = tuple(kernel.source.grid) + (1,) * (3 - len(kernel.source.grid))
-        kernel.config = SimpleNamespace(grid=grid, block=kernel.source.block)
+    for kernel in program.kernels:              # (program_for gave each a cuda_driver.Config)
         kernel.function = f"function:{kernel.source.name}"
     driver = Driver()
     counts = _count_params(program)
@@ -205,3 +202,11 @@ def test_cuda_graph_option_is_checked_and_kept():
 def test_the_cpu_backend_ignores_the_option():
     f = autofuse.jit(lambda x: x * 2 + 1, backend="cpu", cuda_graph=True)
     np.testing.assert_array_equal(f(np.arange(4.0)), np.arange(4.0) * 2 + 1)
+
+
+def test_a_failed_replay_is_a_backend_error_naming_the_function_and_line(monkeypatch):
+    monkeypatch.setattr(Driver, "cuGraphLaunch", lambda self, graph, stream: (1,))
+    program, inputs, driver, call, _ = graph_for(lambda x: np.tanh(x) * 2, (64,))
+    with pytest.raises(autofuse.BackendError,
+                       match=r"(?s)<lambda>\(\): CUDA graph replay: cuGraphLaunch failed.*test_cuda_graph"):
+        call(inputs)

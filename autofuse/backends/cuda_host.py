@@ -14,6 +14,7 @@ The text is kept (`CudaProgram.host_source`) so a user can read exactly what a c
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,14 +24,109 @@ POINTER = {"cupy": "{}.data.ptr", "torch": "{}.data_ptr()"}
 
 def plannable(program, inputs) -> bool:
     """Whether calls of this signature can take the generated path: every array argument a device
-    array of the program's library, and every result computed (not an argument or constant,
-    which the general path copies)."""
+    array of the program's library, every result computed (not an argument or constant, which
+    the general path copies), and every kernel parameter planned (plan())."""
     library = program.library
     for (node, array), value in zip(program.inputs, inputs):
         if array and (isinstance(value, np.ndarray)
                       or type(value).__module__.split(".")[0] != library.name):
             return False
-    return not any(borrowed for _, borrowed in program.outputs)
+    return not any(borrowed for _, borrowed in program.outputs) and \
+        not isinstance(plan(program), str)
+
+
+@dataclass
+class Slot:
+    """Where one kernel parameter's value comes from on each call."""
+    kind: str                    # "argument" (pointer of input k), "scalar" (input k by value),
+    source: object               # "result" (pointer of an array allocated per call, by node id),
+    cast: object = None          # "static" (a fixed integer); scalar: the parameter's NumPy type
+
+
+@dataclass
+class NodePlan:
+    step: int                    # index into program.steps
+    slots: list = field(default_factory=list)
+
+    @property
+    def per_call(self) -> bool:
+        return any(slot.kind != "static" for slot in self.slots)
+
+
+def plan(program, static_memory=None) -> tuple[list, list] | str:
+    """(a NodePlan per launch, arrays allocated per call as (node, shape, dtype)) for `program`,
+    or why its calls cannot be planned. Arguments, results and constants have their pointers;
+    intermediates are allocated per call, or once by `static_memory(node, shape, dtype)` (which
+    returns the pointer) where given (a CUDA graph owns its intermediates)."""
+    results = {node for node, _ in program.outputs}
+    inputs = {node: k for k, (node, _) in enumerate(program.inputs)}
+    pointers = {node: program.library.pointer(value) for node, value in program.constants.items()}
+    nodes, fresh = [], []
+    for s, step in enumerate(program.steps):
+        slots = []
+        for node, cast in step.params:
+            if node in inputs:
+                slots.append(Slot("scalar" if cast is not None else "argument", inputs[node], cast))
+            elif cast is not None:
+                return f"{step.kernel.source.name} takes a computed value by value"
+            elif node in pointers:
+                slots.append(Slot("static", pointers[node]))
+            else:
+                slots.append(Slot("result", node))
+        for node, shape, dtype in step.outputs:
+            if node in results or static_memory is None:
+                fresh.append((node, shape, dtype))
+                slots.append(Slot("result", node))
+            else:
+                pointers[node] = static_memory(node, shape, dtype)
+                slots.append(Slot("static", pointers[node]))
+        if step.kernel.source.scratch:    # the split reduction's partials and counter: fixed
+            slots += [Slot("static", value) for value in step.scratch_arguments(program.library)]
+        if step.always:                   # else every output is empty: nothing to launch
+            nodes.append(NodePlan(s, slots))
+    return nodes, fresh
+
+
+def preamble(program, fresh, namespace) -> list[str]:
+    """The call's first lines: unpack the arguments (x0, x1, ...), allocate what each call needs
+    (v<node>), find the caller's stream, take the lock."""
+    from . import cuda_driver
+    library = program.library
+    namespace.update({"empty": library.empty, "pointer": library.pointer,
+                      "current_stream": library.stream, "stream_of": cuda_driver.stream,
+                      "lock": threading.Lock()})
+    arguments = [f"x{k}" for k in range(len(program.inputs))]
+    lines = ["def call(inputs):",
+             f"    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = inputs"
+             if arguments else "    pass"]
+    for node, shape, dtype in fresh:
+        namespace[f"dtype{node}"] = dtype
+        lines.append(f"    v{node} = empty({tuple(shape)!r}, dtype{node})")
+    return lines + ["    stream = stream_of(current_stream())", "    with lock:"]
+
+
+def fill(program, node: NodePlan, n: int, packed, namespace) -> list[str]:
+    """Set `packed`'s fixed slots now; the lines that write its per-call ones (as p<n>[i])."""
+    pointer = POINTER.get(program.library.name, "pointer({})")
+    namespace[f"p{n}"] = packed.values
+    lines = []
+    for i, slot in enumerate(node.slots):
+        if slot.kind == "static":
+            packed.set(i, slot.source)
+        elif slot.kind == "scalar":
+            namespace[f"s{n}_{i}"] = packed.view(i, slot.cast)
+            namespace[f"as{n}_{i}"] = slot.cast
+            lines.append(f"        s{n}_{i}[0] = as{n}_{i}(x{slot.source})")
+        else:
+            name = f"x{slot.source}" if slot.kind == "argument" else f"v{slot.source}"
+            lines.append(f"        p{n}[{i}] = {pointer.format(name)}")
+    return lines
+
+
+def results_line(program) -> str:
+    inputs = {node: k for k, (node, _) in enumerate(program.inputs)}
+    return "    return [" + ", ".join(f"x{inputs[node]}" if node in inputs else f"v{node}"
+                                      for node, _ in program.outputs) + "]"
 
 
 def host_source(program) -> tuple[str, dict]:
@@ -38,66 +134,25 @@ def host_source(program) -> tuple[str, dict]:
     blocks, constants). Each kernel's parameters are packed once (cuda_driver.Packed): a call
     writes only the pointers and scalars that change, under a lock (the blocks are shared)."""
     from . import cuda_driver
-    library = program.library
-    pointer = POINTER.get(library.name, "pointer({})")
-    namespace = {"empty": library.empty, "launch_kernel": program.launch_kernel,
-                 "relaunch": program.launch_packed,
-                 "pointer": library.pointer, "current_stream": library.stream,
-                 "stream_of": cuda_driver.stream, "lock": threading.Lock()}
-    names: dict = {}               # node id -> local name of its array (or scalar)
-    statics: dict = {}             # node id -> pointer fixed for the program's life
-    arguments = []
-    for k, (node, _) in enumerate(program.inputs):
-        names[node] = f"x{k}"
-        arguments.append(f"x{k}")
-    for node, value in program.constants.items():
-        statics[node] = library.pointer(value)
-    lines = ["def call(inputs):",
-             f"    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = inputs"
-             if arguments else "    pass"]
-    for step in program.steps:
-        for node, shape, dtype in step.outputs:
-            names[node] = f"v{node}"
-            namespace[f"dtype{node}"] = dtype
-            lines.append(f"    v{node} = empty({tuple(shape)!r}, dtype{node})")
-    lines += ["    stream = stream_of(current_stream())", "    with lock:"]
-    for s, step in enumerate(program.steps):
-        if not step.always:            # every output empty: nothing to launch
-            lines.append(f"        # {step.kernel.source.name}: every output is empty, no launch")
-            continue
-        scratch = step.scratch_arguments(library) if step.kernel.source.scratch else []
-        count = len(step.params) + len(step.outputs) + len(scratch)
-        packed = namespace[f"packed{s}"] = cuda_driver.Packed(count)
-        namespace[f"p{s}"] = packed.values
-        slot = 0
-        for node, cast in step.params:
-            if node in statics:
-                packed.set(slot, statics[node])
-            elif cast is None:
-                lines.append(f"        p{s}[{slot}] = {pointer.format(names[node])}")
-            else:
-                namespace[f"s{s}_{slot}"] = packed.view(slot, cast)
-                namespace[f"as{s}_{slot}"] = cast
-                lines.append(f"        s{s}_{slot}[0] = as{s}_{slot}({names[node]})")
-            slot += 1
-        for node, _, _ in step.outputs:
-            lines.append(f"        p{s}[{slot}] = {pointer.format(names[node])}")
-            slot += 1
-        for value in scratch:          # the split reduction's partials and counter: fixed
-            packed.set(slot, value)
-            slot += 1
-        namespace[f"config{s}"] = step.kernel.config
-        namespace[f"kernel{s}"] = step.kernel.function
+    nodes, fresh = plan(program)
+    namespace = {"launch_kernel": program.launch_kernel, "relaunch": program.launch_packed}
+    lines = preamble(program, fresh, namespace)
+    for n, node in enumerate(nodes):
+        kernel = program.steps[node.step].kernel
+        packed = namespace[f"packed{n}"] = cuda_driver.Packed(len(node.slots))
+        lines += fill(program, node, n, packed, namespace)
+        namespace[f"config{n}"] = kernel.config
+        namespace[f"kernel{n}"] = kernel.function
         # NOTE: cuLaunchKernel called here with the configuration and the parameter block's
         # address as literals: no Python frame between the call and the driver; a failure
         # (a thread with no current context, say) goes through cuda_driver.launch_packed.
-        launch_args = ", ".join(str(v) for v in step.kernel.config.args)
-        lines.append(f"        if launch_kernel(kernel{s}, {launch_args}, stream, "
-                     f"{packed.address}, 0)[0]:    # {step.kernel.source.name}")
-        lines.append(f"            relaunch(stream, config{s}, kernel{s}, packed{s})")
-    if not any("launch_kernel(" in line for line in lines):
+        launch_args = ", ".join(str(v) for v in kernel.config.args)
+        lines.append(f"        if launch_kernel(kernel{n}, {launch_args}, stream, "
+                     f"{packed.address}, 0)[0]:    # {kernel.source.name}")
+        lines.append(f"            relaunch(stream, config{n}, kernel{n}, packed{n})")
+    if not nodes:
         lines.append("        pass    # nothing to launch (every result empty, or an argument)")
-    lines.append(f"    return [{', '.join(names[node] for node, _ in program.outputs)}]")
+    lines.append(results_line(program))
     return "\n".join(lines) + "\n", namespace
 
 
