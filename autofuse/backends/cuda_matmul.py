@@ -45,7 +45,7 @@ def refusal(source) -> str | None:
     k = node.inputs[0].shape[-1]
     if k == 0:
         return "K is 0"
-    for which, (operand, transposed) in zip("ab", operands):
+    for which, (operand, _) in zip("ab", operands):
         if operand.shape[-1] % 4:
             return f"the contiguous axis of operand {which} is not a multiple of 4"
     return None

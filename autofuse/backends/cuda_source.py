@@ -73,6 +73,11 @@ class CudaKernelSource:
     signature: list = field(default_factory=list)  # numba types, in parameter order
 
 
+def identifiers(text: str) -> set:
+    """The names an index expression uses."""
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
 def contiguous(shape) -> tuple:
     strides, step = [], 1
     for size in reversed(shape):
@@ -270,14 +275,8 @@ class CudaSource:
         the last coordinate, which is the lane's own; memory strides must keep the lane-0 offset
         a multiple of the lanes. Other inputs are read element by element (a broadcast column
         once, as before)."""
-        reads: list[dict] = []
-        probe = Renderer(self.group, lambda node, index: reads[-1].setdefault(
-            node.id, []).append(index) or f"probe{node.id}", "cuda")
         lane_index = self.lane_indices(tuple(f"i{d}" for d in range(len(shape))), lanes)
-        for index in lane_index:
-            reads.append({})
-            for param in self.outputs:
-                probe.value(param.node, index)
+        reads = self.probe_reads(lane_index)
         found = {}
         for param in self.params:
             node = param.node
@@ -295,6 +294,18 @@ class CudaSource:
                    for s, index in zip(seen, lane_index)):
                 found[node.id] = first
         return found
+
+    def probe_reads(self, indices: list) -> list[dict]:
+        """For each index of `indices`, the global reads the outputs make there: {input node id:
+        [indices read]}, found by rendering them in a throwaway renderer (nothing is emitted)."""
+        reads: list[dict] = []
+        probe = Renderer(self.group, lambda node, index: reads[-1].setdefault(
+            node.id, []).append(index) or f"probe{node.id}", "cuda")
+        for index in indices:
+            reads.append({})
+            for param in self.outputs:
+                probe.value(param.node, index)
+        return reads
 
     @staticmethod
     def lane_indices(base: tuple, lanes: int) -> list:
@@ -362,7 +373,7 @@ class CudaSource:
         r.pop()
         known = {name for index in lane_index for name in index} | {"ev", "e"}
         unique = list(dict.fromkeys(conditions))
-        if not unique or any(not set(re.findall(r"[A-Za-z_]\w*", c)) <= known for c in unique):
+        if not unique or any(not identifiers(c) <= known for c in unique):
             return False
         r.emit(f"if {' and '.join(f'({c})' for c in unique)}:    # every lane inside: no branches")
         r.lines += body
@@ -513,22 +524,16 @@ class CudaSource:
         """Issue now the global reads the outputs will make at each index of `indices` (found by
         a throwaway render), except of inputs in `skip`, so they are in flight across a barrier;
         `guard(*index)`, where given, is the condition under which an index is in bounds."""
-        reads: list[dict] = []
-        probe = Renderer(self.group, lambda node, index: reads[-1].setdefault(
-            node.id, []).append(index) or f"probe{node.id}", "cuda")
         r = self.renderer
-        for index in indices:
-            reads.append({})
-            for param in self.outputs:
-                probe.value(param.node, index)
+        for index, reads in zip(indices, self.probe_reads(indices)):
             known = set(index)
-            for node_id, requested in reads[-1].items():
+            for node_id, requested in reads.items():
                 param = self.names[node_id]
                 if node_id in skip or param.by_value:
                     continue
                 for wanted in requested:
-                    names = set(re.findall(r"[A-Za-z_]\w*", " ".join(wanted)))
-                    if not names <= known or (node_id, wanted) in self.preloaded:
+                    if not identifiers(" ".join(wanted)) <= known or \
+                            (node_id, wanted) in self.preloaded:
                         continue      # an index the probe derived itself: read it later
                     name = r.name("pre")
                     value = self.load(param.node, wanted)
@@ -819,7 +824,6 @@ class CudaSource:
     def split(self, shape, axes, inner) -> CudaKernelSource:
         """A full reduction across SPLIT_BLOCKS blocks; the last block combines their partials."""
         r = self.renderer
-        full = tuple(f"r{d}" for d in range(len(shape)))
         nodes = self.group.reductions
         block = 32 if self.simulator else THREADS
         blocks = 3 if self.simulator else SPLIT_BLOCKS
