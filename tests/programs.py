@@ -170,6 +170,12 @@ FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
               "argument_update"]
+# Wide programs also read through row-shifted slices (the CUDA backend's row strips)
+FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
+              "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
+              "{a}.copy(); {t}[1:-1, 1:-1] = 0.25 * ({a}[:-2, 1:-1] + {a}[2:, 1:-1] + "
+              "{a}[1:-1, :-2] + {a}[1:-1, 2:])",
+              "{a} * 2; {t}[2:-1, 4:] = {a}[1:-2, 4:] - {a}[3:, :-4]"]
 
 
 class FuzzProgram:
@@ -259,7 +265,7 @@ def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
     values = [_probe(s, d) for s, d in zip(shapes, dtypes)]
     lines = []
     for _ in range(choose.integer(1, max_steps)):
-        line = _statement(choose, values, count)
+        line = _statement(choose, values, count, FUZZ_KINDS + ["shift"] * 2 if wide else FUZZ_KINDS)
         if line is None:
             continue
         trial = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
@@ -278,12 +284,12 @@ def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
     return FuzzProgram(lines, sorted(picked), shapes, dtypes, layouts)
 
 
-def _statement(choose, values, count) -> str | None:
+def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
     """One candidate statement defining v{len(values)} (NumPy may still refuse it)."""
     target = f"v{len(values)}"
     recent = list(range(max(0, len(values) - 3), len(values)))
     a = choose.choice(recent + list(range(len(values))))
-    kind = choose.choice(FUZZ_KINDS)
+    kind = choose.choice(kinds)
     if kind == "unary":
         return f"{target} = " + choose.choice(FUZZ_UNARY).format(a=f"v{a}")
     if kind in ("binary", "matmul"):
@@ -301,6 +307,8 @@ def _statement(choose, values, count) -> str | None:
         return f"{target} = np.{name}(v{a}, axis={axis}{keep})"
     if kind == "layout":
         return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
+    if kind == "shift":
+        return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":
         b = choose.choice(range(len(values)))
         op = choose.choice(["+=", "*=", "-="])

@@ -32,6 +32,14 @@ def _nested(u):
     return w
 
 
+def _nested_rows(u):
+    v = u * 2
+    v[2:-3, 5:40] = u[1:-4, 6:41] - u[3:-2, 5:40]
+    w = v + 1
+    w[4:-1, 3:7] = v[3:-2, 4:8] * u[5:, 3:7]
+    return w
+
+
 def _misaligned(*shape):
     """A C-contiguous float32 array whose data starts 4 bytes past a 16-byte boundary."""
     size = int(np.prod(shape))
@@ -87,8 +95,22 @@ CASES = [
     ("vector_widening", lambda x: x.astype(np.float64) * 3, (f32(4, 64),)),
     ("vector_bool_out", lambda x, y: (x > y) | (x < -1), (f32(8, 64), f32(8, 64))),
     # slice assignments under vectors: interior vectors branch-free, edge vectors lane by lane
-    ("vector_stencil", lambda u: _stencil(u), (f32(16, 64),)),
+    ("vector_stencil", lambda u: _stencil(u), (f32(6, 128),)),    # too few rows for strips
     ("vector_nested_setslice", lambda u: _nested(u), (f32(12, 48),)),
+    # row strips (cuda_strip.py): a strip's rows loaded once each; ragged last strip, edge strips
+    # and columns, nested regions, views, a misaligned base (element by element), other dtypes
+    ("strip_stencil", lambda u: _stencil(u), (f32(37, 64),)),
+    ("strip_nested_setslice", lambda u: _nested_rows(u), (f32(41, 48),)),
+    ("strip_shift_and_bias", lambda u, b: (u[:-2] - 2 * u[1:-1] + u[2:]) * b + u[1:-1].T.T,
+     (f32(40, 64), f32(64))),
+    ("strip_wide_columns", lambda u: u[3:, 4:] * u[:-3, :-4] - u[1:-2, 2:-2], (f32(35, 68),)),
+    ("strip_view_and_reversed", lambda u, w: _stencil(u) + w[::-1],
+     (f32(40, 72)[:, 4:68], f32(40, 64))),
+    ("strip_misaligned", lambda u: _stencil(u), (_misaligned(24, 64),)),
+    ("strip_column_offset_view", lambda u: _stencil(u), (f32(24, 65)[:, 1:],)),
+    ("strip_float64_bool", lambda u: (u[2:] - u[:-2], u[2:] > u[:-2]),
+     (rng.standard_normal((30, 32)),)),
+    ("strip_int8", lambda u: u[1:] * 3 - u[:-1], (rng.integers(-9, 9, (33, 64)).astype(np.int8),)),
     # the float32 matmul with 16-byte loads, double-buffered slabs (cuda_matmul.py): ragged
     # M, N and K, a broadcast batch, two outputs, a misaligned operand (element-by-element path)
     ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),

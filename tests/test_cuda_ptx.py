@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import autofuse
+from autofuse.backends import cuda_strip
 
 pytest.importorskip("numba_cuda")
 from numba import config  # noqa: E402
@@ -161,12 +162,50 @@ def test_float32_matmul_takes_the_vector_kernel():
     assert "16-byte" not in double.strategy
 
 
+def _stencil(u):
+    v = u.copy()
+    v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return v
+
+
 def test_stencil_interior_vectors_take_a_branch_free_path():
-    def stencil(u):
-        v = u.copy()
-        v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
-        return v
-    (kernel,) = lowered(stencil, (np.empty((256, 256), np.float32),)).kernels
+    rows = 2 * cuda_strip.ROWS - 1                        # too few rows for row strips
+    (kernel,) = lowered(_stencil, (np.empty((rows, 1024), np.float32),)).kernels
+    assert kernel.strategy.startswith("grid-stride")
     interior = [line for line in kernel.source.splitlines() if "every lane inside" in line]
-    assert len(interior) == 1 and "(1 <= i0 < 255)" in interior[0] and "i1v3" in interior[0]
+    assert len(interior) == 1 and f"(1 <= i0 < {rows - 1})" in interior[0] and "i1v3" in interior[0]
     assert VECTOR_STORE.findall(kernel.ptx)
+
+
+def test_stencil_takes_row_strips_reading_each_row_once():
+    """cuda_strip.py: a strip of ROWS rows of one 16-byte vector a thread loads rows -1..ROWS as
+    vectors and the columns either side as scalars, all before its arithmetic, and stores ROWS
+    vectors; edge strips (and a misaligned base) keep scalar paths."""
+    rows = cuda_strip.ROWS
+    (kernel,) = lowered(_stencil, (np.empty((256, 256), np.float32),)).kernels
+    assert kernel.strategy == f"row strips of {rows}, 4-wide vectors"
+    assert kernel.launch["grid"] == (1, 256 // rows, 1) and kernel.launch["block"] == 64
+    source = kernel.source
+    fast = source[source.index("the whole strip inside"):source.index("a strip at an edge")]
+    assert fast.count("vload4(") == rows + 2 and fast.count("vstore4(") == rows
+    assert len(re.findall(r"= a0\[", fast)) == 2 * rows
+    body = fast.splitlines()[1:]
+    last_load = max(k for k, line in enumerate(body) if "a0[" in line or "vload4" in line)
+    assert all("+" not in line.split("=")[1] or "ix(" in line or "a0[" in line
+               for line in body[:last_load])                    # no arithmetic before the loads
+    ptx = kernel.ptx
+    assert len(re.findall(r"ld\.global\.nc\.v4\.f32", ptx)) == rows + 2
+    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) >= 2 * rows     # fast and edge paths
+    assert not F64.findall(ptx) and "ld.local" not in ptx
+
+
+@pytest.mark.parametrize("fn, shape, reason", [
+    (lambda u: u * 2 + 1, (256, 256), "no row shift"),
+    (lambda u: u[1:] + u[:-1], (2 * cuda_strip.ROWS, 256), "too few rows"),
+    (lambda u: (u[1:] + u[:-1]).reshape(-1, 8), (256, 256), "not a 2-D loop"),
+    (lambda u: np.concatenate([u[1:], u[:-1]], axis=1), (256, 256), "a concatenation"),
+    (lambda u: u[1:, 1:] - u[:-1, :-1], (256, 258), "rows not a multiple of the lanes"),
+], ids=["no_shift", "few_rows", "reshaped", "concatenate", "odd_columns"])
+def test_row_strips_only_where_they_apply(fn, shape, reason):
+    (kernel,) = lowered(fn, (np.empty(shape, np.float32),)).kernels
+    assert "row strips" not in kernel.strategy, reason

@@ -13,6 +13,7 @@ strides baked in per signature:
 """
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
-from . import cuda_matmul, helpers
+from . import cuda_matmul, cuda_strip, helpers
 from .render import Accumulators, Renderer, short
 
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
@@ -75,7 +76,7 @@ class CudaKernelSource:
 
 def identifiers(text: str) -> set:
     """The names an index expression uses."""
-    return set(re.findall(r"[A-Za-z_]\w*", text))
+    return {name for name in re.findall(r"[A-Za-z_]\w*", text) if not keyword.iskeyword(name)}
 
 
 def contiguous(shape) -> tuple:
@@ -229,9 +230,17 @@ class CudaSource:
         threads = 32 if self.simulator else THREADS
         ilp = self.ilp(size, threads)
 
+        def compute(flat, element):
+            for param in self.outputs:
+                self.renderer.value(param.node, element)
+
         def store(flat, element):
             for param in self.outputs:
                 self.store(param, element, flat if param.node.shape == shape else None)
+
+        strip = cuda_strip.plan(self, shape, size, threads)
+        if not isinstance(strip, str):
+            return cuda_strip.generate(self, strip, compute, store)
 
         lanes = self.vector_lanes(shape, size, threads)
         vectors = self.vector_reads(shape, lanes) if lanes else {}
@@ -244,8 +253,7 @@ class CudaSource:
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
-        self.strided_loop(size, shape, ilp, lambda flat, element: [
-            self.renderer.value(p.node, element) for p in self.outputs], store)
+        self.strided_loop(size, shape, ilp, compute, store)
         if lanes:
             r.pop()
         width = lanes or ilp
@@ -295,12 +303,15 @@ class CudaSource:
                 found[node.id] = first
         return found
 
-    def probe_reads(self, indices: list) -> list[dict]:
+    def probe_reads(self, indices: list, assumed: list | None = None) -> list[dict]:
         """For each index of `indices`, the global reads the outputs make there: {input node id:
-        [indices read]}, found by rendering them in a throwaway renderer (nothing is emitted)."""
+        [indices read]}, found by rendering them in a throwaway renderer (nothing is emitted).
+        With a list `assumed`, slice assignments take their update branch and add their
+        conditions to it (Renderer.assumed)."""
         reads: list[dict] = []
         probe = Renderer(self.group, lambda node, index: reads[-1].setdefault(
             node.id, []).append(index) or f"probe{node.id}", "cuda")
+        probe.assumed = assumed
         for index in indices:
             reads.append({})
             for param in self.outputs:
@@ -394,7 +405,8 @@ class CudaSource:
         ilp = max(1, min(MAX_ILP, ILP_LOADS // max(1, loads)))
         return ilp if size >= ilp * threads else 1
 
-    def strided_loop(self, size: int, shape, ilp: int, compute, finish) -> None:
+    def strided_loop(self, size: int, shape, ilp: int, compute, finish,
+                     start: str = "cuda.grid(1)", step: str = "cuda.gridsize(1)") -> None:
         """A grid-stride loop over `size` flat elements of `shape`: `compute(flat, element)`
         emits an element's loads and arithmetic, `finish(flat, element)` its stores or
         accumulation. With ilp > 1, a step takes `ilp` elements a grid-stride apart (coalesced
@@ -402,8 +414,8 @@ class CudaSource:
         together (a store through one raw pointer may alias any later load, so the compiler
         cannot reorder them itself); a plain loop takes the remainder."""
         r = self.renderer
-        r.emit(f"e = {self.ix('cuda.grid(1)')}")
-        r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
+        r.emit(f"e = {self.ix(start)}")
+        r.emit(f"step = {self.ix(step)}")
         if ilp > 1:
             r.emit(f"while e + {ilp - 1} * step < {size}:")
             r.push()
