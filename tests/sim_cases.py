@@ -111,6 +111,15 @@ CASES = [
     ("strip_float64_bool", lambda u: (u[2:] - u[:-2], u[2:] > u[:-2]),
      (rng.standard_normal((30, 32)),)),
     ("strip_int8", lambda u: u[1:] * 3 - u[:-1], (rng.integers(-9, 9, (33, 64)).astype(np.int8),)),
+    # split reductions a vector at a time (REDUCE_VECTORS per step, then single vectors): ties
+    # keep the first position, broadcast partners read element by element, a misaligned base
+    ("split_vector_ties", lambda x: (x.argmax(), x.argmin(), x.sum()),
+     (rng.integers(-3, 4, 4000).astype(np.float32),)),
+    ("split_vector_broadcast", lambda x, c: (x * c).sum(), (f32(40, 64), f32(40, 1))),
+    ("split_vector_misaligned", lambda x: (x * x).sum(), (_misaligned(40, 64),)),
+    ("split_vector_float64", lambda x: ((x > 2).any(), x.max(), x.mean()),
+     (rng.standard_normal(2000),)),
+    ("split_vector_int8", lambda x: (x.argmax(), x.sum()), (rng.integers(-9, 9, 4096).astype(np.int8),)),
     # the float32 matmul with 16-byte loads, double-buffered slabs (cuda_matmul.py): ragged
     # M, N and K, a broadcast batch, two outputs, a misaligned operand (element-by-element path)
     ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),

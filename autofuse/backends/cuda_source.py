@@ -45,6 +45,7 @@ GRID_PER_SM = 0                # grid-stride kernels launch at most this many bl
 MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
+REDUCE_VECTORS = 2             # split reductions: 16-byte vectors a thread loads per step
 SETSLICE_FAST = 1              # ... and a branch-free path for vectors inside every assigned region
 NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured 11.2 ms without,
 #                                12.6 ms with, on an H200)
@@ -276,7 +277,7 @@ class CudaSource:
             return 0
         return lanes
 
-    def vector_reads(self, shape, lanes: int) -> dict:
+    def vector_reads(self, shape, lanes: int, nodes: list | None = None) -> dict:
         """Group inputs whose `lanes` reads in a vector step are consecutive and aligned: node id
         -> the index lane 0 reads. Found by rendering the outputs at each lane's index in a
         throwaway renderer and keeping inputs read exactly once a lane, at indices equal but for
@@ -284,7 +285,7 @@ class CudaSource:
         a multiple of the lanes. Other inputs are read element by element (a broadcast column
         once, as before)."""
         lane_index = self.lane_indices(tuple(f"i{d}" for d in range(len(shape))), lanes)
-        reads = self.probe_reads(lane_index)
+        reads = self.probe_reads(lane_index, nodes=nodes)
         found = {}
         for param in self.params:
             node = param.node
@@ -303,19 +304,20 @@ class CudaSource:
                 found[node.id] = first
         return found
 
-    def probe_reads(self, indices: list, assumed: list | None = None) -> list[dict]:
-        """For each index of `indices`, the global reads the outputs make there: {input node id:
-        [indices read]}, found by rendering them in a throwaway renderer (nothing is emitted).
-        With a list `assumed`, slice assignments take their update branch and add their
-        conditions to it (Renderer.assumed)."""
+    def probe_reads(self, indices: list, assumed: list | None = None,
+                    nodes: list | None = None) -> list[dict]:
+        """For each index of `indices`, the global reads the outputs (or `nodes`) make there:
+        {input node id: [indices read]}, found by rendering them in a throwaway renderer (nothing
+        is emitted). With a list `assumed`, slice assignments take their update branch and add
+        their conditions to it (Renderer.assumed)."""
         reads: list[dict] = []
         probe = Renderer(self.group, lambda node, index: reads[-1].setdefault(
             node.id, []).append(index) or f"probe{node.id}", "cuda")
         probe.assumed = assumed
         for index in indices:
             reads.append({})
-            for param in self.outputs:
-                probe.value(param.node, index)
+            for node in nodes or [p.node for p in self.outputs]:
+                probe.value(node, index)
         return reads
 
     @staticmethod
@@ -334,27 +336,42 @@ class CudaSource:
         r.emit(f"while e < {size // lanes}:")
         r.push()
         r.emit(f"ev = {self.ix(f'e * {lanes}')}")
-        base = self.element_index("ev", shape, "")
-        lane_index = self.lane_indices(base, lanes)
-        for lane in range(1, lanes):
-            r.emit(f"{lane_index[lane][-1]} = {base[-1]} + {lane}")
-        self.preloaded = {}
-        for node_id, first in vectors.items():
-            param = self.names[node_id]
-            node = param.node
-            index = first[:-1] + (base[-1],)
-            offset = "ev" if param.strides is None and node.shape == shape and index == base \
-                else self.offset(node.shape, param.strides or contiguous(node.shape), index)
-            names = [f"{param.name}v{lane}" for lane in range(lanes)]
-            r.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
-            for lane, name in enumerate(names):
-                value = f"({name} != 0)" if node.dtype.kind == "b" else name
-                self.preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = value
+        lane_index = self.vector_index("ev", shape, lanes)
+        self.preloaded = self.vector_loads("ev", shape, lanes, vectors, lane_index, "")
         if not (SETSLICE_FAST and self.interior_first(lane_index, lanes)):
             self.vector_lanes_store(lane_index, lanes)
         self.preloaded = {}
         r.emit(f"e = {self.ix('e + step')}")
         r.pop()
+
+    def vector_index(self, flat: str, shape, lanes: int) -> list:
+        """Emit the multi-index of the vector starting at flat element `flat` and its lanes' last
+        coordinates; returns each lane's index."""
+        base = self.element_index(flat, shape, "")
+        lane_index = self.lane_indices(base, lanes)
+        for lane in range(1, lanes):
+            self.renderer.emit(f"{lane_index[lane][-1]} = {base[-1]} + {lane}")
+        return lane_index
+
+    def vector_loads(self, flat: str, shape, lanes: int, vectors: dict, lane_index: list,
+                     suffix: str) -> dict:
+        """Emit one vector load per input of `vectors` (vector_reads) for the vector at `flat`
+        (whose lanes' indices are `lane_index`, just emitted); returns the preloaded entries
+        mapping each lane's read to its register (named with `suffix`)."""
+        base = lane_index[0]
+        preloaded = {}
+        for node_id, first in vectors.items():
+            param = self.names[node_id]
+            node = param.node
+            index = first[:-1] + (base[-1],)
+            offset = flat if param.strides is None and node.shape == shape and index == base \
+                else self.offset(node.shape, param.strides or contiguous(node.shape), index)
+            names = [f"{param.name}v{lane}{suffix}" for lane in range(lanes)]
+            self.renderer.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
+            for lane, name in enumerate(names):
+                value = f"({name} != 0)" if node.dtype.kind == "b" else name
+                preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = value
+        return preloaded
 
     def vector_lanes_store(self, lane_index, lanes: int) -> None:
         r = self.renderer
@@ -858,7 +875,19 @@ class CudaSource:
                 self.acc.combine(node, acc, idx, value, node.dtype, flat)
 
         self.identity_shape = shape
+        lanes = self.reduce_lanes(shape, inner, block)
+        vectors = self.vector_reads(shape, lanes, [n.inputs[0] for n in nodes]) if lanes else {}
+        if vectors:
+            aligned = " | ".join(f"address({self.names[n].name})" for n in vectors)
+            r.emit(f"if ({aligned}) % 16 == 0:")
+            r.push()
+            self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine)
+            r.pop()
+            r.emit("else:    # a base address not 16-byte aligned: element by element")
+            r.push()
         self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine)
+        if vectors:
+            r.pop()
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.block_reduce(node, acc, idx, block)
             self.scratch.append((f"part{k}", blocks, node.inputs[0].dtype if
@@ -894,7 +923,55 @@ class CudaSource:
         r.emit("counter[0] = 0")
         r.pop()
         r.pop()
-        return self.finish("split", block, (blocks, 1, 1))
+        strategy = "split" + (f", {lanes}-wide vectors x{REDUCE_VECTORS}" if vectors else "")
+        return self.finish(strategy, block, (blocks, 1, 1))
+
+    def reduce_lanes(self, shape, size: int, threads: int) -> int:
+        """Elements a reduction thread reads as one vector (16 bytes of its widest input, at
+        most 4), or 0: the last axis must be a multiple of the lanes."""
+        read = [p for p in self.params if not p.by_value]
+        if not VECTOR or not shape or not read:
+            return 0
+        lanes = min(4, 16 // max(storage_dtype(p.node.dtype).itemsize for p in read))
+        if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
+            return 0
+        return lanes
+
+    def vector_reduce_loop(self, shape, size: int, lanes: int, vectors: dict, compute,
+                           combine) -> None:
+        """The grid-stride loop of a reduction, REDUCE_VECTORS vectors a step: every vector load
+        of the step issued first, then each lane computed and combined in element order (so an
+        argmax keeps the first of equal values); a loop of single vectors takes the remainder."""
+        r = self.renderer
+        for name in ("address", f"vload{lanes}"):
+            r.globals[name] = ("vector", name)
+        count = size // lanes
+        r.emit(f"e = {self.ix('cuda.grid(1)')}")
+        r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
+        for width in sorted({REDUCE_VECTORS, 1}, reverse=True):
+            r.emit(f"while e + {width - 1} * step < {count}:" if width > 1 else
+                   f"while e < {count}:")
+            r.push()
+            loaded = []
+            for u in range(width):
+                flat = f"ev{u}"
+                r.emit(f"{flat} = {self.ix(f'(e + {u} * step) * {lanes}' if u else f'e * {lanes}')}")
+                lane_index = self.vector_index(flat, shape, lanes)
+                loaded.append((flat, lane_index,
+                               self.vector_loads(flat, shape, lanes, vectors, lane_index, f"_{u}")))
+            for u, (flat, lane_index, preloaded) in enumerate(loaded):
+                if width > 1:          # the index names hold the last vector's: emit this one's
+                    self.vector_index(flat, shape, lanes)
+                r.scopes.append({})
+                self.preloaded = preloaded
+                for lane, index in enumerate(lane_index):
+                    position = flat if lane == 0 else f"({flat} + {lane})"
+                    compute(position, index)
+                    combine(position, index)
+                self.preloaded = {}
+                r.scopes.pop()
+            r.emit(f"e = {self.ix(f'e + {width} * step')}")
+            r.pop()
 
     # -- matmul --------------------------------------------------------------------------------------
     def matmul(self) -> CudaKernelSource:
