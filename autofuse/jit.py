@@ -5,6 +5,7 @@ import functools
 import threading
 import time
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -35,8 +36,9 @@ class JitFunction:
         self.backend = backend
         self.options = {"cuda_graph": cuda_graph}
         self._binder = Binder(fn, static_argnames, static_argnums)
+        self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
-        self._fast: dict = {}          # per-argument keys of flat positional calls -> entry
+        self._fast: dict = {}          # fast_key of a flat positional call -> caller(entry)
         self._lock = threading.Lock()
         self._info = CacheInfo()
 
@@ -75,20 +77,23 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         # NOTE: the fast path: a flat positional call is looked up by a cheap per-argument key
-        # (type, shape, dtype, strides), skipping binding, flattening and backend choice.
+        # (type, shape, dtype, strides), skipping binding, flattening and backend choice, and
+        # runs what its signature's first call chose (caller()).
         if _DEBUG.active:
             return self._call_debug(args, kwargs)
-        fast = None
-        if not kwargs and self._binder.simple:
-            fast = fast_key(args)
-            entry = self._fast.get(fast) if fast is not None else None
-            if entry is not None:
+        fast = fast_key(args) if self._flat and not kwargs else None
+        if fast is not None:
+            call = self._fast.get(fast)
+            if call is not None:
                 self._info.hits += 1
-                return run(entry, args)
+                return call(args)
         entry, leaves = self._entry(args, kwargs)
+        result = run(entry, leaves)
         if fast is not None and len(leaves) == len(args):
-            self._fast[fast] = entry
-        return run(entry, leaves)
+            # NOTE: chosen after the run: a program settles how it runs on its first call (CUDA:
+            # its generated host call, where one applies).
+            self._fast[fast] = caller(entry, len(args))
+        return result
 
     def _call_debug(self, args, kwargs):
         """A call while debug output may be due (autofuse.debug / $AUTOFUSE_DEBUG): the full path."""
@@ -110,23 +115,26 @@ class JitFunction:
         return functools.partial(self, instance)
 
 
-def _array_key(leaf):
-    return (type(leaf), leaf.shape, leaf.dtype, leaf.strides)
-
-
-def _numpy_key(leaf):
-    return (np.ndarray, leaf.shape, leaf.dtype, leaf.strides, leaf.flags.writeable)
+# NOTE: attrgetters build a key part with no Python frame; each is used for its exact type only,
+# so `__class__` is type(leaf).
+_array_key = attrgetter("__class__", "shape", "dtype", "strides")
+_numpy_key = attrgetter("__class__", "shape", "dtype", "strides", "flags.writeable")
 
 
 def _torch_key(leaf):
     return (type(leaf), tuple(leaf.shape), leaf.dtype, leaf.stride(), leaf.device)
 
 
+# The key part of each argument type (CuPy's array types are added when first seen).
 _FAST_KEYS = {np.ndarray: _numpy_key, float: type, int: type, bool: type}
 
 
 def fast_key(args) -> tuple | None:
-    """A key for a flat positional call, or None where only the full binding path will do."""
+    """A key for a flat positional call, or None where only the full binding path will do.
+
+    It holds what an entry depends on: each argument's type, and an array's shape, dtype and
+    strides (NumPy's also its writeable flag, torch's its device). Never an object's identity:
+    a CuPy array can be reshaped in place (`a.shape = ...`)."""
     key = []
     for arg in args:
         make = _FAST_KEYS.get(type(arg))
@@ -140,6 +148,19 @@ def fast_key(args) -> tuple | None:
                 return None
         key.append(make(arg))
     return tuple(key)
+
+
+def caller(entry, count: int):
+    """What a cached flat call of `count` arguments runs, as a function of the argument tuple:
+    run(entry, args), or straight the program's generated call where it has one."""
+    # NOTE: a program's `fast` (the CUDA backend's generated host call, cuda_host.py) is its call
+    # for this signature while no debug output is due (__call__ checks): it reads the inputs in
+    # graph order and returns new arrays only (cuda_host.plannable), so the result needs none of
+    # run()'s assembly or copying.
+    direct = getattr(entry.program, "fast", None)
+    if direct is None or not entry.single_array or entry.input_leaves != tuple(range(count)):
+        return functools.partial(run, entry)
+    return lambda args: direct(args)[0]
 
 
 def run(entry, leaves):

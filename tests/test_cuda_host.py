@@ -35,13 +35,15 @@ class Library:
     def empty(self, shape, dtype):
         return Array(shape, dtype)
 
-    zeros = empty
+    zeros = allocate = empty
 
     def pointer(self, array):
         return array.pointer
 
     def stream(self):
         return 7
+
+    current_stream = stream
 
     def from_host(self, array):
         out = Array(array.shape, array.dtype)
@@ -162,3 +164,22 @@ def test_a_call_with_nothing_to_launch_is_valid_python(fn, shape):
     assert "pass    # nothing to launch" in text
     generated, results = recorded(program, cuda_host.build(program)[0], inputs)
     assert generated == []
+
+
+def test_the_stream_is_one_lookup_by_handle_built_once(monkeypatch):
+    built = []
+
+    def stream(handle):
+        built.append(handle)
+        return ("CUstream", handle)
+
+    monkeypatch.setattr(cuda_driver, "stream", stream)
+    streams = cuda_host.Streams()
+    assert streams[5] == streams[5] == ("CUstream", 5) and streams[0] == ("CUstream", 0)
+    assert built == [5, 0]
+    program, _ = program_for(lambda x: x * 2, (4,))
+    _, text = cuda_host.build(program)
+    assert "    stream = streams[current_stream()]\n" in text
+    program.library.name = "cupy"            # CuPy's current_stream() is a Stream object
+    _, text = cuda_host.build(program)
+    assert "    stream = streams[current_stream().ptr]\n" in text

@@ -3,9 +3,15 @@ __cuda_array_interface__), and how to read their pointers, allocate like them an
 
 Outputs are allocated from the caller's library (its memory pool) and returned as its arrays;
 work is ordered on the caller's current stream.
+
+Each library also names two functions the generated host call (cuda_host.py) calls directly
+(CuPy's run no Python frame at all): `allocate(shape, dtype)`, what `empty` does, and
+`current_stream()`, the library's own current-stream object (CuPy's Stream; for the others, the
+raw handle that `stream()` returns).
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -38,6 +44,10 @@ class CupyLibrary:
     def __init__(self):
         import cupy
         self.cupy = cupy
+        # NOTE: cupy.empty(shape, dtype) is a Python function that returns cupy.ndarray(shape,
+        # dtype); get_current_stream() returns a Stream whose `ptr` is the handle.
+        self.allocate = cupy.ndarray
+        self.current_stream = cupy.cuda.get_current_stream
 
     def empty(self, shape, dtype):
         return self.cupy.empty(shape, dtype)
@@ -49,7 +59,7 @@ class CupyLibrary:
         return array.data.ptr
 
     def stream(self) -> int:
-        return self.cupy.cuda.get_current_stream().ptr
+        return self.current_stream().ptr
 
     def from_host(self, array):
         return self.cupy.asarray(array)
@@ -71,9 +81,12 @@ class TorchLibrary:
         import torch
         self.torch = torch
         self.device = torch.cuda.current_device()
+        self.current_stream = functools.partial(torch._C._cuda_getCurrentRawStream, self.device)
 
     def empty(self, shape, dtype):
         return self.torch.empty(tuple(shape), dtype=_torch_dtype(self.torch, dtype), device="cuda")
+
+    allocate = empty
 
     def zeros(self, shape, dtype):
         return self.torch.zeros(tuple(shape), dtype=_torch_dtype(self.torch, dtype), device="cuda")
@@ -82,7 +95,7 @@ class TorchLibrary:
         return array.data_ptr()
 
     def stream(self) -> int:
-        return self.torch._C._cuda_getCurrentRawStream(self.device)
+        return self.current_stream()
 
     def from_host(self, array):
         return self.torch.from_numpy(np.ascontiguousarray(array)).to("cuda")
@@ -107,6 +120,8 @@ class NumbaLibrary:
     def empty(self, shape, dtype):
         return self.cuda.device_array(shape, dtype)
 
+    allocate = empty
+
     def zeros(self, shape, dtype):
         array = self.cuda.device_array(shape, dtype)
         if array.size:
@@ -118,6 +133,8 @@ class NumbaLibrary:
 
     def stream(self) -> int:
         return 0
+
+    current_stream = stream
 
     def from_host(self, array):
         return self.cuda.to_device(np.ascontiguousarray(array))

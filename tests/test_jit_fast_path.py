@@ -1,0 +1,185 @@
+"""The jit's fast path (autofuse/jit.py): a flat positional call is looked up by fast_key() and
+runs caller()'s choice. The key must tell apart every signature that needs its own entry (type,
+shape, dtype, strides, NumPy's writeable flag) and never depend on an object's identity; a
+cached call straight into the CUDA backend's generated host call must launch and return what
+the first call did, without run()."""
+import importlib
+
+import numpy as np
+import pytest
+
+import autofuse
+from autofuse.jit import fast_key
+
+jit_module = importlib.import_module("autofuse.jit")     # (autofuse.jit is also the decorator)
+
+
+class CupyLike:
+    """A device array with CuPy's attribute shape: shape and strides built as tuples per access,
+    the shape settable in place (`a.shape = ...`, as CuPy allows)."""
+
+    def __init__(self, shape, dtype=np.float32):
+        self.host = np.zeros(shape, dtype)
+
+    @property
+    def shape(self):
+        return tuple(self.host.shape)
+
+    @shape.setter
+    def shape(self, value):
+        self.host.shape = value
+
+    @property
+    def strides(self):
+        return tuple(self.host.strides)
+
+    @property
+    def dtype(self):
+        return self.host.dtype
+
+    @property
+    def pointer(self):
+        return self.host.ctypes.data
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "strides": self.strides,
+                "data": (self.pointer, False), "version": 3}
+
+
+CupyLike.__module__ = "cupy_standin"          # fast_key takes a "cupy..." module as CuPy's
+
+
+class OtherCupyLike(CupyLike):
+    pass
+
+
+OtherCupyLike.__module__ = "cupy_standin"
+
+
+def test_numpy_keys_tell_apart_shape_dtype_strides_and_writeable():
+    a = np.ones((4, 6), np.float32)
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    variants = [a, np.ones((6, 4), np.float32), a.astype(np.float64), np.asfortranarray(a),
+                a[:, ::2], np.ones((4, 3), np.float32), read_only]
+    keys = [fast_key((v,)) for v in variants]
+    assert len(set(keys)) == len(variants)
+    assert fast_key((a,)) == fast_key((a.copy(),))        # an equal array, another object
+
+
+def test_scalar_keys_are_their_types_and_unknown_types_have_none():
+    assert len({fast_key((1,)), fast_key((1.0,)), fast_key((True,))}) == 3
+    assert fast_key((2,)) == fast_key((3,))
+
+    class Sub(np.ndarray):
+        pass
+
+    for value in (None, "text", np.float32(1), np.ones(3).view(Sub), [1.0]):
+        assert fast_key((np.ones(3), value)) is None
+
+
+def test_device_array_keys_follow_shape_dtype_strides_and_type():
+    a = CupyLike((4, 6))
+    key = fast_key((a,))
+    assert fast_key((CupyLike((4, 6)),)) == key
+    assert fast_key((CupyLike((4, 6), np.float64),)) != key
+    assert fast_key((CupyLike((6, 4)),)) != key
+    assert fast_key((OtherCupyLike((4, 6)),)) != key
+    a.shape = (6, 4)                                       # reshaped in place: a new key
+    assert fast_key((a,)) != key and fast_key((a,)) == fast_key((CupyLike((6, 4)),))
+    transposed = CupyLike((6, 4))
+    transposed.host = np.zeros((4, 6), np.float32).T       # same shape, other strides
+    assert fast_key((transposed,)) != fast_key((a,))
+
+
+def test_an_array_reshaped_in_place_takes_another_entry():
+    f = autofuse.jit(lambda x: x.sum(-1), backend="numpy")
+    a = np.arange(12.0)
+    assert f(a) == 66.0 and f(a) == 66.0
+    a.shape = (3, 4)
+    np.testing.assert_array_equal(f(a), [6.0, 22.0, 38.0])
+    np.testing.assert_array_equal(f(a), [6.0, 22.0, 38.0])
+    assert f.cache_info().traces == 2
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_cached_call_still_copies_a_computed_result_that_is_an_argument(backend):
+    f = autofuse.jit(lambda x: x + 0, backend=backend)    # folded away: the program returns x
+    a = np.arange(3.0)
+    for _ in range(3):
+        result = f(a)
+        assert result is not a
+        np.testing.assert_array_equal(result, a)
+    assert f.cache_info().hits == 2
+
+
+class Entry:
+    def __init__(self, program, single_array=True, input_leaves=(0, 1)):
+        self.program = program
+        self.single_array = single_array
+        self.input_leaves = input_leaves
+
+
+class Program:
+    def __init__(self):
+        self.fast = lambda inputs: [("fast", inputs)]
+
+
+def test_caller_goes_straight_to_a_generated_call_only_where_run_would_add_nothing():
+    entry = Entry(Program())
+    assert jit_module.caller(entry, 2)((1, 2)) == ("fast", (1, 2))
+    for other in (Entry(Program(), single_array=False), Entry(Program(), input_leaves=(1, 0)),
+                  Entry(object())):
+        call = jit_module.caller(other, 2)
+        assert call.func is jit_module.run and call.args == (other,)
+
+
+@pytest.fixture
+def generated_call(monkeypatch):
+    """A jitted one-kernel function on CupyLike arrays whose CUDA program runs its generated host
+    call against the stand-in library and cuLaunchKernel of test_cuda_host (no GPU)."""
+    pytest.importorskip("numba_cuda")
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        pytest.skip("the simulator runs its own program class")
+    import autofuse.backends as backends
+    from autofuse.backends import cuda_driver, cuda_host
+    from test_cuda_host import KernelRecorder, Library
+
+    monkeypatch.setattr(backends, "cuda_problem", lambda: None)
+
+    class CupyLikeLibrary(Library):
+        name = "cupy_standin"
+
+        def empty(self, shape, dtype):
+            return CupyLike(shape, dtype)
+
+        allocate = empty
+
+    f = autofuse.jit(lambda a, b, c: np.maximum(a * b + c, 0), backend="cuda")
+    args = tuple(CupyLike((64,)) for _ in range(3))
+    program = f.lower(*args)._entry.program
+    program.library = CupyLikeLibrary()
+    for kernel in program.kernels:
+        kernel.config = cuda_driver.Config(kernel.source.grid, kernel.source.block)
+        kernel.function = kernel.source.name
+    program.launch_kernel = KernelRecorder(program)
+    program.launch = program.launch_packed = None
+    assert cuda_host.plannable(program, args)
+    program.fast, program.host_source = cuda_host.build(program)
+    program.loaded = True
+    return f, program, args
+
+
+def test_a_cached_call_runs_the_generated_host_call_directly(generated_call, monkeypatch):
+    f, program, args = generated_call
+    first = f(*args)
+    monkeypatch.setattr(jit_module, "run", None)          # a hit must not need run()
+    second = f(*args)
+    assert isinstance(second, CupyLike) and second.shape == (64,) and second is not first
+    launches = program.launch_kernel.calls
+    assert len(launches) == 2
+    for (_, _, _, parameters), result in zip(launches, (first, second)):
+        assert parameters == tuple(a.pointer for a in args) + (result.pointer,)
+    assert f.cache_info().hits == 2                       # the first call's from f.lower's entry
