@@ -111,6 +111,19 @@ CASES = [
     ("strip_float64_bool", lambda u: (u[2:] - u[:-2], u[2:] > u[:-2]),
      (rng.standard_normal((30, 32)),)),
     ("strip_int8", lambda u: u[1:] * 3 - u[:-1], (rng.integers(-9, 9, (33, 64)).astype(np.int8),)),
+    # rows kernels whose items are 16-byte vectors: held inputs and row outputs a vector at a
+    # time, other inputs read as vectors; ties, strided rows, a misaligned base, other dtypes
+    ("rows_vector_layernorm", layernorm, (f32(3, 128), f32(128), f32(128))),
+    ("rows_vector_softmax", softmax, (f32(5, 256),)),
+    ("rows_vector_ties_keepdims", lambda x: (x.argmax(1), x - x.max(1, keepdims=True),
+                                             x.sum(1, keepdims=True)),
+     (rng.integers(-3, 4, (4, 128)).astype(np.float32),)),
+    ("rows_vector_misaligned", softmax, (_misaligned(3, 128),)),
+    ("rows_vector_strided_bias", lambda x, b: softmax(x) * b, (f32(4, 132)[:, :128], f32(128))),
+    ("rows_vector_float64_bool", lambda x: (x > x.mean(1, keepdims=True), x / x.sum(1, keepdims=True)),
+     (rng.standard_normal((3, 64)),)),
+    ("rows_vector_int8_3d", lambda x: x - x.max(2, keepdims=True),
+     (rng.integers(-9, 9, (2, 3, 128)).astype(np.int8),)),
     # split reductions a vector at a time (REDUCE_VECTORS per step, then single vectors): ties
     # keep the first position, broadcast partners read element by element, a misaligned base
     ("split_vector_ties", lambda x: (x.argmax(), x.argmin(), x.sum()),

@@ -224,3 +224,22 @@ def test_split_reduction_reads_16_byte_vectors():
     assert "vectors" in argmax.strategy
     (odd,) = lowered(lambda x: x.sum(), (np.empty((512, 257), np.float32),)).kernels
     assert odd.strategy == "split" and not VECTOR_LOAD.findall(odd.ptx)
+
+
+def test_layernorm_rows_read_and_write_16_byte_vectors():
+    """A rows kernel over 4096-long float32 rows: each thread's 16 items are 4 vectors of the
+    row (held in registers, no local memory), gamma and beta read as vectors where
+    ROW_READ_VECTORS says, the output written as vectors; a misaligned base takes the
+    element-by-element body."""
+    from programs import layernorm
+    from autofuse.backends import cuda_source
+    x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
+    (kernel,) = lowered(layernorm, (x, g, g)).kernels
+    assert kernel.strategy == "rows, 4-wide vectors"
+    ptx = kernel.ptx
+    assert len(re.findall(r"ld\.global\.nc\.v4\.f32", ptx)) == 4 + 8 * cuda_source.ROW_READ_VECTORS
+    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == 4
+    assert re.search(r"st\.global\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
+    (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
+                                 np.empty(4100, np.float32))).kernels
+    assert "vectors" not in odd.strategy
