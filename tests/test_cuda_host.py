@@ -169,13 +169,17 @@ def test_a_call_with_nothing_to_launch_is_valid_python(fn, shape):
 def test_the_stream_is_one_lookup_by_handle_built_once(monkeypatch):
     built = []
 
-    def stream(handle):
-        built.append(handle)
-        return ("CUstream", handle)
+    class Driver:
+        @staticmethod
+        def CUstream(handle):
+            built.append(handle)
+            return ("CUstream", handle)
 
-    monkeypatch.setattr(cuda_driver, "stream", stream)
-    streams = cuda_host.Streams()
+    monkeypatch.setattr(cuda_driver, "driver", lambda: Driver)
+    monkeypatch.setattr(cuda_driver, "streams", cuda_driver.Streams())
+    streams = cuda_driver.streams
     assert streams[5] == streams[5] == ("CUstream", 5) and streams[0] == ("CUstream", 0)
+    assert cuda_driver.stream(5) == ("CUstream", 5)
     assert built == [5, 0]
     program, _ = program_for(lambda x: x * 2, (4,))
     _, text = cuda_host.build(program)

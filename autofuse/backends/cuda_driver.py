@@ -158,15 +158,21 @@ def launch(stream, config: Config, function, *args) -> None:
     launch_packed(stream, config, function, packed)
 
 
-_streams: dict = {}
+class Streams(dict):
+    """CUstreams by raw stream handle, each built on first use (building one costs about a
+    microsecond); generated host calls look theirs up here directly."""
+
+    def __missing__(self, handle):
+        found = self[handle] = driver().CUstream(handle)
+        return found
+
+
+streams = Streams()
 
 
 def stream(handle: int):
-    """The CUstream for a raw stream handle (cached: building one costs about a microsecond)."""
-    found = _streams.get(handle)
-    if found is None:
-        found = _streams[handle] = driver().CUstream(handle)
-    return found
+    """The CUstream for a raw stream handle."""
+    return streams[handle]
 
 
 def synchronize(stream) -> None:

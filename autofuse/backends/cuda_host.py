@@ -10,7 +10,7 @@ Measured on an H200 (1024 floats, one kernel, CuPy): the general path 9.6 µs a 
 launch was 3.4 µs of it, cupy.empty 1.3 µs), this path 7.6 µs with cuda.core's launch.
 It allocates and reads the current stream through the library's own functions (cuda_arrays'
 `allocate` and `current_stream`: for CuPy, no Python frame of autofuse's or CuPy's) and finds
-that stream's CUstream with one dictionary lookup (Streams).
+that stream's CUstream with one dictionary lookup (cuda_driver.streams).
 
 The text is kept (`CudaProgram.host_source`) so a user can read exactly what a call does.
 """
@@ -26,15 +26,6 @@ POINTER = {"cupy": "{}.data.ptr", "torch": "{}.data_ptr()"}
 # How each library's current stream (cuda_arrays' current_stream()) gives its raw handle, as an
 # expression on `{}`; elsewhere it is the handle.
 STREAM = {"cupy": "{}.ptr"}
-
-
-class Streams(dict):
-    """CUstreams by raw stream handle, each built on first use (cuda_driver.stream)."""
-
-    def __missing__(self, handle):
-        from . import cuda_driver
-        stream = self[handle] = cuda_driver.stream(handle)
-        return stream
 
 
 def plannable(program, inputs) -> bool:
@@ -105,9 +96,10 @@ def plan(program, static_memory=None) -> tuple[list, list] | str:
 def preamble(program, fresh, namespace) -> list[str]:
     """The call's first lines: unpack the arguments (x0, x1, ...), allocate what each call needs
     (v<node>), find the caller's stream, take the lock."""
+    from . import cuda_driver
     library = program.library
     namespace.update({"empty": library.allocate, "pointer": library.pointer,
-                      "current_stream": library.current_stream, "streams": Streams(),
+                      "current_stream": library.current_stream, "streams": cuda_driver.streams,
                       "lock": threading.Lock()})
     handle = STREAM.get(library.name, "{}").format("current_stream()")
     arguments = [f"x{k}" for k in range(len(program.inputs))]

@@ -357,7 +357,11 @@ class CudaSource:
     def vector_index(self, flat: str, shape, lanes: int) -> list:
         """Emit the multi-index of the vector starting at flat element `flat` and its lanes' last
         coordinates; returns each lane's index."""
-        base = self.element_index(flat, shape, "")
+        return self.lane_names(self.element_index(flat, shape, ""), lanes)
+
+    def lane_names(self, base: tuple, lanes: int) -> list:
+        """Emit the last coordinates of lanes 1.. of the vector at index `base`; returns each
+        lane's index."""
         lane_index = self.lane_indices(base, lanes)
         for lane in range(1, lanes):
             self.renderer.emit(f"{lane_index[lane][-1]} = {base[-1]} + {lane}")
@@ -788,13 +792,11 @@ class CudaSource:
         consecutively as vectors (`vectors`), one vector store per output."""
         r = self.renderer
         axis = len(shape) - 1
-        lane_index = self.lane_indices(full, lanes)
         flat = self.offset(shape, contiguous(shape), full)
         r.emit(f"for jv in range({items // lanes}):")
         r.push()
         r.emit(f"r{axis} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
-        for lane in range(1, lanes):
-            r.emit(f"{lane_index[lane][-1]} = r{axis} + {lane}")
+        lane_index = self.lane_names(full, lanes)
         self.preloaded = self.vector_loads(flat, shape, lanes, vectors, lane_index, "")
         for node_id, name in self.cached.items():
             for lane, index in enumerate(lane_index):
@@ -847,14 +849,13 @@ class CudaSource:
             r.emit(f"for jv in range({items // lanes}):")
             r.push()
             r.emit(f"{inner_names[-1]} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
+            lane_index = self.lane_indices(full, lanes)
+            loaded = self.vector_loads(self.offset(shape, contiguous(shape), full), shape, lanes,
+                                       {p.node.id: full for p in held}, lane_index, "")
             for param in held:
-                node = param.node
-                offset = self.offset(shape, param.strides or contiguous(shape), full)
-                names = [f"h{param.name}_{lane}" for lane in range(lanes)]
-                r.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
-                for lane, name in enumerate(names):
-                    value = f"({name} != 0)" if node.dtype.kind == "b" else name
-                    r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = {value}")
+                for lane, index in enumerate(lane_index):
+                    r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = "
+                           f"{loaded[(param.node.id, index)]}")
             r.pop()
         else:
             self.row_loop(items, block, inner, inner_names, shape, axes)
