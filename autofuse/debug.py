@@ -187,6 +187,8 @@ def elements(group) -> int:
 def launch_text(group, seconds: float, synchronized: bool = False, first: bool = False) -> str:
     launch = getattr(group, "launch", None)
     where = f" grid={launch['grid']} block={launch['block']}" if launch else ""
+    if launch and "registers" in launch:
+        where += f" registers={launch['registers']}"
     sync = ", synchronized" if synchronized else ""
     sync += ", first call: includes numba's compile or cache load" if first else ""
     return (f"launch {group.kind}_{group.id} strategy={getattr(group, 'strategy', '?')}{where} "

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 import autofuse
+from autofuse.backends import cuda_source
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from programs import layernorm, softmax  # noqa: E402
@@ -147,14 +148,31 @@ CASES = [
      (f32(2, 40, 16), f32(2, 52, 16))),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
+    # rows kernels whose blocks loop over several rows (more rows than ROW_GRID blocks): the
+    # shared arrays are written again after the end-of-row barrier; two dependent reductions,
+    # sibling arg-reductions, vector and element-by-element rows
+    ("rows_looped_layernorm", layernorm, (f32(7, 128), f32(128), f32(128)), {"ROW_GRID": 3}),
+    ("rows_looped_siblings", lambda x: (x.argmax(1), x.min(1), x - x.mean(1, keepdims=True)),
+     (rng.integers(-3, 4, (5, 40)).astype(np.float32),), {"ROW_GRID": 2}),
+    ("rows_looped_softmax_vectors", softmax, (f32(6, 256),), {"ROW_GRID": 4}),
+    ("rows_looped_misaligned", softmax, (_misaligned(5, 128),), {"ROW_GRID": 2}),
+    ("rows_looped_two_held", lambda x, y: (x * y).sum(1, keepdims=True) - y, (f32(7, 96), f32(7, 96)),
+     {"ROW_GRID": 3}),
 ]
 
 
 def main() -> int:
     failures = 0
-    for name, fn, args in CASES:
+    for name, fn, args, *settings in CASES:
         expected = fn(*args)
-        got = autofuse.jit(fn, backend="cuda")(*args)
+        saved = {key: getattr(cuda_source, key) for key in (settings[0] if settings else {})}
+        for key, value in (settings[0] if settings else {}).items():
+            setattr(cuda_source, key, value)
+        try:
+            got = autofuse.jit(fn, backend="cuda")(*args)
+        finally:
+            for key, value in saved.items():
+                setattr(cuda_source, key, value)
         expected = expected if isinstance(expected, tuple) else (expected,)
         got = got if isinstance(got, tuple) else (got,)
         ok = all(np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)

@@ -215,3 +215,17 @@ def test_float32_matmul_vector_kernel_against_numpy():
     assert shifted.data.ptr % 16 == 4
     _check(f(shifted, cupy.asarray(w), cupy.asarray(b)),
            fn(cupy.asnumpy(shifted), w, b), 1e-4)
+
+
+def test_rows_kernel_registers_fit_its_launch_bounds():
+    """Layernorm's rows kernel, loaded: ptxas kept to the launch bounds' register budget
+    (min_blocks_per_sm blocks of 256 threads fit an SM's 64K registers) without spilling, and the
+    loaded kernel's resources show in its launch configuration."""
+    x, g, b = f32(64, 4096), f32(4096), f32(4096)
+    f = autofuse.jit(layernorm)
+    _check(f(cupy.asarray(x), cupy.asarray(g), cupy.asarray(b)), layernorm(x, g, b), 1e-4)
+    (kernel,) = f.lower(cupy.asarray(x), cupy.asarray(g), cupy.asarray(b)).kernels
+    launch = kernel.launch
+    assert launch["block"] == 256 and launch["min_blocks_per_sm"] >= 4
+    assert launch["local_bytes"] == 0
+    assert -(-launch["registers"] // 8) * 8 * 256 * launch["min_blocks_per_sm"] <= 65536

@@ -243,3 +243,61 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
                                  np.empty(4100, np.float32))).kernels
     assert "vectors" not in odd.strategy
+
+
+def test_rows_kernel_barriers(monkeypatch):
+    """A rows kernel waits at one barrier per block reduction (in each of its vector and
+    element-by-element bodies). Blocks that loop over rows (more rows than ROW_GRID) wait once
+    more at the end of a row before writing shared memory again, unless a second reduction's
+    barrier already orders it (layernorm); one row a block never does."""
+    from programs import layernorm
+    from autofuse.backends import cuda_source
+    x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
+    centre = lambda a: a - a.max(1, keepdims=True)
+    bars = lambda kernel: len(re.findall(r"\bbar\.sync\b", kernel.ptx))
+    (kernel,) = lowered(layernorm, (x, g, g)).kernels
+    assert kernel.strategy == "rows, 4-wide vectors" and bars(kernel) == 2 * 2
+    (one,) = lowered(centre, (x,)).kernels
+    assert one.strategy == "rows, 4-wide vectors" and bars(one) == 2 * 1
+    monkeypatch.setattr(cuda_source, "ROW_GRID", 16)
+    (looped,) = lowered(centre, (x,)).kernels
+    assert looped.launch["grid"][0] == 16 and bars(looped) == 2 * 2
+    (looped,) = lowered(layernorm, (x, g, g)).kernels
+    assert looped.launch["grid"][0] == 16 and bars(looped) == 2 * 2
+
+
+def test_rows_kernels_carry_launch_bounds():
+    """A rows kernel holding its row in registers asks ptxas for registers that let
+    ROW_THREADS_PER_SM threads run an SM (.maxntid and .minnctapersm), says so in its source and
+    launch configuration; kernels of other kinds carry no bound."""
+    from programs import layernorm
+    from autofuse.backends import cuda_source
+    x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
+    (kernel,) = lowered(layernorm, (x, g, g)).kernels
+    blocks = cuda_source.ROW_THREADS_PER_SM // 256
+    assert kernel.launch["block"] == 256 and kernel.launch["min_blocks_per_sm"] == blocks
+    assert re.search(r"^\.maxntid 256, 1, 1$", kernel.ptx, re.MULTILINE)
+    assert re.search(rf"^\.minnctapersm {blocks}$", kernel.ptx, re.MULTILINE)
+    assert f"registers for {blocks} blocks an SM" in kernel.source
+    for fn, shape in ((lambda a: a * 2 + 1, (64, 4096)), (lambda a: a.sum(), (1 << 20,)),
+                      (lambda a: a.sum(0), (64, 300))):
+        (other,) = lowered(fn, (np.empty(shape, np.float32),)).kernels
+        assert ".minnctapersm" not in other.ptx and "min_blocks_per_sm" not in other.launch
+
+
+def test_a_bound_that_spills_is_dropped(monkeypatch):
+    """cuda._unless_spilling keeps the bounded cubin unless it spills, then the one linked from
+    the PTX without .minnctapersm if that uses less local memory."""
+    from autofuse.backends import cuda as backend, cuda_driver
+    ptx = ".visible .entry k(\n.maxntid 256, 1, 1\n.minnctapersm 5\n{\nret;\n}\n"
+    linked = []
+    monkeypatch.setattr(backend, "link", lambda text, arch: linked.append(text) or b"free")
+    for local, expected, relinked in (({b"bounded": 0}, b"bounded", False),
+                                      ({b"bounded": 96, b"free": 0}, b"free", True),
+                                      ({b"bounded": 96, b"free": 96}, b"bounded", True)):
+        linked.clear()
+        monkeypatch.setattr(cuda_driver, "local_bytes", lambda cubin, entry: local[cubin])
+        assert backend._unless_spilling(b"bounded", ptx, "sm_90", "k") == expected
+        assert bool(linked) == relinked
+        if relinked:
+            assert ".minnctapersm" not in linked[0] and ".maxntid 256, 1, 1" in linked[0]

@@ -63,6 +63,9 @@ def module_text(kernel, simulator: bool) -> str:
     for helper in kernel.helpers:
         lines += ["", "", "@cuda.jit(device=True)", helper.strip()]
     decorator = "@cuda.jit" if simulator else "# compiled with numba.cuda.compile_ptx"
+    if kernel.min_blocks and not simulator:
+        decorator += (f", launch bounds: {kernel.block} threads a block, registers for "
+                      f"{kernel.min_blocks} blocks an SM")
     lines += ["", "", decorator, kernel.text, ""]
     return "\n".join(lines)
 
@@ -107,7 +110,9 @@ def compile_ptx(kernel, text: str, cc=CC) -> tuple[str, str]:
                            f"{where()}") from error
     namespace: dict = {}
     exec(compile(text, f"<autofuse {kernel.name}>", "exec"), namespace)
-    ptx, _ = cuda.compile_ptx(namespace[kernel.name], signature(kernel), cc=cc)
+    bounds = (kernel.block, kernel.min_blocks) if kernel.min_blocks else None
+    ptx, _ = cuda.compile_ptx(namespace[kernel.name], signature(kernel), cc=cc,
+                              launch_bounds=bounds)
     entry = _ENTRY.search(ptx).group(1)
     return ptx, entry
 
@@ -146,16 +151,16 @@ class CudaKernel:
             cubin = cubin_path.read_bytes()
         else:
             # NOTE: cuda.core (about 80 ms to import) only on a miss, to link.
-            from cuda.core import Linker, LinkerOptions, ObjectCode
             if self.ptx is None or cc != CC:
                 self.prepare_ptx((cc[0], cc[1]))
-            linked = Linker(ObjectCode.from_ptx(self.ptx.encode()),
-                            options=LinkerOptions(arch=arch)).link("cubin")
-            cubin, entry = bytes(linked.code), self.entry
+            cubin, entry = link(self.ptx, arch), self.entry
+            if self.source.min_blocks:
+                cubin = _unless_spilling(cubin, self.ptx, arch, entry)
             disk_cache.write_once(cubin_path, cubin)
             disk_cache.write_once(meta_path, json.dumps({"entry": entry}).encode())
         self.function = cuda_driver.load(cubin, entry)
         self.config = cuda_driver.Config(self.grid(device), self.source.block)
+        self.group.launch.update(cuda_driver.resources(self.function))   # for inspection
 
     def grid(self, device: dict) -> tuple:
         x, y, z = self.source.grid
@@ -165,6 +170,26 @@ class CudaKernel:
             # than a few blocks per SM looping (cuda_source.GRID_PER_SM).
             x = min(x, device["sms"] * per_sm)
         return (x, y, z)
+
+
+def link(ptx: str, arch: str) -> bytes:
+    """PTX linked into a cubin for `arch` (cuda.core, about 80 ms to import: only on a miss)."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+    linked = Linker(ObjectCode.from_ptx(ptx.encode()), options=LinkerOptions(arch=arch))
+    return bytes(linked.link("cubin").code)
+
+
+_MIN_BLOCKS = re.compile(r"^\s*\.minnctapersm\s+\d+\s*$", re.MULTILINE)
+
+
+def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str) -> bytes:
+    """`cubin`, linked with a blocks-an-SM bound, unless the bound made ptxas spill registers to
+    local memory: then the cubin linked without it (whichever uses less local memory)."""
+    spilled = cuda_driver.local_bytes(cubin, entry)
+    if not spilled:
+        return cubin
+    free = link(_MIN_BLOCKS.sub("", ptx), arch)
+    return free if cuda_driver.local_bytes(free, entry) < spilled else cubin
 
 
 @functools.cache
@@ -363,5 +388,7 @@ def prepare(entry) -> None:
         group.strategy = source.strategy
         group.ptx_provider = None if simulator else kernel.ptx_text
         group.launch = {"grid": source.grid, "block": source.block}
+        if source.min_blocks and not simulator:
+            group.launch["min_blocks_per_sm"] = source.min_blocks
         kernels.append(kernel)
     entry.program = SimulatorProgram(entry, kernels) if simulator else CudaProgram(entry, kernels)

@@ -102,6 +102,29 @@ def load(cubin: bytes, entry: str):
     return check(cu.cuModuleGetFunction(module, entry.encode()), f"cuModuleGetFunction({entry})")
 
 
+def resources(function) -> dict:
+    """What a loaded kernel's thread uses: registers, and bytes of local memory (spills, local
+    arrays)."""
+    cu = driver()
+    names = cu.CUfunction_attribute
+    return {key: int(check(cu.cuFuncGetAttribute(attribute, function), "cuFuncGetAttribute"))
+            for key, attribute in (("registers", names.CU_FUNC_ATTRIBUTE_NUM_REGS),
+                                   ("local_bytes", names.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))}
+
+
+def local_bytes(cubin: bytes, entry: str) -> int:
+    """Bytes of local memory a thread of kernel `entry` in `cubin` uses: the module is loaded to
+    ask, then unloaded."""
+    cu = driver()
+    image = np.frombuffer(cubin, np.uint8)
+    module = check(cu.cuModuleLoadData(image.ctypes.data), "cuModuleLoadData")
+    try:
+        function = check(cu.cuModuleGetFunction(module, entry.encode()), "cuModuleGetFunction")
+        return resources(function)["local_bytes"]
+    finally:
+        check(cu.cuModuleUnload(module), "cuModuleUnload")
+
+
 class Config:
     """A launch configuration: grid and block as 3-tuples; `args`, cuLaunchKernel's arguments
     from the grid to the dynamic shared memory (none)."""

@@ -29,6 +29,8 @@ SPLIT_BLOCKS = 1056            # blocks of a split reduction (8 per SM of an H10
 SPLIT_ELEMENTS = 1 << 16       # full reductions over at least this many elements are split
 ROW_ITEMS = 16                 # elements of a row each thread aims to hold in registers
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
+ROW_GRID = 65535               # rows kernels: blocks, one a row; more rows loop
+ROW_THREADS_PER_SM = 1280      # rows kernels ask ptxas to fit this many threads an SM (cuda.py)
 TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
@@ -77,6 +79,7 @@ class CudaKernelSource:
     scratch: list = field(default_factory=list)   # (name, count, dtype) extra buffers (split)
     helpers: list = field(default_factory=list)
     signature: list = field(default_factory=list)  # numba types, in parameter order
+    min_blocks: int = 0              # launch bounds: blocks an SM the registers must allow (0: any)
 
 
 def identifiers(text: str) -> set:
@@ -704,10 +707,16 @@ class CudaSource:
         self.row_body(shape, axes, outer_axes, outer, inner, block, items, full, 0, {})
         if plan:
             r.pop()
-        blocks = max(1, min(outer, 65535))
+        blocks = max(1, min(outer, ROW_GRID))
         strategy = "rows" + ("" if hold else " (re-read)") + \
             (f", {plan[0]}-wide vectors" if plan else "")
-        return self.finish(strategy, block, (blocks, 1, 1))
+        # NOTE: a row held in registers makes register count decide how many blocks an SM runs,
+        # and ptxas, told nothing, chose 56 registers for layernorm over 4096-long float32 rows
+        # (4 blocks of 256 an SM). Asked for ROW_THREADS_PER_SM threads (launch bounds: 48
+        # registers, 5 blocks, no spills) it ran 0.1365 -> 0.1332 ms on an H200; softmax was
+        # already at 48. Where the bound makes ptxas spill, cuda.py links without it.
+        min_blocks = min(32, max(1, ROW_THREADS_PER_SM // block)) if hold else 0
+        return self.finish(strategy, block, (blocks, 1, 1), min_blocks)
 
     def row_vectors(self, shape, axes, inner, block, full):
         """(lanes, vector reads of the row outputs' other inputs, arrays whose base addresses must
@@ -780,7 +789,12 @@ class CudaSource:
             for param in rows:
                 self.store(param, full)
             self.end_row_loop()
-        r.emit("cuda.syncthreads()")
+        if outer > ROW_GRID and len(self.group.reductions) < 2:
+            # NOTE: a block's next row writes the shared arrays again. With two or more block
+            # reductions a row, the barrier of each comes after every thread's reads of the one
+            # before, so the next row's writes wait already; a block that has only one row (the
+            # grid is one block a row up to ROW_GRID rows) needs no barrier either.
+            r.emit("cuda.syncthreads()")
         r.emit(f"row = {self.ix('row + cuda.gridDim.x')}")
         r.pop()
         self.cached.clear()
@@ -897,7 +911,9 @@ class CudaSource:
             r.emit(f"shi{node.id} = cuda.shared.array({size}, {self.numba_type(np.int64)})")
 
     def block_reduce(self, node: Node, acc: str, idx: str, block: int) -> None:
-        """Combine every thread's `acc` into all threads' `acc` (and `idx` for arg-reductions)."""
+        """Combine every thread's `acc` into all threads' `acc` (and `idx` for arg-reductions).
+        It ends without a barrier: a caller that writes the node's shared array again (a rows
+        kernel's next row, a split kernel's last block) passes one of its own first."""
         r = self.renderer
         arg = node.op in ("argmax", "argmin")
         sh, shi = f"sh{node.id}", f"shi{node.id}"
@@ -923,7 +939,6 @@ class CudaSource:
             r.emit(f"{acc} = {sh}[0]")
             if arg:
                 r.emit(f"{idx} = {shi}[0]")
-            r.emit("cuda.syncthreads()")
             return
         self.warp_reduce(node, acc, idx)
         if block > 32:
@@ -946,7 +961,6 @@ class CudaSource:
             self.acc.init(node, acc, idx, node.dtype)
             r.pop()
             self.warp_reduce(node, acc, idx)
-            r.emit("cuda.syncthreads()")
 
     def warp_reduce(self, node: Node, acc: str, idx: str) -> None:
         r = self.renderer
@@ -1219,7 +1233,7 @@ class CudaSource:
         return register
 
     # -- the kernel ------------------------------------------------------------------------------
-    def finish(self, strategy: str, block: int, grid: tuple) -> CudaKernelSource:
+    def finish(self, strategy: str, block: int, grid: tuple, min_blocks: int = 0) -> CudaKernelSource:
         r = self.renderer
         names = [p.name for p in self.params] + [p.name for p in self.outputs]
         names += [name for name, _, _ in self.scratch]
@@ -1231,7 +1245,8 @@ class CudaSource:
             helper_sources.append(text)
             values.update(constants)
         return CudaKernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,
-                                strategy, block, grid, list(self.scratch), helper_sources)
+                                strategy, block, grid, list(self.scratch), helper_sources,
+                                min_blocks=min_blocks)
 
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False):
