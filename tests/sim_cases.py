@@ -165,8 +165,9 @@ def main() -> int:
     failures = 0
     for name, fn, args, *settings in CASES:
         expected = fn(*args)
-        saved = {key: getattr(cuda_source, key) for key in (settings[0] if settings else {})}
-        for key, value in (settings[0] if settings else {}).items():
+        overrides = settings[0] if settings else {}     # generator constants for this case
+        saved = {key: getattr(cuda_source, key) for key in overrides}
+        for key, value in overrides.items():
             setattr(cuda_source, key, value)
         try:
             got = autofuse.jit(fn, backend="cuda")(*args)

@@ -96,10 +96,16 @@ def set_context() -> None:
 
 def load(cubin: bytes, entry: str):
     """The kernel `entry` of `cubin`, loaded into the current context (a CUfunction)."""
+    return _load(cubin, entry)[1]
+
+
+def _load(cubin: bytes, entry: str) -> tuple:
+    """(module, function): `cubin` loaded into the current context, and its kernel `entry`."""
     cu = driver()
     image = np.frombuffer(cubin, np.uint8)
     module = check(cu.cuModuleLoadData(image.ctypes.data), "cuModuleLoadData")
-    return check(cu.cuModuleGetFunction(module, entry.encode()), f"cuModuleGetFunction({entry})")
+    return module, check(cu.cuModuleGetFunction(module, entry.encode()),
+                         f"cuModuleGetFunction({entry})")
 
 
 def resources(function) -> dict:
@@ -115,14 +121,11 @@ def resources(function) -> dict:
 def local_bytes(cubin: bytes, entry: str) -> int:
     """Bytes of local memory a thread of kernel `entry` in `cubin` uses: the module is loaded to
     ask, then unloaded."""
-    cu = driver()
-    image = np.frombuffer(cubin, np.uint8)
-    module = check(cu.cuModuleLoadData(image.ctypes.data), "cuModuleLoadData")
+    module, function = _load(cubin, entry)
     try:
-        function = check(cu.cuModuleGetFunction(module, entry.encode()), "cuModuleGetFunction")
         return resources(function)["local_bytes"]
     finally:
-        check(cu.cuModuleUnload(module), "cuModuleUnload")
+        check(driver().cuModuleUnload(module), "cuModuleUnload")
 
 
 class Config:
