@@ -10,7 +10,7 @@ from typing import Callable
 @dataclass
 class Workload:
     name: str
-    make: Callable            # (rng, scale) -> tuple of float32 NumPy inputs
+    make: Callable            # (rng) -> tuple of NumPy inputs (float32, or float16 where named)
     fn: Callable              # (xp) -> function of the inputs
     torch_fn: Callable        # (torch) -> function of torch tensors
     floor_bytes: Callable     # inputs -> bytes that must move (each input read, each output written)
@@ -21,6 +21,11 @@ class Workload:
 def _f32(rng, *shape):
     import numpy as np
     return (rng.standard_normal(shape, dtype=np.float32) * 0.5 + 0.1).astype(np.float32)
+
+
+def _f16(rng, *shape):
+    import numpy as np
+    return _f32(rng, *shape).astype(np.float16)
 
 
 def relu_chain(xp):
@@ -83,6 +88,9 @@ def torch_version(name):
         table = {
             "relu(x*y+z)*w": lambda x, y, z, w: torch.clamp_min(x * y + z, 0) * w,
             "bias+GELU": lambda x, b: bias_gelu(torch)(x, b),
+            "bias+GELU f16": lambda x, b: bias_gelu(torch)(x, b),
+            "softmax rows f16": lambda x: softmax_torch(torch, x),
+            "layernorm rows f16": lambda x, g, b: layernorm_torch(torch, x, g, b),
             "(x.T+y)*2": lambda x, y: (x.T + y) * 2,
             "sum(x*x)": lambda x: (x * x).sum(),
             "softmax rows": lambda x: softmax_torch(torch, x),
@@ -151,4 +159,13 @@ def workloads(scale: int = 1) -> list[Workload]:
                  tolerance=2e-3),
         Workload("5-point stencil", lambda r: (_f32(r, n, n),), stencil, torch_version("5-point stencil"),
                  lambda a: _bytes(a, a[0].nbytes), tolerance=1e-6),
+        # float16: NumPy rounds after each op; the peers compute in float32 and round at the end
+        # (autofuse rounds like NumPy), so results agree to a few float16 units in the last place
+        Workload("bias+GELU f16", lambda r: (_f16(r, n, n), _f16(r, n)), bias_gelu,
+                 torch_version("bias+GELU f16"), lambda a: _bytes(a, a[0].nbytes), tolerance=1e-2),
+        Workload("softmax rows f16", lambda r: (_f16(r, rows, cols),), softmax,
+                 torch_version("softmax rows f16"), lambda a: _bytes(a, a[0].nbytes), tolerance=1e-2),
+        Workload("layernorm rows f16", lambda r: (_f16(r, rows, cols), _f16(r, cols), _f16(r, cols)),
+                 layernorm, torch_version("layernorm rows f16"), lambda a: _bytes(a, a[0].nbytes),
+                 tolerance=1e-2),
     ]

@@ -351,15 +351,16 @@ def fuzz_tolerance(dtype, expected) -> tuple[float, float]:
     finite = np.abs(expected[np.isfinite(expected)]) if np.ndim(expected) else \
         np.abs(np.asarray([expected])[np.isfinite([expected])])
     scale = max(1.0, float(finite.max()) if finite.size else 1.0)
-    rtol = 2e-4 if dtype == np.float32 else 1e-9
+    rtol = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 2e-4}.get(dtype, 1e-9)
     return rtol, rtol * scale
 
 
-def assert_fuzz_same(got, want, what: str, float32_inside: bool = False) -> None:
+def assert_fuzz_same(got, want, what: str, inside=None) -> None:
     """`got` is NumPy's `want`: same kind (array or scalar), shape, dtype; values within
-    fuzz_tolerance (of float32 where the program computes in float32 on the way, since the CPU
-    backend accumulates float32 sums and products in float64); NaN and inf at the same places,
-    with the same signs."""
+    fuzz_tolerance (of `inside`, the least precise float the program computes in on the way,
+    where that is coarser than the result's: the CPU backend accumulates float32 sums and
+    products in float64, and a float16 sum may land one float16 apart); NaN and inf at the same
+    places, with the same signs."""
     assert isinstance(got, np.ndarray) == isinstance(want, np.ndarray), \
         f"{what}: {type(got).__name__} where NumPy gives {type(want).__name__}"
     got_a, want_a = np.asarray(got), np.asarray(want)
@@ -371,8 +372,23 @@ def assert_fuzz_same(got, want, what: str, float32_inside: bool = False) -> None
     np.testing.assert_array_equal(np.isnan(got_a), np.isnan(want_a), err_msg=f"{what}: NaNs")
     np.testing.assert_array_equal(np.isinf(got_a) * np.sign(got_a), np.isinf(want_a) * np.sign(want_a),
                                   err_msg=f"{what}: infs")
-    rtol, atol = fuzz_tolerance(np.float32 if float32_inside else want_a.dtype, want_a)
+    coarser = inside is not None and np.finfo(inside).eps > np.finfo(want_a.dtype).eps
+    rtol, atol = fuzz_tolerance(inside if coarser else want_a.dtype, want_a)
     np.testing.assert_allclose(got_a, want_a, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+def _least_precise_float(program: FuzzProgram, arrays):
+    """The least precise float dtype among the program's traced values (float16 arrives from a
+    float ufunc of bools), or None where it computes no floats."""
+    import autofuse
+    try:
+        with np.errstate(all="ignore"):
+            nodes = autofuse.jit(program.fn, backend="numpy").lower(
+                *[a.copy(order="K") for a in arrays]).traced.nodes
+    except autofuse.AutofuseError:      # refused: check_fuzz_program reports it
+        return None
+    floats = {node.dtype for node in nodes if node.dtype.kind == "f"}
+    return max(floats, key=lambda d: np.finfo(d).eps) if floats else None
 
 
 def check_fuzz_program(program: FuzzProgram, backend: str = "cpu", seed: int = 0) -> str:
@@ -382,7 +398,7 @@ def check_fuzz_program(program: FuzzProgram, backend: str = "cpu", seed: int = 0
     other exception propagates (a crash is a failure too)."""
     import autofuse
     arrays = program.inputs(seed)
-    float32_inside = "float32" in program.source or "float32" in program.dtypes
+    inside = _least_precise_float(program, arrays)
     with np.errstate(all="ignore", invalid="warn"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         expected = program.fn(*[a.copy(order="K") for a in arrays])
@@ -402,14 +418,14 @@ def check_fuzz_program(program: FuzzProgram, backend: str = "cpu", seed: int = 0
         outcomes[name] = "ok"
         assert isinstance(result, tuple) and len(result) == len(expected)
         for index, (got, want) in enumerate(zip(result, expected)):
-            assert_fuzz_same(got, want, f"backend={name} output {index}", float32_inside)
+            assert_fuzz_same(got, want, f"backend={name} output {index}", inside)
         numpy_args = [a.copy(order="K") for a in arrays]
         with np.errstate(all="ignore"):
             program.fn(*numpy_args)
         for index, (got, want) in enumerate(zip(args, numpy_args)):
             assert_fuzz_same(got, want, f"backend={name} argument {index} after the call",
-                             float32_inside)
-    # NOTE: a backend may refuse what the interpreter runs (the CUDA backend has no float16) as
-    # long as it says so with an AutofuseError; only a wrong answer fails.
+                             inside)
+    # NOTE: a backend may refuse what the interpreter runs as long as it says so with an
+    # AutofuseError; only a wrong answer fails.
     refused = [outcome for outcome in outcomes.values() if outcome != "ok"]
     return refused[0] if refused else "ok"

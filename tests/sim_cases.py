@@ -19,6 +19,10 @@ def f32(*shape):
     return (rng.standard_normal(shape) + 0.1).astype(np.float32)
 
 
+def f16(*shape):
+    return f32(*shape).astype(np.float16)
+
+
 def _stencil(u):
     v = u.copy()
     v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
@@ -41,14 +45,15 @@ def _nested_rows(u):
     return w
 
 
-def _misaligned(*shape):
-    """A C-contiguous float32 array whose data starts 4 bytes past a 16-byte boundary."""
-    size = int(np.prod(shape))
-    buffer = np.empty(size + 4, np.float32)
-    skip = (-buffer.__array_interface__["data"][0] // 4) % 4 + 1
+def _misaligned(*shape, dtype=np.float32):
+    """A C-contiguous array whose data starts one element past a 16-byte boundary."""
+    size, itemsize = int(np.prod(shape)), np.dtype(dtype).itemsize
+    lanes = 16 // itemsize
+    buffer = np.empty(size + lanes, dtype)
+    skip = (-buffer.__array_interface__["data"][0] // itemsize) % lanes + 1
     out = buffer[skip:skip + size].reshape(shape)
     out[...] = f32(*shape)
-    assert out.__array_interface__["data"][0] % 16 == 4
+    assert out.__array_interface__["data"][0] % 16 == itemsize
     return out
 
 
@@ -124,7 +129,7 @@ CASES = [
     ("rows_vector_float64_bool", lambda x: (x > x.mean(1, keepdims=True), x / x.sum(1, keepdims=True)),
      (rng.standard_normal((3, 64)),)),
     ("rows_vector_int8_3d", lambda x: x - x.max(2, keepdims=True),
-     (rng.integers(-9, 9, (2, 3, 128)).astype(np.int8),)),
+     (rng.integers(-9, 9, (2, 3, 256)).astype(np.int8),)),
     # split reductions a vector at a time (REDUCE_VECTORS per step, then single vectors): ties
     # keep the first position, broadcast partners read element by element, a misaligned base
     ("split_vector_ties", lambda x: (x.argmax(), x.argmin(), x.sum()),
@@ -148,6 +153,27 @@ CASES = [
      (f32(2, 40, 16), f32(2, 52, 16))),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
+    # float16: held in float32 registers, rounded to float16 after each op as NumPy does; every
+    # kernel kind, 8-wide (16-byte) vectors and their misaligned paths, float16 scalars by value,
+    # casts both ways, overflow to inf in an intermediate, reductions accumulated in float32
+    ("half_vector_gelu", lambda x, b: 0.5 * (x + b) * (1 + np.tanh(0.79788456 * (x + b))),
+     (f16(8, 64), f16(64))),
+    ("half_vector_misaligned", lambda x, b: np.exp(x) - b, (_misaligned(8, 64, dtype=np.float16),
+                                                          f16(64))),
+    ("half_overflow_and_casts", lambda x, y: ((x * 300) * (x * 300) / 1000, x.astype(np.float32) * y,
+                                              (y * 3).astype(np.float16), x > 0.5,
+                                              np.arange(64, dtype=np.float16) * x),
+     (f16(4, 64), f32(4, 64))),
+    ("half_scalar_by_value", lambda x, s: x * s + np.float16(0.1), (f16(5, 7), np.float16(2.5))),
+    ("half_rows_softmax", softmax, (f16(4, 256),)),
+    ("half_rows_layernorm", layernorm, (f16(3, 256), f16(256), f16(256))),
+    ("half_rows_misaligned", softmax, (_misaligned(3, 256, dtype=np.float16),)),
+    ("half_rows_ragged", lambda x: (x.argmax(1), x.mean(1), x / x.max(1, keepdims=True)), (f16(5, 70),)),
+    ("half_columns", lambda x: (x.sum(0), x.max(0), x.argmin(0)), (f16(9, 6),)),
+    ("half_split", lambda x: ((x * x).sum(), x.argmax(), x.min(), x.mean()), (f16(4096),)),
+    ("half_matmul", lambda x, w, b: np.maximum(x @ w + b, 0), (f16(20, 36), f16(36, 24), f16(24))),
+    ("half_transpose_tiles", lambda x, y: (x.T + y) * 2, (f16(40, 70), f16(70, 40))),
+    ("half_strip", lambda u: _stencil(u), (f16(37, 64),)),
     # rows kernels whose blocks loop over several rows (more rows than ROW_GRID blocks): the
     # shared arrays are written again after the end-of-row barrier; two dependent reductions,
     # sibling arg-reductions, vector and element-by-element rows
@@ -161,10 +187,17 @@ CASES = [
 ]
 
 
+def _tolerance(dtype) -> dict:
+    """float16 within 2 units in the last place near 1 (kernels round after each op as NumPy
+    does; a transcendental or a longer float32 sum may land one float16 apart)."""
+    return dict(rtol=2e-3, atol=2e-3) if dtype == np.float16 else dict(rtol=1e-5, atol=1e-5)
+
+
 def main() -> int:
     failures = 0
     for name, fn, args, *settings in CASES:
-        expected = fn(*args)
+        with np.errstate(over="ignore"):       # (float16 cases overflow to inf on purpose)
+            expected = fn(*args)
         overrides = settings[0] if settings else {}     # generator constants for this case
         saved = {key: getattr(cuda_source, key) for key in overrides}
         for key, value in overrides.items():
@@ -177,7 +210,7 @@ def main() -> int:
         expected = expected if isinstance(expected, tuple) else (expected,)
         got = got if isinstance(got, tuple) else (got,)
         ok = all(np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
-                 and np.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
+                 and np.allclose(a, b, equal_nan=True, **_tolerance(np.result_type(b)))
                  for a, b in zip(got, expected))
         print(f"{name}: {'ok' if ok else 'MISMATCH'}", flush=True)
         failures += not ok

@@ -25,6 +25,10 @@ def f32(*shape):
     return (rng.standard_normal(shape) + 0.1).astype(np.float32)
 
 
+def f16(*shape):
+    return f32(*shape).astype(np.float16)
+
+
 CASES = [
     ("relu_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w, lambda: (f32(257, 129),) * 4, 1e-6),
     ("bias_gelu", lambda x, b: 0.5 * (x + b) * (1 + np.tanh(0.7978845608 * ((x + b) + 0.044715 * (x + b) ** 3))),
@@ -50,6 +54,18 @@ CASES = [
      lambda: (rng.integers(-50, 50, (30, 40)).astype(np.int32), rng.integers(1, 7, (30, 40)).astype(np.int32)), 0),
     ("float64", lambda x: np.sqrt(np.abs(x)).sum(1) * np.pi, lambda: (rng.standard_normal((20, 30)),), 1e-12),
     ("scalar_arg", lambda x, s: x * s + 1.0, lambda: (f32(100), 2.5), 1e-6),
+    # float16: float32 registers rounded to float16 after each op (NumPy's float16 loops), within
+    # 2 units in the last place near 1; 16-byte vectors of 8 halves
+    ("half_gelu", lambda x, b: 0.5 * (x + b) * (1 + np.tanh(0.7978845608 * (x + b))),
+     lambda: (f16(300, 512), f16(512)), 2e-3),
+    ("half_softmax", softmax, lambda: (f16(64, 4096),), 2e-3),
+    ("half_layernorm", layernorm, lambda: (f16(64, 4096), f16(4096), f16(4096)), 2e-3),
+    ("half_split_reductions", lambda x: ((x * x).sum() / x.size, x.argmax(), x.max()),
+     lambda: (f16(1 << 20),), 2e-3),
+    ("half_columns_and_transpose", lambda x, y: (x.sum(0) / 64, (x.T + y) * 2), lambda: (f16(64, 96), f16(96, 64)), 2e-3),
+    ("half_matmul_epilogue", lambda x, w, b: np.maximum(x @ w + b, 0), lambda: (f16(100, 70), f16(70, 90), f16(90)), 2e-3),
+    ("half_overflow_and_casts", lambda x, y: ((x * 300) * (x * 300) / 1000, x.astype(np.float32) * y),
+     lambda: (f16(40, 64), f32(40, 64)), 2e-3),
 ]
 
 
@@ -89,6 +105,14 @@ def test_torch_inputs():
     result = autofuse.jit(layernorm)(*(torch.from_numpy(a).cuda() for a in (x, g, b)))
     assert isinstance(result, torch.Tensor) and result.is_cuda
     np.testing.assert_allclose(result.cpu().numpy(), layernorm(x, g, b), rtol=1e-4, atol=1e-4)
+
+
+def test_torch_float16_inputs():
+    torch = pytest.importorskip("torch")
+    x, g, b = f16(32, 1024), f16(1024), f16(1024)
+    result = autofuse.jit(layernorm)(*(torch.from_numpy(a).cuda() for a in (x, g, b)))
+    assert isinstance(result, torch.Tensor) and result.dtype == torch.float16
+    np.testing.assert_allclose(result.cpu().numpy(), layernorm(x, g, b), rtol=2e-3, atol=2e-3)
 
 
 def test_non_contiguous_and_negative_stride_inputs():

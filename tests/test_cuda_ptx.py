@@ -81,9 +81,48 @@ def test_lower_without_gpu_needs_no_device():
     assert "cuda.grid(1)" in low.kernels[0].source
 
 
-def test_float16_is_refused_with_the_users_line():
-    with pytest.raises(autofuse.BackendError, match=r"float16 .* multiply of shape \(3,\).*test_cuda_ptx\.py:\d+"):
-        lowered(lambda x: x * 2, (np.ones(3, np.float16),))
+HALF = np.float16
+HALF_ARITHMETIC = re.compile(r"^\s*(?:add|sub|mul|div|fma|neg|abs|min|max|ex2|setp\.\w+)(?:\.\w+)*\.f16x?2?\b",
+                             re.MULTILINE)
+HALF_KERNELS = [
+    ("gelu", lambda x, b: 0.5 * (x + b) * (1 + np.tanh(0.79788456 * (x + b))),
+     (np.empty((512, 256), HALF), np.empty(256, HALF)), "grid-stride, 8-wide"),
+    ("softmax", lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True), (np.empty((64, 4096), HALF),),
+     "rows, 8-wide"),
+    ("split", lambda x: (x * x).sum(), (np.empty(1 << 20, HALF),), "split, 8-wide"),
+    ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (np.empty((512, 256), HALF),), "row strips"),
+    ("columns", lambda x: x.sum(0), (np.empty((64, 4096), HALF),), "columns"),
+    ("matmul", lambda a, b: np.maximum(a @ b, 0), (np.empty((256, 128), HALF), np.empty((128, 64), HALF)),
+     "tiled"),
+    ("transpose", lambda x, y: (x.T + y) * 2, (np.empty((512, 256), HALF), np.empty((256, 512), HALF)),
+     "transpose tiles"),
+]
+
+
+@pytest.mark.parametrize("name, fn, args, strategy", HALF_KERNELS, ids=[c[0] for c in HALF_KERNELS])
+def test_float16_computes_in_float32_and_rounds_each_result(name, fn, args, strategy):
+    """float16 kernels read and write halves (8 a 16-byte vector where vectors apply), convert
+    to float32 for every op and round each float16 result back (cvt.rn.f16.f32), as NumPy's
+    float16 loops do: no f16 arithmetic, no float64."""
+    (kernel,) = lowered(fn, args).kernels
+    assert kernel.strategy.startswith(strategy), kernel.strategy
+    ptx = kernel.ptx
+    assert "cvt.f32.f16" in ptx and "cvt.rn.f16.f32" in ptx
+    assert not HALF_ARITHMETIC.findall(ptx) and not F64.findall(ptx)
+    if "8-wide" in strategy or strategy == "row strips":
+        assert ("4", "u32") in VECTOR_LOAD.findall(ptx)         # 16 bytes: 8 halves
+    if "8-wide" in strategy and name != "split":
+        assert ("4", "u32") in VECTOR_STORE.findall(ptx)
+    assert "as_f32(as_f16(" in kernel.source
+
+
+def test_float16_intermediates_round_like_numpy():
+    """Each float16 op's result is rounded before the next op reads it (an intermediate that
+    overflows float16 is inf, as in NumPy), and exact ops (maximum, where) are not rounded."""
+    (kernel,) = lowered(lambda x: np.maximum(x * 300 * 300 / 1000, 0), (np.empty(64, HALF),)).kernels
+    source = kernel.source
+    assert source.count("as_f32(as_f16(") == 3
+    assert "as_f16(as_f32(" not in source and "c_f16" not in source
 
 
 INDEX64 = re.compile(r"\b(?:div|rem|mul\.hi)\.[su]64\b")

@@ -47,6 +47,7 @@ GRID_PER_SM = 0                # grid-stride kernels launch at most this many bl
 MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
+MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
 SETSLICE_FAST = 1              # ... and a branch-free path for vectors inside every assigned region
 NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured 11.2 ms without,
 #                                12.6 ms with, on an H200)
@@ -175,7 +176,7 @@ class CudaSource:
     def load(self, node: Node, index: tuple) -> str:
         param = self.names[node.id]
         if param.by_value:
-            return param.name
+            return self.register(node, param.name)
         if node.id in self.cached and index == self.row_index:
             return f"{self.cached[node.id]}[j]"
         if node.id in self.tiles and index == self.tiles[node.id][0]:
@@ -187,8 +188,24 @@ class CudaSource:
             flat = self.flat_index
         else:
             flat = self.offset(node.shape, param.strides or contiguous(node.shape), index)
-        value = f"{param.name}[{flat}]"
-        return f"({value} != 0)" if node.dtype.kind == "b" else value
+        return self.register(node, f"{param.name}[{flat}]")
+
+    def register(self, node: Node, value: str) -> str:
+        """A value of `node` read from memory as the kernel holds it: a bool from its byte, a
+        float16 widened to float32 (render.Renderer.held)."""
+        if node.dtype.kind == "b":
+            return f"({value} != 0)"
+        if self.renderer.held(node.dtype) != node.dtype:
+            return f"{self.renderer.ctor(self.renderer.held(node.dtype))}({value})"
+        return value
+
+    def stored(self, node: Node, value: str) -> str:
+        """A held value of `node` as its storage type (bools as bytes, float32 as float16)."""
+        if node.dtype.kind == "b":
+            return f"{self.renderer.ctor(np.uint8)}({value})"
+        if self.renderer.held(node.dtype) != node.dtype:
+            return f"{self.renderer.ctor(node.dtype)}({value})"
+        return value
 
     def store(self, param: Param, index: tuple, flat: str | None = None) -> None:
         r = self.renderer
@@ -196,9 +213,7 @@ class CudaSource:
         value = r.value(node, index)
         if flat is None:
             flat = self.offset(node.shape, contiguous(node.shape), index)
-        if node.dtype.kind == "b":
-            value = f"{r.ctor(np.uint8)}({value})"
-        r.emit(f"{param.name}[{flat}] = {value}")
+        r.emit(f"{param.name}[{flat}] = {self.stored(node, value)}")
 
     def delinearize(self, flat: str, names: list[str], sizes: list[int]) -> None:
         """Emit `names[d] = ...` for the multi-index of `flat` over `sizes` (row-major)."""
@@ -273,14 +288,18 @@ class CudaSource:
         return self.finish(strategy, threads, (blocks, 1, 1))
 
     # -- vector access ---------------------------------------------------------------------------
+    @staticmethod
+    def lanes_for(params) -> int:
+        """Elements of a vector: 16 bytes of the widest of `params`, at most MAX_LANES."""
+        return min(MAX_LANES, 16 // max(storage_dtype(p.node.dtype).itemsize for p in params))
+
     def vector_lanes(self, shape, size: int, threads: int) -> int:
-        """Elements a thread takes as one vector (16 bytes of the widest output, at most 4), or
+        """Elements a thread takes as one vector (lanes_for the outputs and array inputs), or
         0 where vectors do not apply: every output must be the loop's shape (stored at the flat
         index) and the last axis a multiple of the lanes (so a vector never crosses a row)."""
         if not VECTOR or not shape or any(p.node.shape != shape for p in self.outputs):
             return 0
-        widest = max(storage_dtype(p.node.dtype).itemsize for p in self.outputs)
-        lanes = min(4, 16 // widest)
+        lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape])
         if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
             return 0
         return lanes
@@ -386,8 +405,8 @@ class CudaSource:
             names = [f"{param.name}v{lane}{suffix}" for lane in range(lanes)]
             self.renderer.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
             for lane, name in enumerate(names):
-                value = f"({name} != 0)" if node.dtype.kind == "b" else name
-                preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = value
+                preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = \
+                    self.register(node, name)
         return preloaded
 
     def vector_lanes_store(self, lane_index, lanes: int, params: list | None = None) -> None:
@@ -397,9 +416,7 @@ class CudaSource:
         params = self.outputs if params is None else params
         values = [[r.value(p.node, index) for p in params] for index in lane_index]
         for k, param in enumerate(params):
-            lane_values = [values[lane][k] for lane in range(lanes)]
-            if param.node.dtype.kind == "b":
-                lane_values = [f"{r.ctor(np.uint8)}({v})" for v in lane_values]
+            lane_values = [self.stored(param.node, values[lane][k]) for lane in range(lanes)]
             r.emit(f"vstore{lanes}({param.name}, ev, {', '.join(lane_values)})")
 
     def interior_first(self, lane_index, lanes: int) -> bool:
@@ -656,7 +673,7 @@ class CudaSource:
             for _ in axes:
                 r.pop()
             final = idx if node.op in ("argmax", "argmin") else acc
-            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.emit(f"{result} = {r.convert(node.dtype, final)}")
             r.special[node.id] = lambda index, result=result: result
         rows = self.store_reduced(shape, axes, None)
         for param in rows:
@@ -731,8 +748,7 @@ class CudaSource:
         if any(p.node.shape != shape and p.node.shape not in reduced for p in self.outputs) or \
                 not held and not outs:
             return None
-        widest = max(storage_dtype(p.node.dtype).itemsize for p in held + outs)
-        lanes = min(4, 16 // widest)
+        lanes = self.lanes_for(held + outs)
         if lanes < 2 or inner % (block * lanes):
             return None
         for param in held:
@@ -779,7 +795,7 @@ class CudaSource:
                     name if index == self.row_index else None)
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
-            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.emit(f"{result} = {r.convert(node.dtype, final)}")
             r.special[node.id] = lambda index, result=result: result
         rows = self.store_reduced(shape, axes, "t == 0")
         if rows and lanes:
@@ -897,7 +913,9 @@ class CudaSource:
                    for m in self.group.members.values() if any(s.id == node.id for s in m.inputs))
 
     def numba_type(self, dtype) -> str:
-        dtype = storage_dtype(dtype) if np.dtype(dtype).kind == "b" else np.dtype(dtype)
+        """The numba type of registers, local and shared arrays holding values of `dtype`."""
+        dtype = storage_dtype(dtype) if np.dtype(dtype).kind == "b" else \
+            self.renderer.held(dtype)
         name = f"nb_{short(dtype)}"
         self.renderer.globals[name] = ("numba", dtype.name)
         return name
@@ -965,7 +983,7 @@ class CudaSource:
     def warp_reduce(self, node: Node, acc: str, idx: str) -> None:
         r = self.renderer
         arg = node.op in ("argmax", "argmin")
-        dtype = node.inputs[0].dtype if arg else node.dtype
+        dtype = self.renderer.held(node.inputs[0].dtype if arg else node.dtype)
         # NOTE: warp shuffles move 32- and 64-bit values only: bools and narrow ints travel as
         # int32 and come back to their own type.
         narrow = dtype.kind == "b" or dtype.itemsize < 4
@@ -1020,8 +1038,8 @@ class CudaSource:
             r.pop()
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.block_reduce(node, acc, idx, block)
-            self.scratch.append((f"part{k}", blocks, node.inputs[0].dtype if
-                                 node.op in ("argmax", "argmin") else node.dtype))
+            self.scratch.append((f"part{k}", blocks, r.held(node.inputs[0].dtype if
+                                 node.op in ("argmax", "argmin") else node.dtype)))
             self.scratch.append((f"parti{k}", blocks, np.dtype(np.int64)))
         self.scratch.append(("counter", 1, np.dtype(np.int32)))
         r.emit("if t == 0:")
@@ -1045,7 +1063,7 @@ class CudaSource:
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
             result = r.name("red")
-            r.emit(f"{result} = {r.ctor(node.dtype)}({final})")
+            r.emit(f"{result} = {r.convert(node.dtype, final)}")
             r.special[node.id] = lambda index, result=result: result
         self.store_reduced(shape, axes, "t == 0")
         r.emit("if t == 0:")
@@ -1057,12 +1075,12 @@ class CudaSource:
         return self.finish(strategy, block, (blocks, 1, 1))
 
     def reduce_lanes(self, shape, size: int, threads: int) -> int:
-        """Elements a reduction thread reads as one vector (16 bytes of its widest input, at
-        most 4), or 0: the last axis must be a multiple of the lanes."""
+        """Elements a reduction thread reads as one vector (lanes_for its array inputs), or 0:
+        the last axis must be a multiple of the lanes."""
         read = [p for p in self.params if not p.by_value]
         if not VECTOR or not shape or not read:
             return 0
-        lanes = min(4, 16 // max(storage_dtype(p.node.dtype).itemsize for p in read))
+        lanes = self.lanes_for(read)
         if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
             return 0
         return lanes
@@ -1224,12 +1242,13 @@ class CudaSource:
     def register_value(self, register: str, node: Node) -> str:
         """A matmul accumulator as a value of the result's dtype: numba accumulates bools and
         narrow ints in wider ints, so a bool product sum can be 2 (the fuzzer found `== True`
-        false in an epilogue) and an int32 sum may not have wrapped yet."""
+        false in an epilogue) and an int32 sum may not have wrapped yet; a float16 product sum,
+        accumulated in float32 as NumPy's matmul does, is rounded once."""
         dtype = node.dtype
         if dtype.kind == "b":
             return f"({register} != 0)"
-        if dtype.kind in "iu" and dtype.itemsize < 8:
-            return f"{self.renderer.ctor(dtype)}({register})"
+        if dtype.kind in "iu" and dtype.itemsize < 8 or self.renderer.held(dtype) != dtype:
+            return self.renderer.convert(dtype, register)
         return register
 
     # -- the kernel ------------------------------------------------------------------------------

@@ -207,7 +207,7 @@ def _load_strip(source, strip: Strip, contiguous) -> dict:
             names = [f"{param.name}_{_tag(a)}_{lane}" for lane in range(lanes)]
             r.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
             for lane, name in enumerate(names):
-                registers[(node_id, a, lane)] = f"({name} != 0)" if node.dtype.kind == "b" else name
+                registers[(node_id, a, lane)] = source.register(node, name)
     for node_id, spots in strip.scalars.items():
         param = source.names[node_id]
         for a, d in spots:

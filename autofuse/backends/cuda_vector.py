@@ -1,5 +1,6 @@
-"""Vector memory access for generated CUDA kernels: 8- and 16-byte loads and stores through a raw
-pointer (ld.global.v4.f32 and the like), and a pointer's address, as numba intrinsics.
+"""Vector memory access for generated CUDA kernels: loads and stores of 2, 4 or 8 elements (up to
+16 bytes) through a raw pointer (ld.global.v4.f32 and the like), and a pointer's address, as
+numba intrinsics.
 
 numba has no vector load: `p[i]` on a pointer is one scalar load, and the NVPTX backend merges
 adjacent loads only where it can prove their alignment, which it cannot for a pointer argument.
@@ -36,10 +37,11 @@ def _simulator_functions():
         assert np.shares_memory(flat, array)
         store(flat, index, values)
 
-    return {"address": address,
-            "vload2": lambda a, i: load(a, i, 2), "vload4": lambda a, i: load(a, i, 4),
-            "vstore2": lambda a, i, *v: store(a, i, v), "vstore4": lambda a, i, *v: store(a, i, v),
-            "sload4": shared_load4, "sstore4": shared_store4}
+    functions = {"address": address, "sload4": shared_load4, "sstore4": shared_store4}
+    for lanes in LANES:
+        functions[f"vload{lanes}"] = lambda a, i, lanes=lanes: load(a, i, lanes)
+        functions[f"vstore{lanes}"] = lambda a, i, *v, lanes=lanes: store(a, i, v[:lanes])
+    return functions
 
 
 def _intrinsics():
@@ -57,6 +59,26 @@ def _intrinsics():
             return builder.ptrtoint(args[0], ir.IntType(64))
         return types.uint64(pointer), codegen
 
+    def words(vector, width: int):
+        """The type a vector of `width` bytes moves as: 16 bytes of 1- or 2-byte elements as four
+        32-bit words (NVPTX splits <8 x half> into two 8-byte accesses), others as themselves."""
+        return ir.VectorType(ir.IntType(32), 4) if width == 16 and vector.count > 4 else vector
+
+    def unpack(builder, words_loaded, element, lanes: int) -> list:
+        """The `lanes` elements packed in four 32-bit words, by shifts (a bitcast of the vector
+        would be folded back into the split load)."""
+        per_word = lanes // 4
+        bits = 32 // per_word
+        narrow = ir.IntType(bits)
+        values = []
+        for lane in range(lanes):
+            word = builder.extract_element(words_loaded, ir.Constant(ir.IntType(32), lane // per_word))
+            shift = (lane % per_word) * bits
+            if shift:
+                word = builder.lshr(word, ir.Constant(ir.IntType(32), shift))
+            values.append(builder.bitcast(builder.trunc(word, narrow), element))
+        return values
+
     def make_load(lanes: int):
         @intrinsic
         def vload(typingctx, pointer, index):
@@ -71,13 +93,17 @@ def _intrinsics():
                 vector = ir.VectorType(element, lanes)
                 offset = context.cast(builder, offset, signature.args[1], types.intp)
                 address = builder.gep(base, [offset])
-                cast = builder.bitcast(address, vector.as_pointer())
-                loaded = builder.load(cast, align=lanes * context.get_abi_sizeof(element))
+                width = lanes * context.get_abi_sizeof(element)
+                cast = builder.bitcast(address, words(vector, width).as_pointer())
+                loaded = builder.load(cast, align=width)
                 # NOTE: kernels never write their inputs (results are new arrays), so a load
                 # may take the read-only path (ld.global.nc).
                 loaded.set_metadata("invariant.load", builder.module.add_metadata([]))
-                values = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), lane))
-                          for lane in range(lanes)]
+                if loaded.type != vector:
+                    values = unpack(builder, loaded, element, lanes)
+                else:
+                    values = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), lane))
+                              for lane in range(lanes)]
                 return context.make_tuple(builder, result, values)
             return result(pointer, index), codegen
         return vload
@@ -88,16 +114,35 @@ def _intrinsics():
             pointer = signature.args[0]
             element = context.get_value_type(pointer.dtype)
             vector = ir.VectorType(element, lanes)
-            packed = ir.Constant(vector, ir.Undefined)
-            for lane, (item, kind) in enumerate(zip(items, signature.args[2:])):
-                item = context.cast(builder, item, kind, pointer.dtype)
+            items = [context.cast(builder, item, kind, pointer.dtype)
+                     for item, kind in zip(items, signature.args[2:])]
+            width = lanes * context.get_abi_sizeof(element)
+            kind = words(vector, width)
+            packed = ir.Constant(kind, ir.Undefined)
+            parts = pack(builder, items, element, lanes) if kind != vector else items
+            for lane, item in enumerate(parts):
                 packed = builder.insert_element(packed, item, ir.Constant(ir.IntType(32), lane))
             offset = context.cast(builder, offset, signature.args[1], types.intp)
             address = builder.gep(base, [offset])
-            cast = builder.bitcast(address, vector.as_pointer())
-            builder.store(packed, cast, align=lanes * context.get_abi_sizeof(element))
+            builder.store(packed, builder.bitcast(address, kind.as_pointer()), align=width)
             return context.get_dummy_value()
         return codegen
+
+    def pack(builder, items, element, lanes: int) -> list:
+        """`lanes` narrow elements as four 32-bit words (unpack's inverse)."""
+        per_word = lanes // 4
+        bits = 32 // per_word
+        words_out = []
+        for w in range(4):
+            word = None
+            for k in range(per_word):
+                part = builder.zext(builder.bitcast(items[w * per_word + k], ir.IntType(bits)),
+                                    ir.IntType(32))
+                if k:
+                    part = builder.shl(part, ir.Constant(ir.IntType(32), k * bits))
+                word = part if word is None else builder.or_(word, part)
+            words_out.append(word)
+        return words_out
 
     def storable(pointer, index) -> bool:
         return isinstance(pointer, types.CPointer) and isinstance(index, types.Integer)
@@ -113,6 +158,12 @@ def _intrinsics():
         """Four values to pointer[index:index + 4] in one aligned store."""
         if storable(pointer, index):
             return types.void(pointer, index, v0, v1, v2, v3), store_codegen(4)
+
+    @intrinsic
+    def vstore8(typingctx, pointer, index, v0, v1, v2, v3, v4, v5, v6, v7):
+        """Eight values (of a 1- or 2-byte type) to pointer[index:index + 8] in one store."""
+        if storable(pointer, index):
+            return types.void(pointer, index, v0, v1, v2, v3, v4, v5, v6, v7), store_codegen(8)
 
     def shared_pointer(context, builder, array_type, array, index):
         """<4 x T> addrspace(3)* to flat element `index` of a shared array."""
@@ -156,9 +207,10 @@ def _intrinsics():
             return context.get_dummy_value()
         return types.void(array, index, v0, v1, v2, v3), codegen
 
-    return {"address": address, "vload2": make_load(2), "vload4": make_load(4),
-            "sload4": sload4, "sstore4": sstore4,
-            "vstore2": vstore2, "vstore4": vstore4}
+    return {"address": address, "sload4": sload4, "sstore4": sstore4,
+            "vload2": make_load(2), "vload4": make_load(4), "vload8": make_load(8),
+            "vstore2": vstore2, "vstore4": vstore4, "vstore8": vstore8}
 
 
+LANES = (2, 4, 8)
 globals().update(_simulator_functions() if config.ENABLE_CUDASIM else _intrinsics())

@@ -19,6 +19,10 @@ from ..ir.printer import is_inline_constant
 from . import helpers
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
+HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+# Ops whose float16 result is one of their float16 operands (or its negation): no rounding.
+EXACT_ON_HALVES = {"where", "maximum", "minimum", "fmax", "fmin", "negative", "positive",
+                   "absolute", "copysign"}
 
 
 def short(dtype) -> str:
@@ -59,6 +63,10 @@ class Renderer:
         self.index = lambda expression: expression   # a backend may narrow index variables
         self.assumed: list | None = None   # set: slice assignments take their update branch and
         #                                    record the conditions that assumes
+        # NOTE: CUDA kernels hold float16 values in float32 registers and round each float16
+        # result to float16 as it is made, which is what NumPy's float16 loops do (they convert
+        # to float, compute, and convert back): the same answers, without float16 arithmetic.
+        self.halves_in_singles = target == "cuda"
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -83,10 +91,25 @@ class Renderer:
                 return scope[key]
         return None
 
+    def held(self, dtype) -> np.dtype:
+        """The dtype a kernel holds (and computes) values of `dtype` in."""
+        dtype = np.dtype(dtype)
+        return SINGLE if dtype == HALF and self.halves_in_singles else dtype
+
+    def convert(self, dtype, expression: str) -> str:
+        """`expression` as a value of `dtype`, held as `held(dtype)` (a float16 value rounded)."""
+        dtype = np.dtype(dtype)
+        if self.held(dtype) != dtype:
+            return f"{self.ctor(SINGLE)}({self.ctor(HALF)}({expression}))"
+        return f"{self.ctor(dtype)}({expression})"
+
     def constant(self, value) -> str:
-        """A typed global holding `value` (a NumPy scalar keeps its dtype in numba)."""
+        """A typed global holding `value` (a NumPy scalar keeps its dtype in numba; a float16
+        one is held as float32, exactly)."""
         value = np.asarray(value)[()]
         dtype = np.dtype(type(value)) if not isinstance(value, np.generic) else value.dtype
+        if self.held(dtype) != dtype:
+            value, dtype = value.astype(self.held(dtype)), self.held(dtype)
         text = repr(value.item()).replace("-", "m").replace(".", "p").replace("+", "")
         name = f"c_{short(dtype)}_{re.sub(r'[^0-9A-Za-z_]', '_', text)}"
         self.globals[name] = value
@@ -139,8 +162,11 @@ class Renderer:
         return self.spell(node, computation, args)
 
     def spell(self, node: Node, computation: np.dtype, args: list) -> str:
+        computation = self.held(computation)
         template = OPS[node.op].spelling(computation.kind)
         fields = dict(typed_constants(computation))
+        if node.op == "cast" and self.held(node.dtype) != node.dtype:
+            return self.convert(node.dtype, args[0])
         if node.op == "cast":
             fields["CAST"] = node.dtype
             fields["ZERO_IN"] = computation.type(0)
@@ -152,6 +178,8 @@ class Renderer:
         expression = _FIELD.sub(lambda m: names[m.group(1)], template).format(*args)
         expression = self._helpers(expression, computation)
         wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
+        if self.held(node.dtype) != node.dtype and node.op not in EXACT_ON_HALVES:
+            return self.convert(node.dtype, expression)
         return f"{self.ctor(node.dtype)}({expression})" if wrap else expression
 
     def _helpers(self, expression: str, dtype) -> str:
@@ -206,7 +234,7 @@ class Renderer:
         return self.value(node.inputs[0], source_index)
 
     def _iota(self, node, index):
-        return f"{self.ctor(node.dtype)}({index[node.attrs['axis']]})"
+        return self.convert(node.dtype, index[node.attrs['axis']])
 
     def branch(self, condition: str, then, otherwise) -> str:
         """`then()` if condition else `otherwise()`, each rendered in its own scope."""
@@ -287,7 +315,7 @@ class Accumulators:
         if init in ("True", "False"):
             r.emit(f"{acc} = {init}")
         else:
-            r.emit(f"{acc} = {r.constant(typed_constants(acc_type)[init.strip('{}')])}")
+            r.emit(f"{acc} = {r.constant(typed_constants(r.held(acc_type))[init.strip('{}')])}")
 
     def better(self, node: Node, value: str, acc: str) -> str:
         """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
@@ -303,8 +331,8 @@ class Accumulators:
             r.emit(f"{idx} = {position}")
             r.pop()
             return
-        if np.dtype(acc_type) != node.dtype:
-            value = f"{r.ctor(acc_type)}({value})"
+        if r.held(acc_type) != r.held(node.dtype):
+            value = f"{r.ctor(r.held(acc_type))}({value})"
         r.emit(f"{acc} = " + OPS[node.op].combine.format(value, acc=acc))
 
     def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
