@@ -30,11 +30,11 @@ class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=False):
+                 cuda_graph=False, float16="numpy"):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
-        self.options = {"cuda_graph": cuda_graph}
+        self.options = {"cuda_graph": cuda_graph, "float16": float16}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
@@ -234,12 +234,21 @@ def _as_returned(value, kind: str):
     return value
 
 
-def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=False):
+def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=False,
+        float16="numpy"):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph=True` replays each signature's kernels on the CUDA backend as one CUDA graph (one
     driver launch a call, like torch.compile's mode="reduce-overhead"; see
     autofuse/backends/cuda_graph.py); other backends ignore it.
+
+    `float16` says how CUDA kernels round float16 values: "numpy" (the default) rounds every
+    float16 op's result to float16 before the next op reads it, as NumPy does (same answers,
+    an overflowing intermediate is inf); "float32" keeps a fused chain's float16 intermediates,
+    reductions and matmul sums in float32 and rounds only what is stored or cast with
+    `.astype(np.float16)`, as torch.compile and jax.jit do: fewer conversions (measured in
+    BENCHMARKS.md), answers closer to the exact ones than NumPy's. Other backends compute float16
+    as NumPy does.
 
     >>> import numpy as np, autofuse
     >>> @autofuse.jit
@@ -254,8 +263,10 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
         static_argnums = (static_argnums,)
     if not isinstance(cuda_graph, bool):
         raise ArgumentError(f"jit(cuda_graph=...) takes True or False, got {cuda_graph!r}")
+    if float16 not in ("numpy", "float32"):
+        raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}")
 
     def decorate(function):
-        return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph)
+        return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16)
 
     return decorate if fn is None else decorate(fn)

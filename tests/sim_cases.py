@@ -23,6 +23,16 @@ def f16(*shape):
     return f32(*shape).astype(np.float16)
 
 
+def _half_chain(x, w):
+    y = (x * 300) * (x * 300) / 1000
+    return y, (x @ w) * 0.5, y.sum(1) / 64, (x.astype(np.float32) * 3).astype(np.float16) + 1
+
+
+def _half_chain_in_float32(x, w):
+    """_half_chain with its float16 values in float32, rounded where stored and where cast."""
+    return tuple(a.astype(np.float16) for a in _half_chain(x.astype(np.float32), w.astype(np.float32)))
+
+
 def _stencil(u):
     v = u.copy()
     v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
@@ -174,6 +184,10 @@ CASES = [
     ("half_matmul", lambda x, w, b: np.maximum(x @ w + b, 0), (f16(20, 36), f16(36, 24), f16(24))),
     ("half_transpose_tiles", lambda x, y: (x.T + y) * 2, (f16(40, 70), f16(70, 40))),
     ("half_strip", lambda u: _stencil(u), (f16(37, 64),)),
+    # jit(float16="float32"): intermediates, sums and matmul results stay float32 (no overflow
+    # to inf on the way), only stores and explicit casts round, as torch.compile does
+    ("half_float32_mode", _half_chain, (f16(4, 64), f16(64, 8)),
+     {"float16": "float32", "reference": _half_chain_in_float32}),
     # rows kernels whose blocks loop over several rows (more rows than ROW_GRID blocks): the
     # shared arrays are written again after the end-of-row barrier; two dependent reductions,
     # sibling arg-reductions, vector and element-by-element rows
@@ -196,14 +210,19 @@ def _tolerance(dtype) -> dict:
 def main() -> int:
     failures = 0
     for name, fn, args, *settings in CASES:
+        # settings: generator constants (upper case), jit options (lower case) and a
+        # "reference" function where NumPy's own answer is not the one expected
+        settings = dict(settings[0]) if settings else {}
+        reference = settings.pop("reference", fn)
         with np.errstate(over="ignore"):       # (float16 cases overflow to inf on purpose)
-            expected = fn(*args)
-        overrides = settings[0] if settings else {}     # generator constants for this case
+            expected = reference(*args)
+        overrides = {key: value for key, value in settings.items() if key.isupper()}
+        options = {key: value for key, value in settings.items() if not key.isupper()}
         saved = {key: getattr(cuda_source, key) for key in overrides}
         for key, value in overrides.items():
             setattr(cuda_source, key, value)
         try:
-            got = autofuse.jit(fn, backend="cuda")(*args)
+            got = autofuse.jit(fn, backend="cuda", **options)(*args)
         finally:
             for key, value in saved.items():
                 setattr(cuda_source, key, value)

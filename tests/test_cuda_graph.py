@@ -195,7 +195,7 @@ def test_cuda_graph_option_is_checked_and_kept():
         autofuse.jit(lambda x: x, cuda_graph="yes")
     f = autofuse.jit(lambda x: x * 2, backend="cuda", cuda_graph=True)
     lowered = f.lower(np.ones(4, np.float32))
-    assert lowered._entry.options == {"cuda_graph": True}
+    assert lowered._entry.options == {"cuda_graph": True, "float16": "numpy"}
     assert lowered.host_source is None                 # generated at the first call on a GPU
 
 

@@ -340,3 +340,20 @@ def test_a_bound_that_spills_is_dropped(monkeypatch):
         assert bool(linked) == relinked
         if relinked:
             assert ".minnctapersm" not in linked[0] and ".maxntid 256, 1, 1" in linked[0]
+
+
+def test_float16_float32_mode_rounds_only_stores_and_casts():
+    """jit(float16="float32"): the chain's float16 intermediates stay in float32 (torch.compile's
+    and jax.jit's way): one rounding a stored value, none between ops; NumPy's mode rounds each."""
+    fn, args = HALF_KERNELS[0][1], HALF_KERNELS[0][2]
+    numpy_mode = autofuse.jit(fn, backend="cuda").lower(*args).kernels[0]
+    fast = autofuse.jit(fn, backend="cuda", float16="float32").lower(*args).kernels[0]
+    assert "as_f32(as_f16(" not in fast.source and "as_f32(as_f16(" in numpy_mode.source
+    rounding = re.compile(r"cvt\.rn\.f16\.f32")
+    assert 0 < len(rounding.findall(fast.ptx)) < len(rounding.findall(numpy_mode.ptx)) / 3
+    assert not HALF_ARITHMETIC.findall(fast.ptx) and not F64.findall(fast.ptx)
+
+
+def test_float16_option_is_checked():
+    with pytest.raises(autofuse.ArgumentError, match=r"float16=.*'numpy' or 'float32'"):
+        autofuse.jit(lambda x: x, float16="fast")

@@ -376,7 +376,8 @@ def prepare(entry) -> None:
     strides = {} if simulator else getattr(entry, "input_strides", {})
     kernels = []
     for group in entry.fused.groups:
-        source = generate(group, f"{group.kind}_{group.id}", strides, simulator)
+        source = generate(group, f"{group.kind}_{group.id}", strides, simulator,
+                          round_halves=entry.options.get("float16", "numpy") == "numpy")
         text = module_text(source, simulator)
         kernel = CudaKernel(group, source, text, simulator)
         # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.

@@ -673,7 +673,7 @@ class CudaSource:
             for _ in axes:
                 r.pop()
             final = idx if node.op in ("argmax", "argmin") else acc
-            r.emit(f"{result} = {r.convert(node.dtype, final)}")
+            r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
             r.special[node.id] = lambda index, result=result: result
         rows = self.store_reduced(shape, axes, None)
         for param in rows:
@@ -795,7 +795,7 @@ class CudaSource:
                     name if index == self.row_index else None)
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
-            r.emit(f"{result} = {r.convert(node.dtype, final)}")
+            r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
             r.special[node.id] = lambda index, result=result: result
         rows = self.store_reduced(shape, axes, "t == 0")
         if rows and lanes:
@@ -1063,7 +1063,7 @@ class CudaSource:
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
             result = r.name("red")
-            r.emit(f"{result} = {r.convert(node.dtype, final)}")
+            r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
             r.special[node.id] = lambda index, result=result: result
         self.store_reduced(shape, axes, "t == 0")
         r.emit("if t == 0:")
@@ -1248,7 +1248,7 @@ class CudaSource:
         if dtype.kind == "b":
             return f"({register} != 0)"
         if dtype.kind in "iu" and dtype.itemsize < 8 or self.renderer.held(dtype) != dtype:
-            return self.renderer.convert(dtype, register)
+            return self.renderer.convert(dtype, register, op_result=True)
         return register
 
     # -- the kernel ------------------------------------------------------------------------------
@@ -1268,5 +1268,10 @@ class CudaSource:
                                 min_blocks=min_blocks)
 
 
-def generate(group: Group, name: str, input_strides: dict, simulator: bool = False):
-    return CudaSource(group, name, input_strides, simulator).generate()
+def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
+             round_halves: bool = True):
+    """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
+    float16="float32")."""
+    source = CudaSource(group, name, input_strides, simulator)
+    source.renderer.round_halves = round_halves
+    return source.generate()

@@ -67,6 +67,7 @@ class Renderer:
         # result to float16 as it is made, which is what NumPy's float16 loops do (they convert
         # to float, compute, and convert back): the same answers, without float16 arithmetic.
         self.halves_in_singles = target == "cuda"
+        self.round_halves = True           # False: an op's float16 result stays in float32
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -96,10 +97,13 @@ class Renderer:
         dtype = np.dtype(dtype)
         return SINGLE if dtype == HALF and self.halves_in_singles else dtype
 
-    def convert(self, dtype, expression: str) -> str:
-        """`expression` as a value of `dtype`, held as `held(dtype)` (a float16 value rounded)."""
+    def convert(self, dtype, expression: str, op_result: bool = False) -> str:
+        """`expression` as a value of `dtype`, held as `held(dtype)`: a float16 value rounded,
+        unless it is an op's result (not a cast) and round_halves is off."""
         dtype = np.dtype(dtype)
         if self.held(dtype) != dtype:
+            if op_result and not self.round_halves:
+                return expression
             return f"{self.ctor(SINGLE)}({self.ctor(HALF)}({expression}))"
         return f"{self.ctor(dtype)}({expression})"
 
@@ -179,7 +183,7 @@ class Renderer:
         expression = self._helpers(expression, computation)
         wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
         if self.held(node.dtype) != node.dtype and node.op not in EXACT_ON_HALVES:
-            return self.convert(node.dtype, expression)
+            return self.convert(node.dtype, expression, op_result=True)
         return f"{self.ctor(node.dtype)}({expression})" if wrap else expression
 
     def _helpers(self, expression: str, dtype) -> str:
