@@ -33,6 +33,13 @@ def _half_chain_in_float32(x, w):
     return tuple(a.astype(np.float16) for a in _half_chain(x.astype(np.float32), w.astype(np.float32)))
 
 
+def _assign_rows(base, small, tail):
+    out = base * 2
+    out[1:] = small + 1          # small is read at row i - 1, only where i >= 1
+    out[:-1, :8] = tail[1:]      # tail at row i + 1, only where i < rows - 1
+    return out
+
+
 def _stencil(u):
     v = u.copy()
     v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
@@ -113,6 +120,9 @@ CASES = [
     # slice assignments under vectors: interior vectors branch-free, edge vectors lane by lane
     ("vector_stencil", lambda u: _stencil(u), (f32(6, 128),)),    # too few rows for strips
     ("vector_nested_setslice", lambda u: _nested(u), (f32(12, 48),)),
+    # a vector load of an input read only inside an assigned region stays inside it (the wide
+    # fuzzer found it hoisted above the branch: row -1 read, an illegal address on the GPU)
+    ("vector_region_only_reads", _assign_rows, (f32(6, 64), f32(5, 64), f32(6, 8))),
     # row strips (cuda_strip.py): a strip's rows loaded once each; ragged last strip, edge strips
     # and columns, nested regions, views, a misaligned base (element by element), other dtypes
     ("strip_stencil", lambda u: _stencil(u), (f32(37, 64),)),
@@ -179,7 +189,9 @@ CASES = [
     ("half_rows_layernorm", layernorm, (f16(3, 256), f16(256), f16(256))),
     ("half_rows_misaligned", softmax, (_misaligned(3, 256, dtype=np.float16),)),
     ("half_rows_ragged", lambda x: (x.argmax(1), x.mean(1), x / x.max(1, keepdims=True)), (f16(5, 70),)),
-    ("half_columns", lambda x: (x.sum(0), x.max(0), x.argmin(0)), (f16(9, 6),)),
+    # (NumPy sums float16 columns in float16, rounding each step; autofuse in float32, once)
+    ("half_columns", lambda x: (x.sum(0), x.max(0), x.argmin(0)), (f16(9, 6),),
+     {"reference": lambda x: (x.astype(np.float32).sum(0).astype(np.float16), x.max(0), x.argmin(0))}),
     ("half_split", lambda x: ((x * x).sum(), x.argmax(), x.min(), x.mean()), (f16(4096),)),
     ("half_matmul", lambda x, w, b: np.maximum(x @ w + b, 0), (f16(20, 36), f16(36, 24), f16(24))),
     ("half_transpose_tiles", lambda x, y: (x.T + y) * 2, (f16(40, 70), f16(70, 40))),

@@ -13,6 +13,7 @@ strides baked in per signature:
 """
 from __future__ import annotations
 
+import itertools
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -94,6 +95,23 @@ def contiguous(shape) -> tuple:
         strides.append(step)
         step *= size
     return tuple(reversed(strides))
+
+
+def in_bounds(index: tuple, shape: tuple, ranges: dict) -> bool:
+    """Whether every coordinate of `index` (expressions over the names of `ranges`, each taking
+    0 .. its extent - 1) stays inside `shape`, checked at every corner of the ranges (index maps
+    are affine in them, or stay in bounds by construction); False where an expression uses
+    another name."""
+    names = sorted(ranges)
+    if any(not identifiers(c) <= set(names) for c in index):
+        return False
+    for corner in itertools.product(*[(0, max(0, ranges[n] - 1)) for n in names]):
+        values = dict(zip(names, corner))
+        for coordinate, size in zip(index, shape):
+            value = eval(coordinate, {"__builtins__": {}}, values)    # generated arithmetic
+            if not 0 <= value < size:
+                return False
+    return True
 
 
 def storage_dtype(dtype) -> np.dtype:
@@ -314,7 +332,9 @@ class CudaSource:
         once, as before)."""
         base = base or tuple(f"i{d}" for d in range(len(shape)))
         lane_index = self.lane_indices(base, lanes)
-        reads = self.probe_reads(lane_index, nodes=nodes)
+        conditional: set = set()
+        reads = self.probe_reads(lane_index, nodes=nodes, conditional=conditional)
+        ranges = dict(zip(base, shape))
         found = {}
         for param in self.params:
             node = param.node
@@ -328,20 +348,28 @@ class CudaSource:
             if strides[-1] != 1 or any(stride % lanes for size, stride in
                                        zip(node.shape[:-1], strides[:-1]) if size > 1):
                 continue
+            if (node.id, first) in conditional and not in_bounds(first, node.shape, ranges):
+                continue         # read only where a branch holds (a slice assignment's region)
             if all(s[0] == first[:-1] + (index[-1],) and index[-1] not in first[:-1]
                    for s, index in zip(seen, lane_index)):
                 found[node.id] = first
         return found
 
     def probe_reads(self, indices: list, assumed: list | None = None,
-                    nodes: list | None = None) -> list[dict]:
+                    nodes: list | None = None, conditional: set | None = None) -> list[dict]:
         """For each index of `indices`, the global reads the outputs (or `nodes`) make there:
         {input node id: [indices read]}, found by rendering them in a throwaway renderer (nothing
         is emitted). With a list `assumed`, slice assignments take their update branch and add
-        their conditions to it (Renderer.assumed)."""
+        their conditions to it (Renderer.assumed). A set `conditional` receives the (node id,
+        index) reads made only inside a branch (a slice assignment's or concatenation's)."""
         reads: list[dict] = []
-        probe = Renderer(self.group, lambda node, index: reads[-1].setdefault(
-            node.id, []).append(index) or f"probe{node.id}", "cuda")
+
+        def read(node, index):
+            reads[-1].setdefault(node.id, []).append(index)
+            if conditional is not None and probe.depth > 1:
+                conditional.add((node.id, index))
+            return f"probe{node.id}"
+        probe = Renderer(self.group, read, "cuda")
         probe.assumed = assumed
         for node in list(self.group.reductions) + [self.group.matmul]:
             if node is not None:         # computed elsewhere in the kernel: not read here
@@ -560,7 +588,8 @@ class CudaSource:
             r.emit(f"{i1} = {self.ix('bc * 32 + tx')}" if k == 0 else f"{i1} = i1_0")
             indices.append((i0, i1))
         self.preload(indices, {p.node.id for p in transposed},
-                     None if exact else lambda i0, i1: f"{i0} < {rows} and {i1} < {cols}")
+                     None if exact else lambda i0, i1: f"{i0} < {rows} and {i1} < {cols}",
+                     (rows, cols))
         r.emit("cuda.syncthreads()")
         for k, (i0, i1) in enumerate(indices):
             if exact:
@@ -586,12 +615,14 @@ class CudaSource:
         r.pop()
         return self.finish("transpose tiles", THREADS, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
 
-    def preload(self, indices: list, skip: set, guard) -> None:
+    def preload(self, indices: list, skip: set, guard, ranges: tuple) -> None:
         """Issue now the global reads the outputs will make at each index of `indices` (found by
         a throwaway render), except of inputs in `skip`, so they are in flight across a barrier;
-        `guard(*index)`, where given, is the condition under which an index is in bounds."""
+        `guard(*index)`, where given, is the condition under which an index is in bounds, and
+        `ranges` the extent of each of its coordinates there."""
         r = self.renderer
-        for index, reads in zip(indices, self.probe_reads(indices)):
+        conditional: set = set()
+        for index, reads in zip(indices, self.probe_reads(indices, conditional=conditional)):
             known = set(index)
             for node_id, requested in reads.items():
                 param = self.names[node_id]
@@ -601,6 +632,9 @@ class CudaSource:
                     if not identifiers(" ".join(wanted)) <= known or \
                             (node_id, wanted) in self.preloaded:
                         continue      # an index the probe derived itself: read it later
+                    if (node_id, wanted) in conditional and \
+                            not in_bounds(wanted, param.node.shape, dict(zip(index, ranges))):
+                        continue      # read only inside a slice assignment's region
                     name = r.name("pre")
                     value = self.load(param.node, wanted)
                     if guard is None:
