@@ -262,9 +262,11 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if not isinstance(cuda_graph, bool):
-        raise ArgumentError(f"jit(cuda_graph=...) takes True or False, got {cuda_graph!r}")
+        raise ArgumentError(f"jit(cuda_graph=...) takes True or False, got {cuda_graph!r}"
+                            f"{where()}")
     if float16 not in ("numpy", "float32"):
-        raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}")
+        raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}"
+                            f"{where()}")
 
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16)

@@ -102,6 +102,12 @@ def system_call(system, workload, host_inputs):
     raise ValueError(system)
 
 
+def check(result, reference, tolerance: float) -> None:
+    """`result` is NumPy's `reference` within `tolerance`, relative and of the largest value."""
+    np.testing.assert_allclose(result, reference, rtol=tolerance,
+                               atol=tolerance * max(1.0, float(np.abs(reference).max())))
+
+
 def run_workload(workload, systems, bandwidth, rng):
     host = workload.make(rng)
     reference = workload.fn(np)(*host)
@@ -114,9 +120,7 @@ def run_workload(workload, systems, bandwidth, rng):
             call, sync = system_call(system, workload, host)
             result = call()
             sync(result)
-            result = to_host(result)
-            np.testing.assert_allclose(result, reference, rtol=workload.tolerance,
-                                       atol=workload.tolerance * max(1.0, float(np.abs(reference).max())))
+            check(to_host(result), reference, workload.tolerance)
             row["times"][system] = time_calls(call, sync)
         except Exception as error:       # a peer that fails is reported, not hidden
             row["notes"][system] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
@@ -126,9 +130,7 @@ def run_workload(workload, systems, bandwidth, rng):
         import cupy
         fn = autofuse.jit(workload.fn(np), float16="float32")
         inputs = [cupy.asarray(a) for a in host]
-        result = to_host(fn(*inputs))
-        np.testing.assert_allclose(result, reference, rtol=workload.tolerance,
-                                   atol=workload.tolerance * max(1.0, float(np.abs(reference).max())))
+        check(to_host(fn(*inputs)), reference, workload.tolerance)
         row["variants"] = {'float16="float32"': time_calls(
             lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())}
     try:

@@ -11,6 +11,13 @@ PEERS = ("cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
 TF32 = {"jax.jit": "TF32 matmul (jax's default precision)"}
 
 
+def best_peer(row: dict) -> float | None:
+    """The fastest peer's time for `row` (TF32 matmuls left out), or None where none ran."""
+    precise = [v for k, v in row["times"].items()
+               if k != "autofuse" and not (row.get("flops") and k in TF32)]
+    return min(precise) if precise else None
+
+
 def markdown(report: dict) -> str:
     lines = [f"Device: {report['device']}; date {report['date']}; commit {report['commit']}; "
              f"copy bandwidth {report['copy_bandwidth_TBps']:.2f} TB/s (read + write).",
@@ -25,9 +32,7 @@ def markdown(report: dict) -> str:
     for row in report["rows"]:
         times = row["times"]
         ours = times.get("autofuse")
-        peers = {k: v for k, v in times.items() if k != "autofuse"}
-        precise = {k: v for k, v in peers.items() if not (row.get("flops") and k in TF32)}
-        best = min(precise.values()) if precise else None
+        best = best_peer(row)
         cells = []
         for peer in PEERS:
             if peer in times:
@@ -58,7 +63,7 @@ def markdown(report: dict) -> str:
                   "does; the peers compute float16 chains in float32 and round what they store, "
                   "which autofuse does with `jit(float16=\"float32\")`:"]
         for row, name, ms in variants:
-            best = min(row["times"][k] for k in row["times"] if k != "autofuse")
+            best = best_peer(row)
             lines.append(f"- {row['workload']}, autofuse {name}: {ms:.3f} ms, "
                          f"{ms / row['floor_ms']:.2f}x the floor, {ms / best:.2f}x the best peer")
     failures = [(row["workload"], k, v) for row in report["rows"] for k, v in row["notes"].items()]

@@ -377,17 +377,11 @@ def assert_fuzz_same(got, want, what: str, inside=None) -> None:
     np.testing.assert_allclose(got_a, want_a, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
-def _least_precise_float(program: FuzzProgram, arrays):
-    """The least precise float dtype among the program's traced values (float16 arrives from a
-    float ufunc of bools), or None where it computes no floats."""
-    import autofuse
-    try:
-        with np.errstate(all="ignore"):
-            nodes = autofuse.jit(program.fn, backend="numpy").lower(
-                *[a.copy(order="K") for a in arrays]).traced.nodes
-    except autofuse.AutofuseError:      # refused: check_fuzz_program reports it
-        return None
-    floats = {node.dtype for node in nodes if node.dtype.kind == "f"}
+def _least_precise_float(jitted, args):
+    """The least precise float dtype among the traced values of `jitted` (already called with
+    `args`, so this reads its cached trace; float16 arrives from a float ufunc of bools), or
+    None where it computes no floats."""
+    floats = {node.dtype for node in jitted.lower(*args).traced.nodes if node.dtype.kind == "f"}
     return max(floats, key=lambda d: np.finfo(d).eps) if floats else None
 
 
@@ -398,7 +392,7 @@ def check_fuzz_program(program: FuzzProgram, backend: str = "cpu", seed: int = 0
     other exception propagates (a crash is a failure too)."""
     import autofuse
     arrays = program.inputs(seed)
-    inside = _least_precise_float(program, arrays)
+    inside = None               # the least precise float inside, from the interpreter's trace
     with np.errstate(all="ignore", invalid="warn"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         expected = program.fn(*[a.copy(order="K") for a in arrays])
@@ -409,13 +403,16 @@ def check_fuzz_program(program: FuzzProgram, backend: str = "cpu", seed: int = 0
     outcomes = {}
     for name in ("numpy", backend):
         args = [a.copy(order="K") for a in arrays]
+        jitted = autofuse.jit(program.fn, backend=name)
         try:
             with np.errstate(all="ignore"):
-                result = autofuse.jit(program.fn, backend=name)(*args)
+                result = jitted(*args)
         except autofuse.AutofuseError as error:
             outcomes[name] = f"unsupported: {type(error).__name__}: {str(error).splitlines()[0]}"
             continue
         outcomes[name] = "ok"
+        if name == "numpy":
+            inside = _least_precise_float(jitted, args)
         assert isinstance(result, tuple) and len(result) == len(expected)
         for index, (got, want) in enumerate(zip(result, expected)):
             assert_fuzz_same(got, want, f"backend={name} output {index}", inside)

@@ -355,5 +355,6 @@ def test_float16_float32_mode_rounds_only_stores_and_casts():
 
 
 def test_float16_option_is_checked():
-    with pytest.raises(autofuse.ArgumentError, match=r"float16=.*'numpy' or 'float32'"):
+    with pytest.raises(autofuse.ArgumentError,
+                       match=r"float16=.*'numpy' or 'float32'.*\n  at .*test_cuda_ptx\.py:\d+"):
         autofuse.jit(lambda x: x, float16="fast")
