@@ -64,6 +64,14 @@ CASES = [
      lambda: (f16(1 << 20),), 2e-3),
     ("half_columns_and_transpose", lambda x, y: (x.sum(0) / 64, (x.T + y) * 2), lambda: (f16(64, 96), f16(96, 64)), 2e-3),
     ("half_matmul_epilogue", lambda x, w, b: np.maximum(x @ w + b, 0), lambda: (f16(100, 70), f16(70, 90), f16(90)), 2e-3),
+    ("half_scalar_by_value", lambda x, s: x * s + 1, lambda: (f16(256, 64), np.float16(2.5)), 2e-3),
+    # every width of cache-hinted access (cuda_vector.hinted_load/store: 1- and 2-byte elements
+    # moved as 32-bit words, 8-byte ones as themselves)
+    ("hinted_int8_bool_int16", lambda a, m, h: (a * 3 + 1, m ^ (a > 0), h * 7 - a),
+     lambda: (rng.integers(-40, 40, (256, 64)).astype(np.int8), rng.random((256, 64)) < 0.5,
+              rng.integers(-900, 900, (256, 64)).astype(np.int16)), 0),
+    ("hinted_int64_float64", lambda a, x: (a * 3 - 1, x * 2.5 + a),
+     lambda: (rng.integers(-1 << 40, 1 << 40, (128, 64)), rng.standard_normal((128, 64))), 1e-12),
     ("half_overflow_and_casts", lambda x, y: ((x * 300) * (x * 300) / 1000, x.astype(np.float32) * y),
      lambda: (f16(40, 64), f32(40, 64)), 2e-3),
 ]

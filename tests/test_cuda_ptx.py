@@ -17,6 +17,10 @@ if config.ENABLE_CUDASIM:
 from test_fusion import CANONICAL  # noqa: E402
 
 F64 = re.compile(r"^\s*[a-z.]+\.f64\b", re.MULTILINE)
+# cache qualifiers of a global access (cuda_source.STREAM_LOADS / STREAM_STORES: reads of data a
+# kernel reads once are .nc.L1::no_allocate, its writes .cs)
+CACHE = r"(?:\.(?:nc|cs|L1::\w+|L2::\w+))*"
+WORDS = {"u32", "b32"}             # 16 bytes of halves: four 32-bit words (b32 where cache-hinted)
 STRATEGY = {"softmax": "rows", "layernorm": "rows", "sum_squares": "rows", "column_sums": "columns",
             "relu_matmul_bias": "tiled", "transpose_add": "grid-stride", "stencil": "grid-stride"}
 
@@ -110,9 +114,9 @@ def test_float16_computes_in_float32_and_rounds_each_result(name, fn, args, stra
     assert "cvt.f32.f16" in ptx and "cvt.rn.f16.f32" in ptx
     assert not HALF_ARITHMETIC.findall(ptx) and not F64.findall(ptx)
     if "8-wide" in strategy or strategy == "row strips":
-        assert ("4", "u32") in VECTOR_LOAD.findall(ptx)         # 16 bytes: 8 halves
+        assert {("4", w) for w in WORDS} & set(VECTOR_LOAD.findall(ptx))     # 16 bytes: 8 halves
     if "8-wide" in strategy and name != "split":
-        assert ("4", "u32") in VECTOR_STORE.findall(ptx)
+        assert {("4", w) for w in WORDS} & set(VECTOR_STORE.findall(ptx))
     assert "as_f32(as_f16(" in kernel.source
 
 
@@ -147,8 +151,8 @@ def test_index_math_stays_64_bit_past_2_to_the_31():
     assert ".visible .entry" in kernel.ptx
 
 
-VECTOR_LOAD = re.compile(r"ld\.global(?:\.nc)?\.v(\d)\.([a-z]\d+)")
-VECTOR_STORE = re.compile(r"st\.global\.v(\d)\.([a-z]\d+)")
+VECTOR_LOAD = re.compile(rf"ld\.global{CACHE}\.v(\d)\.([a-z]\d+)")
+VECTOR_STORE = re.compile(rf"st\.global{CACHE}\.v(\d)\.([a-z]\d+)")
 
 
 @pytest.mark.parametrize("fn, args, loads, store", [
@@ -165,7 +169,47 @@ def test_grid_stride_kernels_use_vector_loads_and_stores(fn, args, loads, store)
     ptx = kernel.ptx
     assert set(VECTOR_LOAD.findall(ptx)) == loads
     assert set(VECTOR_STORE.findall(ptx)) == {store}
-    assert re.search(r"st\.global\.[fb]\d+", ptx)      # the misaligned path, element by element
+    assert re.search(rf"st\.global{CACHE}\.[fb]\d+", ptx)      # the misaligned path, element by element
+
+
+@pytest.mark.parametrize("dtype, load, store", [
+    (np.float32, r"v4\.f32", r"v4\.f32"), (np.float64, r"v2\.f64", r"v2\.f64"),
+    (np.int64, r"v2\.b64", r"v2\.b64"), (np.int32, r"v4\.b32", r"v4\.b32"),
+    (np.float16, r"v4\.b32", r"v4\.b32"), (np.int8, r"v2\.b32", r"v2\.b32"),
+    (np.bool_, r"v2\.b32", r"v2\.b32"),
+], ids=["float32", "float64", "int64", "int32", "float16", "int8", "bool"])
+def test_data_touched_once_takes_cache_hints(dtype, load, store):
+    """Vector reads of an input the kernel reads once carry STREAM_LOADS' qualifiers and its
+    writes STREAM_STORES' (elements of 1 or 2 bytes moved as 32-bit words); a broadcast input
+    (the row bias, read by every row) keeps plain reads, so it stays in L1."""
+    from autofuse.backends import cuda_source
+    x, b = np.ones((512, 256), dtype), np.ones(256, dtype)
+    fn = (lambda x, b: x ^ b) if dtype == np.bool_ else (lambda x, b: x * 3 + b)
+    (kernel,) = lowered(fn, (x, b)).kernels
+    assert "-wide vectors" in kernel.strategy
+    loads = re.escape(cuda_source.STREAM_LOADS) + r"\." + load
+    stores = re.escape(cuda_source.STREAM_STORES) + r"\." + store
+    assert len(re.findall(rf"ld\.global{loads} ", kernel.ptx)) >= 1
+    assert len(re.findall(rf"st\.global{stores} ", kernel.ptx)) >= 1
+    assert re.search(r"vload\d+_once\(a0,", kernel.source)
+    assert re.search(r"= vload\d+\(a1,", kernel.source)            # the bias: plain
+
+
+def test_transpose_tiles_hint_their_element_accesses(monkeypatch):
+    """The transpose kernel's element reads and writes take the hints too; with STREAM_LOADS
+    and STREAM_STORES empty every access is plain again."""
+    from autofuse.backends import cuda_source
+    args = (np.ones((256, 512), np.float32), np.ones((512, 256), np.float32))
+    (kernel,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels
+    assert kernel.strategy == "transpose tiles"
+    hinted_loads = re.findall(r"ld\.global\.nc\.L1::no_allocate\.f32", kernel.ptx)
+    assert len(hinted_loads) == 2 * (cuda_source.TILE_T ** 2 // cuda_source.THREADS)
+    assert len(re.findall(r"st\.global\.cs\.f32", kernel.ptx)) == \
+        cuda_source.TILE_T ** 2 // cuda_source.THREADS
+    monkeypatch.setattr(cuda_source, "STREAM_LOADS", "")
+    monkeypatch.setattr(cuda_source, "STREAM_STORES", "")
+    (plain,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels
+    assert "_once" not in plain.source and "L1::" not in plain.ptx and ".cs." not in plain.ptx
 
 
 def test_vectors_only_where_the_reads_are_consecutive():
@@ -183,15 +227,15 @@ def test_float32_matmul_takes_the_vector_kernel():
     (kernel,) = lowered(lambda x, w, b: np.maximum(x @ w + b, 0), (x, w, b)).kernels
     assert "16-byte loads, double-buffered" in kernel.strategy
     ptx = kernel.ptx
-    assert len(re.findall(r"ld\.global\.nc\.v4\.f32", ptx)) >= 2
+    assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", ptx)) >= 2
     assert len(re.findall(r"ld\.shared\.v4\.f32", ptx)) == 32
-    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == 16
+    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) == 16
     assert len(re.findall(r"bar\.sync", ptx)) == 2 and "ld.local" not in ptx
     for fn, args in ((lambda x, w: x @ w.T, (x, np.empty((384, 256), np.float32))),
                      (lambda x, w: x.T @ w, (np.empty((256, 512), np.float32), w))):
         (transposed,) = lowered(fn, args).kernels       # read transposed: still 16-byte loads
         assert "16-byte loads" in transposed.strategy and "ld.local" not in transposed.ptx
-        assert len(re.findall(r"ld\.global\.nc\.v4\.f32", transposed.ptx)) >= 2
+        assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", transposed.ptx)) >= 2
     (general,) = lowered(lambda x, w: x @ w, (np.empty((512, 512), np.float32)[:, ::2], w)).kernels
     assert "16-byte" not in general.strategy            # a strided operand: the general kernel
     (odd,) = lowered(lambda x, w: x @ w, (np.empty((64, 30), np.float32),
@@ -226,15 +270,16 @@ def test_stencil_takes_row_strips_reading_each_row_once():
     assert kernel.launch["grid"] == (1, 256 // rows, 1) and kernel.launch["block"] == 64
     source = kernel.source
     fast = source[source.index("the whole strip inside"):source.index("a strip at an edge")]
-    assert fast.count("vload4(") == rows + 2 and fast.count("vstore4(") == rows
+    # (rows are read by neighbouring strips too: plain loads; each output written once: hinted)
+    assert fast.count("vload4(") == rows + 2 and fast.count("vstore4_once(") == rows
     assert len(re.findall(r"= a0\[", fast)) == 2 * rows
     body = fast.splitlines()[1:]
     last_load = max(k for k, line in enumerate(body) if "a0[" in line or "vload4" in line)
     assert all("+" not in line.split("=")[1] or "ix(" in line or "a0[" in line
                for line in body[:last_load])                    # no arithmetic before the loads
     ptx = kernel.ptx
-    assert len(re.findall(r"ld\.global\.nc\.v4\.f32", ptx)) == rows + 2
-    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) >= 2 * rows     # fast and edge paths
+    assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", ptx)) == rows + 2
+    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) >= 2 * rows     # fast and edge paths
     assert not F64.findall(ptx) and "ld.local" not in ptx
 
 
@@ -257,7 +302,7 @@ def test_split_reduction_reads_16_byte_vectors():
     from autofuse.backends import cuda_source
     (kernel,) = lowered(lambda x: (x * x).sum(), (np.empty(1 << 20, np.float32),)).kernels
     assert kernel.strategy == f"split, 4-wide vectors x{cuda_source.REDUCE_VECTORS}"
-    loads = re.findall(r"ld\.global\.nc\.v4\.f32", kernel.ptx)
+    loads = re.findall(rf"ld\.global{CACHE}\.v4\.f32", kernel.ptx)
     assert len(loads) == cuda_source.REDUCE_VECTORS + 1 and not F64.findall(kernel.ptx)
     (argmax,) = lowered(lambda x: x.argmax(), (np.empty(1 << 17, np.float32),)).kernels
     assert "vectors" in argmax.strategy
@@ -268,17 +313,18 @@ def test_split_reduction_reads_16_byte_vectors():
 def test_layernorm_rows_read_and_write_16_byte_vectors():
     """A rows kernel over 4096-long float32 rows: each thread's 16 items are 4 vectors of the
     row (held in registers, no local memory), gamma and beta read as vectors where
-    ROW_READ_VECTORS says, the output written as vectors; a misaligned base takes the
-    element-by-element body."""
+    ROW_READ_VECTOR_BYTES says (float32 rows: element by element), the output written as vectors;
+    a misaligned base takes the element-by-element body."""
     from programs import layernorm
     from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
     (kernel,) = lowered(layernorm, (x, g, g)).kernels
     assert kernel.strategy == "rows, 4-wide vectors"
     ptx = kernel.ptx
-    assert len(re.findall(r"ld\.global\.nc\.v4\.f32", ptx)) == 4 + 8 * cuda_source.ROW_READ_VECTORS
-    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == 4
-    assert re.search(r"st\.global\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
+    gamma_beta = 8 if cuda_source.ROW_READ_VECTOR_BYTES >= 4 else 0
+    assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", ptx)) == 4 + gamma_beta
+    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) == 4
+    assert re.search(rf"st\.global{CACHE}\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
     (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
                                  np.empty(4100, np.float32))).kernels
     assert "vectors" not in odd.strategy

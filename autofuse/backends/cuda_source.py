@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ ROW_ITEMS = 16                 # elements of a row each thread aims to hold in r
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 ROW_GRID = 65535               # rows kernels: blocks, one a row; more rows loop
 ROW_THREADS_PER_SM = 1280      # rows kernels ask ptxas to fit this many threads an SM (cuda.py)
+TILE_T = 32                    # transposes: TILE_T x TILE_T tiles through shared memory
 TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
@@ -54,9 +56,19 @@ NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured
 #                                12.6 ms with, on an H200)
 REDUCE_VECTORS = 4             # split reductions: 16-byte vectors a thread loads per step
 #                                (sum(x*x), 2^28 float32, H200: 1 0.248 ms, 2 0.243, 4 0.242)
-ROW_READ_VECTORS = 0           # rows: row outputs' other inputs (gamma, beta) read as vectors;
-#                                measured on an H200 (layernorm 16384x4096): 1 takes 80 registers
-#                                a thread (3 blocks an SM) and 0.1425 ms, 0 56 and 0.1379 ms
+STREAM_LOADS = ".nc.L1::no_allocate"   # reads of data a kernel reads once, and
+STREAM_STORES = ".cs"                  # writes: PTX cache qualifiers (cuda_vector.hinted_load,
+#                                hinted_store; "" for plain accesses). Measured on an H200 beside
+#                                plain accesses (benchmarks/experiments/cache_hints_probe.py):
+#                                layernorm 0.1342 -> 0.1332 ms, softmax 0.1323 -> 0.1317, sum
+#                                0.2415 -> 0.2407, bias+GELU 0.1295 -> 0.1290, (x.T+y)*2 0.1932 ->
+#                                0.1927; hinted loads with plain stores made the relu chain slower
+#                                (0.306 -> 0.321 ms)
+ROW_READ_VECTOR_BYTES = 2      # rows: row outputs' other inputs (gamma, beta) read as vectors
+#                                where the row's elements are at most this many bytes; measured
+#                                on an H200 (layernorm 16384x4096): float32 vectors take 80
+#                                registers a thread and 0.1425 ms, element reads 56 and 0.1379;
+#                                float16 vectors 0.1054 ms, element reads 0.1120
 
 
 @dataclass
@@ -142,6 +154,8 @@ class CudaSource:
         self.row_index = None               # rows: the full index of this thread's row item
         self.row_lanes = 0                  # rows: a thread's items are vectors of this many
         self.tiles: dict = {}               # node id -> (index, shared-memory expression)
+        self.stream_size = 0                # element loads and stores may be cache-hinted in a
+        #                                     loop over this many elements (vector_function)
         self.scratch = []
         self.preloaded: dict = {}           # (node id, index) -> a value loaded ahead (a vector
         #                                     lane, or a read issued before a barrier)
@@ -206,6 +220,10 @@ class CudaSource:
             flat = self.flat_index
         else:
             flat = self.offset(node.shape, param.strides or contiguous(node.shape), index)
+        if self.stream_size:
+            load = self.vector_function("load", node, 1, self.stream_size)
+            if load != "vload1":
+                return self.register(node, f"{load}({param.name}, {flat})")
         return self.register(node, f"{param.name}[{flat}]")
 
     def register(self, node: Node, value: str) -> str:
@@ -231,7 +249,11 @@ class CudaSource:
         value = r.value(node, index)
         if flat is None:
             flat = self.offset(node.shape, contiguous(node.shape), index)
-        r.emit(f"{param.name}[{flat}] = {self.stored(node, value)}")
+        store = self.vector_function("store", node, 1, node.size) if self.stream_size else ""
+        if store.endswith("_once"):
+            r.emit(f"{store}({param.name}, {flat}, {self.stored(node, value)})")
+        else:
+            r.emit(f"{param.name}[{flat}] = {self.stored(node, value)}")
 
     def delinearize(self, flat: str, names: list[str], sizes: list[int]) -> None:
         """Emit `names[d] = ...` for the multi-index of `flat` over `sizes` (row-major)."""
@@ -431,7 +453,8 @@ class CudaSource:
             offset = flat if param.strides is None and node.shape == shape and index == base \
                 else self.offset(node.shape, param.strides or contiguous(node.shape), index)
             names = [f"{param.name}v{lane}{suffix}" for lane in range(lanes)]
-            self.renderer.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
+            load = self.vector_function("load", node, lanes, math.prod(shape))
+            self.renderer.emit(f"{', '.join(names)} = {load}({param.name}, {offset})")
             for lane, name in enumerate(names):
                 preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = \
                     self.register(node, name)
@@ -445,7 +468,22 @@ class CudaSource:
         values = [[r.value(p.node, index) for p in params] for index in lane_index]
         for k, param in enumerate(params):
             lane_values = [self.stored(param.node, values[lane][k]) for lane in range(lanes)]
-            r.emit(f"vstore{lanes}({param.name}, ev, {', '.join(lane_values)})")
+            store = self.vector_function("store", param.node, lanes, param.node.size)
+            r.emit(f"{store}({param.name}, ev, {', '.join(lane_values)})")
+
+    def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int) -> str:
+        """The vector load or store of `lanes` elements of `node` in a loop over `loop_size`
+        elements: `vload4` and the like, or, where the kernel reads (writes) each element of
+        `node` once (it has as many elements as the loop: nothing broadcast) and STREAM_LOADS
+        (STREAM_STORES) names cache qualifiers, a hinted access (`vload4_once`) that keeps the
+        caches for what is read again."""
+        qualifier = STREAM_LOADS if kind == "load" else STREAM_STORES
+        width = lanes * storage_dtype(node.dtype).itemsize
+        if not qualifier or width < 4 or node.size < loop_size:
+            return f"v{kind}{lanes}"
+        name = f"v{kind}{lanes}_once" if lanes > 1 else f"{kind}_once"
+        self.renderer.globals[name] = ("hinted", kind, lanes, qualifier)
+        return name
 
     def interior_first(self, lane_index, lanes: int) -> bool:
         """For groups with slice assignments (a stencil's `v[1:-1, 1:-1] = ...`): a vector whose
@@ -550,31 +588,37 @@ class CudaSource:
         return found
 
     def transpose_tiles(self, shape, index, transposed) -> CudaKernelSource:
-        """32x32 output tiles; each transposed input staged through shared memory with coalesced
-        reads along its rows, then read across (padding 33 avoids bank conflicts)."""
+        """TILE_T x TILE_T output tiles; each transposed input staged through shared memory with
+        coalesced reads along its rows, then read across (a padding column avoids bank
+        conflicts). A block's THREADS threads cover TILE_T columns by `step` rows at a time."""
         r = self.renderer
         rows, cols = shape
-        tiles_r, tiles_c = -(-rows // 32), -(-cols // 32)
+        side = TILE_T
+        step = THREADS // side
+        passes = side // step
+        tiles_r, tiles_c = -(-rows // side), -(-cols // side)
+        self.stream_size = rows * cols      # element accesses may be cache-hinted (load, store)
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
-        r.emit(f"tx = {self.ix('t % 32')}")
-        r.emit(f"ty = {self.ix('t // 32')}")
+        r.emit(f"tx = {self.ix(f't % {side}')}")
+        r.emit(f"ty = {self.ix(f't // {side}')}")
         for param in transposed:
-            r.emit(f"tile_{param.name} = cuda.shared.array((32, 33), "
+            r.emit(f"tile_{param.name} = cuda.shared.array(({side}, {side + 1}), "
                    f"{self.numba_type(param.node.dtype)})")
         r.emit(f"blk = {self.ix('cuda.blockIdx.x')}")
         r.emit(f"while blk < {tiles_r * tiles_c}:")
         r.push()
         r.emit(f"br = {self.ix(f'blk // {tiles_c}')}")
         r.emit(f"bc = {self.ix(f'blk - br * {tiles_c}')}")
-        exact = rows % 32 == 0 and cols % 32 == 0     # every tile full: no bounds guards
-        for k in range(4):
-            r.emit(f"sr = {self.ix(f'bc * 32 + ty + {8 * k}')}")
-            r.emit(f"sc = {self.ix('br * 32 + tx')}")
+        exact = rows % side == 0 and cols % side == 0     # every tile full: no bounds guards
+        for k in range(passes):
+            r.emit(f"sr = {self.ix(f'bc * {side} + ty + {step * k}')}")
+            r.emit(f"sc = {self.ix(f'br * {side} + tx')}")
             if not exact:
                 r.emit(f"if sr < {cols} and sc < {rows}:")
                 r.push()
             for param in transposed:
-                r.emit(f"tile_{param.name}[ty + {8 * k}, tx] = {self.load(param.node, ('sr', 'sc'))}")
+                r.emit(f"tile_{param.name}[ty + {step * k}, tx] = "
+                       f"{self.load(param.node, ('sr', 'sc'))}")
             if not exact:
                 r.pop()
         # NOTE: every other global read of the tile's outputs is issued before the barrier, so
@@ -582,10 +626,10 @@ class CudaSource:
         # floor with, one tile per block; 1.38x with y read after the barrier, 16 blocks per SM
         # looping over tiles).
         indices = []
-        for k in range(4):
+        for k in range(passes):
             i0, i1 = f"i0_{k}", f"i1_{k}"
-            r.emit(f"{i0} = {self.ix(f'br * 32 + ty + {8 * k}')}")
-            r.emit(f"{i1} = {self.ix('bc * 32 + tx')}" if k == 0 else f"{i1} = i1_0")
+            r.emit(f"{i0} = {self.ix(f'br * {side} + ty + {step * k}')}")
+            r.emit(f"{i1} = {self.ix(f'bc * {side} + tx')}" if k == 0 else f"{i1} = i1_0")
             indices.append((i0, i1))
         self.preload(indices, {p.node.id for p in transposed},
                      None if exact else lambda i0, i1: f"{i0} < {rows} and {i1} < {cols}",
@@ -597,7 +641,7 @@ class CudaSource:
             else:
                 r.emit(f"if {i0} < {rows} and {i1} < {cols}:")
                 r.push()
-            self.tiles = {p.node.id: ((i1, i0), f"tile_{p.name}[tx, ty + {8 * k}]")
+            self.tiles = {p.node.id: ((i1, i0), f"tile_{p.name}[tx, ty + {step * k}]")
                           for p in transposed}
             index = (i0, i1)
             self.identity, self.flat_index = index, self.ix(f"{i0} * {cols} + {i1}")
@@ -613,6 +657,7 @@ class CudaSource:
         r.emit("cuda.syncthreads()")
         r.emit(f"blk = {self.ix('blk + cuda.gridDim.x')}")
         r.pop()
+        self.stream_size = 0
         return self.finish("transpose tiles", THREADS, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
 
     def preload(self, indices: list, skip: set, guard, ranges: tuple) -> None:
@@ -793,7 +838,8 @@ class CudaSource:
         held_ids = {p.node.id for p in held}
         vectors = {n: first for n, first in self.vector_reads(
             shape, lanes, [p.node for p in outs], full).items() if n not in held_ids} \
-            if outs and ROW_READ_VECTORS else {}
+            if outs and max(storage_dtype(p.node.dtype).itemsize for p in held + outs) \
+            <= ROW_READ_VECTOR_BYTES else {}
         return lanes, vectors, held + [self.names[n] for n in vectors] + outs
 
     def row_body(self, shape, axes, outer_axes, outer, inner, block, items, full, lanes,

@@ -7,6 +7,12 @@ adjacent loads only where it can prove their alignment, which it cannot for a po
 Generated kernels call these where the generator proved the offsets are multiples of the lane
 count and the kernel checked at run time that the base addresses are 16-byte aligned.
 
+`hinted_load(lanes, qualifier)` and `hinted_store(lanes, qualifier)` make the same accesses with
+PTX cache qualifiers (`.L1::no_allocate`, `.cs`, an L2 eviction policy ...), written as inline PTX
+since NVVM has no other way to ask for them; generated kernels use them for data a kernel reads or
+writes exactly once (cuda_source.STREAM_LOADS, STREAM_STORES), so it does not evict what is read
+again (a layernorm's gamma and beta).
+
 Under numba's CUDA simulator (which runs kernels as Python over NumPy arrays) the same names are
 plain Python functions with the same meaning, so the simulator tests the kernels' logic.
 """
@@ -37,7 +43,16 @@ def _simulator_functions():
         assert np.shares_memory(flat, array)
         store(flat, index, values)
 
-    functions = {"address": address, "sload4": shared_load4, "sstore4": shared_store4}
+    def hinted_load(lanes, qualifier):
+        if lanes == 1:
+            return lambda a, i: a[i]
+        return lambda a, i: load(a, i, lanes)
+
+    def hinted_store(lanes, qualifier):
+        return lambda a, i, *v: store(a, i, v[:lanes])
+
+    functions = {"address": address, "sload4": shared_load4, "sstore4": shared_store4,
+                 "hinted_load": hinted_load, "hinted_store": hinted_store}
     for lanes in LANES:
         functions[f"vload{lanes}"] = lambda a, i, lanes=lanes: load(a, i, lanes)
         functions[f"vstore{lanes}"] = lambda a, i, *v, lanes=lanes: store(a, i, v[:lanes])
@@ -207,7 +222,158 @@ def _intrinsics():
             return context.get_dummy_value()
         return types.void(array, index, v0, v1, v2, v3), codegen
 
+    def ptx(qualifier: str, body: str) -> str:
+        """`body` with Q replaced by `qualifier`; a qualifier 'Q|POLICY' also makes an L2 cache
+        policy (createpolicy.fractional.L2::POLICY) and passes it as the access's cache-policy
+        operand (Q must then hold .L2::cache_hint)."""
+        if "|" not in qualifier:
+            return body.replace("Q", qualifier).replace("POLICY", "").replace(", ;", ";")
+        qual, policy = qualifier.split("|")
+        return ("{ .reg .b64 policy; createpolicy.fractional.L2::%s.b64 policy, 1.0; %s }"
+                % (policy, body.replace("Q", qual).replace("POLICY", "policy")))
+
+    def operands(count: int, first: int) -> str:
+        names = ", ".join(f"${first + k}" for k in range(count))
+        return names if count == 1 else "{" + names + "}"
+
+    def operand(element, itemsize: int):
+        """(PTX type, asm constraint, LLVM type) of one operand of a hinted access: the element
+        itself where it is 4 or 8 bytes, else a 32-bit word of 2 or 4 packed elements."""
+        if isinstance(element, ir.FloatType):
+            return "f32", "f", element
+        if isinstance(element, ir.DoubleType):
+            return "f64", "d", element
+        if itemsize in (4, 8):
+            return f"b{8 * itemsize}", "r" if itemsize == 4 else "l", element
+        return "b32", "r", ir.IntType(32)
+
+    def narrow_from_words(builder, loaded: list, element, itemsize: int, lanes: int) -> list:
+        """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian), by shifts."""
+        per_word = 4 // itemsize
+        values = []
+        for lane in range(lanes):
+            word = loaded[lane // per_word]
+            shift = (lane % per_word) * 8 * itemsize
+            if shift:
+                word = builder.lshr(word, ir.Constant(ir.IntType(32), shift))
+            values.append(builder.bitcast(builder.trunc(word, ir.IntType(8 * itemsize)), element))
+        return values
+
+    def narrow_to_words(builder, items: list, itemsize: int) -> list:
+        """narrow_from_words' inverse."""
+        per_word = 4 // itemsize
+        words_out = []
+        for w in range(len(items) // per_word):
+            word = None
+            for k in range(per_word):
+                part = builder.zext(builder.bitcast(items[w * per_word + k],
+                                                    ir.IntType(8 * itemsize)), ir.IntType(32))
+                if k:
+                    part = builder.shl(part, ir.Constant(ir.IntType(32), 8 * itemsize * k))
+                word = part if word is None else builder.or_(word, part)
+            words_out.append(word)
+        return words_out
+
+    def hinted_text(context, element, lanes: int, qualifier: str, load: bool):
+        """(PTX, constraints, operand LLVM type, operand count) of a hinted access."""
+        itemsize = context.get_abi_sizeof(element)
+        assert lanes * itemsize in (4, 8, 16), (lanes, itemsize)
+        kind, constraint, llvm_type = operand(element, itemsize)
+        count = lanes if itemsize >= 4 else lanes * itemsize // 4
+        shape = "" if count == 1 else f".v{count}"
+        if load:
+            text = ptx(qualifier, f"ld.globalQ{shape}.{kind} {operands(count, 0)}, "
+                                  f"[${count}], POLICY;")
+            constraints = ",".join([f"={constraint}"] * count + ["l"])
+        else:
+            text = ptx(qualifier, f"st.globalQ{shape}.{kind} [$0], {operands(count, 1)}, POLICY;")
+            constraints = ",".join(["l"] + [constraint] * count)
+        return text, constraints, llvm_type, count
+
+    def hinted_address(context, builder, signature, args):
+        base, offset = args[0], args[1]
+        offset = context.cast(builder, offset, signature.args[1], types.intp)
+        return builder.ptrtoint(builder.gep(base, [offset]), ir.IntType(64))
+
+    hinted: dict = {}
+
+    def hinted_load(lanes: int, qualifier: str):
+        """An intrinsic (pointer, index) -> `lanes` elements (one element where `lanes` is 1):
+        one ld.global<qualifier> of 4, 8 or 16 bytes (elements of 1 or 2 bytes as 32-bit words).
+        No side effects: the compiler may move or merge it, as it may any read of an input."""
+        if ("load", lanes, qualifier) in hinted:
+            return hinted[("load", lanes, qualifier)]
+
+        @intrinsic
+        def load(typingctx, pointer, index):
+            if not storable(pointer, index):
+                return None
+            result = types.UniTuple(pointer.dtype, lanes) if lanes > 1 else pointer.dtype
+
+            def codegen(context, builder, signature, args):
+                element = context.get_value_type(pointer.dtype)
+                text, constraints, llvm_type, count = hinted_text(context, element, lanes,
+                                                                  qualifier, load=True)
+                kind = ir.FunctionType(llvm_type if count == 1 else
+                                       ir.LiteralStructType([llvm_type] * count), [ir.IntType(64)])
+                out = builder.asm(kind, text, constraints,
+                                  [hinted_address(context, builder, signature, args)], False)
+                loaded = [out] if count == 1 else [builder.extract_value(out, k)
+                                                    for k in range(count)]
+                if count != lanes:
+                    loaded = narrow_from_words(builder, loaded, element,
+                                               context.get_abi_sizeof(element), lanes)
+                return loaded[0] if lanes == 1 else context.make_tuple(builder, result, loaded)
+            return result(pointer, index), codegen
+        hinted[("load", lanes, qualifier)] = load
+        return load
+
+    def hinted_store(lanes: int, qualifier: str):
+        """An intrinsic (pointer, index, v0, ...) storing `lanes` elements with one
+        st.global<qualifier> of 4, 8 or 16 bytes."""
+        if ("store", lanes, qualifier) in hinted:
+            return hinted[("store", lanes, qualifier)]
+
+        def codegen(context, builder, signature, args):
+            pointer = signature.args[0]
+            element = context.get_value_type(pointer.dtype)
+            text, constraints, llvm_type, count = hinted_text(context, element, lanes, qualifier,
+                                                              load=False)
+            items = [context.cast(builder, item, kind, pointer.dtype)
+                     for item, kind in zip(args[2:], signature.args[2:])]
+            if count != lanes:
+                items = narrow_to_words(builder, items, context.get_abi_sizeof(element))
+            builder.asm(ir.FunctionType(ir.VoidType(), [ir.IntType(64)] + [llvm_type] * count),
+                        text, constraints,
+                        [hinted_address(context, builder, signature, args)] + items, True)
+            return context.get_dummy_value()
+
+        # (numba lowers no *args of an intrinsic: one signature per vector width)
+        if lanes == 1:
+            @intrinsic
+            def store(typingctx, pointer, index, v0):
+                if storable(pointer, index):
+                    return types.void(pointer, index, v0), codegen
+        elif lanes == 2:
+            @intrinsic
+            def store(typingctx, pointer, index, v0, v1):
+                if storable(pointer, index):
+                    return types.void(pointer, index, v0, v1), codegen
+        elif lanes == 4:
+            @intrinsic
+            def store(typingctx, pointer, index, v0, v1, v2, v3):
+                if storable(pointer, index):
+                    return types.void(pointer, index, v0, v1, v2, v3), codegen
+        else:
+            @intrinsic
+            def store(typingctx, pointer, index, v0, v1, v2, v3, v4, v5, v6, v7):
+                if storable(pointer, index):
+                    return types.void(pointer, index, v0, v1, v2, v3, v4, v5, v6, v7), codegen
+        hinted[("store", lanes, qualifier)] = store
+        return store
+
     return {"address": address, "sload4": sload4, "sstore4": sstore4,
+            "hinted_load": hinted_load, "hinted_store": hinted_store,
             "vload2": make_load(2), "vload4": make_load(4), "vload8": make_load(8),
             "vstore2": vstore2, "vstore4": vstore4, "vstore8": vstore8}
 
