@@ -56,14 +56,14 @@ NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured
 #                                12.6 ms with, on an H200)
 REDUCE_VECTORS = 4             # split reductions: 16-byte vectors a thread loads per step
 #                                (sum(x*x), 2^28 float32, H200: 1 0.248 ms, 2 0.243, 4 0.242)
-STREAM_LOADS = ".nc.L1::no_allocate"   # reads of data a kernel reads once, and
-STREAM_STORES = ".cs"                  # writes: PTX cache qualifiers (cuda_vector.hinted_load,
-#                                hinted_store; "" for plain accesses). Measured on an H200 beside
-#                                plain accesses (benchmarks/experiments/cache_hints_probe.py):
-#                                layernorm 0.1342 -> 0.1332 ms, softmax 0.1323 -> 0.1317, sum
-#                                0.2415 -> 0.2407, bias+GELU 0.1295 -> 0.1290, (x.T+y)*2 0.1932 ->
-#                                0.1927; hinted loads with plain stores made the relu chain slower
-#                                (0.306 -> 0.321 ms)
+STREAM_LOADS = ""              # reads of data a kernel reads once, and writes: PTX cache
+STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" for plain
+#                                accesses). Off: on an H200 (cache_hints_probe.py) loads
+#                                .nc.L1::no_allocate with stores .cs ran 0.3-0.7% faster than plain
+#                                in some processes (layernorm 0.1342 -> 0.1332 ms, (x.T+y)*2
+#                                0.1932 -> 0.1927) but 3-6% slower in others, as fast as hinted
+#                                loads with plain stores (relu chain 0.306 -> 0.321, (x.T+y)*2
+#                                0.204, layernorm 0.140: the full benchmark at 7a88f8d)
 ROW_READ_VECTOR_BYTES = 2      # rows: row outputs' other inputs (gamma, beta) read as vectors
 #                                where the row's elements are at most this many bytes; measured
 #                                on an H200 (layernorm 16384x4096): float32 vectors take 80
