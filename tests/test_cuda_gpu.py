@@ -65,8 +65,7 @@ CASES = [
     ("half_columns_and_transpose", lambda x, y: (x.sum(0) / 64, (x.T + y) * 2), lambda: (f16(64, 96), f16(96, 64)), 2e-3),
     ("half_matmul_epilogue", lambda x, w, b: np.maximum(x @ w + b, 0), lambda: (f16(100, 70), f16(70, 90), f16(90)), 2e-3),
     ("half_scalar_by_value", lambda x, s: x * s + 1, lambda: (f16(256, 64), np.float16(2.5)), 2e-3),
-    # every width of cache-hinted access (cuda_vector.hinted_load/store: 1- and 2-byte elements
-    # moved as 32-bit words, 8-byte ones as themselves)
+    # every element width of vector access (test_cache_hinted_accesses runs them hinted too)
     ("hinted_int8_bool_int16", lambda a, m, h: (a * 3 + 1, m ^ (a > 0), h * 7 - a),
      lambda: (rng.integers(-40, 40, (256, 64)).astype(np.int8), rng.random((256, 64)) < 0.5,
               rng.integers(-900, 900, (256, 64)).astype(np.int16)), 0),
@@ -98,6 +97,26 @@ def test_cupy_inputs(name, fn, make, tol):
     first = result[0] if isinstance(result, tuple) else result
     assert isinstance(first, cupy.ndarray)
     _check(result, fn(*args), tol)
+
+
+HINTED = [c for c in CASES if c[0] in ("transpose_add", "sum_squares", "layernorm",
+                                         "half_layernorm", "half_gelu", "hinted_int8_bool_int16",
+                                         "hinted_int64_float64")]     # (each takes a hint)
+
+
+@pytest.mark.parametrize("name, fn, make, tol", HINTED, ids=[c[0] for c in HINTED])
+def test_cache_hinted_accesses(name, fn, make, tol, monkeypatch):
+    """With cache qualifiers on the reads and writes of data touched once (off by default:
+    cuda_source.STREAM_LOADS), every width of hinted access (1- and 2-byte elements moved as
+    32-bit words, 8-byte ones as themselves) gives NumPy's results."""
+    from autofuse.backends import cuda_source
+    monkeypatch.setattr(cuda_source, "STREAM_LOADS", ".nc.L1::no_allocate")
+    monkeypatch.setattr(cuda_source, "STREAM_STORES", ".cs")
+    args = make()
+    device_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    jitted = autofuse.jit(fn)
+    _check(jitted(*device_args), fn(*args), tol)
+    assert any("_once" in k.source for k in jitted.lower(*device_args).kernels)
 
 
 @pytest.mark.parametrize("name, fn, make, tol", CASES[:8], ids=[c[0] for c in CASES[:8]])

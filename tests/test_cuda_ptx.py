@@ -178,11 +178,13 @@ def test_grid_stride_kernels_use_vector_loads_and_stores(fn, args, loads, store)
     (np.float16, r"v4\.b32", r"v4\.b32"), (np.int8, r"v2\.b32", r"v2\.b32"),
     (np.bool_, r"v2\.b32", r"v2\.b32"),
 ], ids=["float32", "float64", "int64", "int32", "float16", "int8", "bool"])
-def test_data_touched_once_takes_cache_hints(dtype, load, store):
-    """Vector reads of an input the kernel reads once carry STREAM_LOADS' qualifiers and its
-    writes STREAM_STORES' (elements of 1 or 2 bytes moved as 32-bit words); a broadcast input
-    (the row bias, read by every row) keeps plain reads, so it stays in L1."""
+def test_data_touched_once_takes_cache_hints(dtype, load, store, monkeypatch):
+    """With STREAM_LOADS and STREAM_STORES set (off by default), vector reads of an input the
+    kernel reads once carry the load qualifiers and its writes the store ones (elements of 1 or
+    2 bytes moved as 32-bit words); a broadcast input (the row bias, read by every row) keeps
+    plain reads, so it stays in L1."""
     from autofuse.backends import cuda_source
+    _hints_on(monkeypatch)
     x, b = np.ones((512, 256), dtype), np.ones(256, dtype)
     fn = (lambda x, b: x ^ b) if dtype == np.bool_ else (lambda x, b: x * 3 + b)
     (kernel,) = lowered(fn, (x, b)).kernels
@@ -195,10 +197,17 @@ def test_data_touched_once_takes_cache_hints(dtype, load, store):
     assert re.search(r"= vload\d+\(a1,", kernel.source)            # the bias: plain
 
 
+def _hints_on(monkeypatch):
+    from autofuse.backends import cuda_source
+    monkeypatch.setattr(cuda_source, "STREAM_LOADS", ".nc.L1::no_allocate")
+    monkeypatch.setattr(cuda_source, "STREAM_STORES", ".cs")
+
+
 def test_transpose_tiles_hint_their_element_accesses(monkeypatch):
     """The transpose kernel's element reads and writes take the hints too; with STREAM_LOADS
-    and STREAM_STORES empty every access is plain again."""
+    and STREAM_STORES empty (the default) every access is plain."""
     from autofuse.backends import cuda_source
+    _hints_on(monkeypatch)
     args = (np.ones((256, 512), np.float32), np.ones((512, 256), np.float32))
     (kernel,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels
     assert kernel.strategy == "transpose tiles"
@@ -270,8 +279,7 @@ def test_stencil_takes_row_strips_reading_each_row_once():
     assert kernel.launch["grid"] == (1, 256 // rows, 1) and kernel.launch["block"] == 64
     source = kernel.source
     fast = source[source.index("the whole strip inside"):source.index("a strip at an edge")]
-    # (rows are read by neighbouring strips too: plain loads; each output written once: hinted)
-    assert fast.count("vload4(") == rows + 2 and fast.count("vstore4_once(") == rows
+    assert fast.count("vload4(") == rows + 2 and fast.count("vstore4(") == rows
     assert len(re.findall(r"= a0\[", fast)) == 2 * rows
     body = fast.splitlines()[1:]
     last_load = max(k for k, line in enumerate(body) if "a0[" in line or "vload4" in line)
