@@ -259,8 +259,8 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     """
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
+    if isinstance(static_argnums, (str, bytes)) or not hasattr(static_argnums, "__iter__"):
+        static_argnums = (static_argnums,)      # one number (or a bad value, refused by Binder)
     if not isinstance(cuda_graph, bool):
         raise ArgumentError(f"jit(cuda_graph=...) takes True or False, got {cuda_graph!r}"
                             f"{where()}")

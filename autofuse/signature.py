@@ -20,14 +20,17 @@ class Binder:
         self.signature = inspect.signature(fn)
         parameters = list(self.signature.parameters.values())
         self.static_names = set(static_argnames or ())
+        names = tuple(p.name for p in parameters)
         for number in static_argnums or ():
-            if number >= len(parameters):
-                raise ArgumentError(f"static_argnums={number} is out of range for {self.name}"
-                                    f"{tuple(p.name for p in parameters)}")
-            self.static_names.add(parameters[number].name)
-        unknown = self.static_names - {p.name for p in parameters}
+            if not isinstance(number, (int, np.integer)) or isinstance(number, bool) or \
+                    not -len(parameters) <= number < len(parameters):
+                raise ArgumentError(f"static_argnums={number!r} is out of range for "
+                                    f"{self.name}{names}{where()}")
+            self.static_names.add(parameters[number].name)     # (negative: from the end)
+        unknown = self.static_names - set(names)
         if unknown:
-            raise ArgumentError(f"static_argnames {sorted(unknown)} are not parameters of {self.name}")
+            raise ArgumentError(f"static_argnames {sorted(unknown)} are not parameters of "
+                                f"{self.name}{names}{where()}")
         self.simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
                           for p in parameters) and not self.static_names
         self.arity = len(parameters)

@@ -41,10 +41,20 @@ def test_static_argnums_and_string_names(rng):
 
 
 def test_bad_static_options():
-    with pytest.raises(autofuse.ArgumentError, match="static_argnames"):
+    """Static options that name no parameter fail where jit is called, naming that line."""
+    with pytest.raises(autofuse.ArgumentError, match=r"static_argnames(.|\n)*test_jit\.py:\d+"):
         autofuse.jit(lambda x: x, static_argnames=("y",))
-    with pytest.raises(autofuse.ArgumentError, match="static_argnums"):
-        autofuse.jit(lambda x: x, static_argnums=3)
+    for bad in (3, -2, "x", 1.0):
+        with pytest.raises(autofuse.ArgumentError,
+                           match=r"static_argnums(.|\n)*test_jit\.py:\d+: .*static_argnums"):
+            autofuse.jit(lambda x: x, static_argnums=bad)
+
+
+def test_negative_static_argnums_count_from_the_end(rng):
+    f = autofuse.jit(lambda x, n: x * n, static_argnums=-1)
+    x = random_array((4,), np.float32, rng)
+    assert_same(f(x, 3), x * 3)
+    assert f(x, 3) is not None and f.cache_info().traces == 1
 
 
 def test_unknown_backend(rng):

@@ -79,20 +79,33 @@ def _intrinsics():
         32-bit words (NVPTX splits <8 x half> into two 8-byte accesses), others as themselves."""
         return ir.VectorType(ir.IntType(32), 4) if width == 16 and vector.count > 4 else vector
 
-    def unpack(builder, words_loaded, element, lanes: int) -> list:
-        """The `lanes` elements packed in four 32-bit words, by shifts (a bitcast of the vector
-        would be folded back into the split load)."""
-        per_word = lanes // 4
-        bits = 32 // per_word
-        narrow = ir.IntType(bits)
+    def narrow_from_words(builder, loaded: list, element, itemsize: int, lanes: int) -> list:
+        """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian), by shifts (a
+        bitcast of a loaded vector would be folded back into a split load)."""
+        per_word = 4 // itemsize
         values = []
         for lane in range(lanes):
-            word = builder.extract_element(words_loaded, ir.Constant(ir.IntType(32), lane // per_word))
-            shift = (lane % per_word) * bits
+            word = loaded[lane // per_word]
+            shift = (lane % per_word) * 8 * itemsize
             if shift:
                 word = builder.lshr(word, ir.Constant(ir.IntType(32), shift))
-            values.append(builder.bitcast(builder.trunc(word, narrow), element))
+            values.append(builder.bitcast(builder.trunc(word, ir.IntType(8 * itemsize)), element))
         return values
+
+    def narrow_to_words(builder, items: list, itemsize: int) -> list:
+        """narrow_from_words' inverse."""
+        per_word = 4 // itemsize
+        words_out = []
+        for w in range(len(items) // per_word):
+            word = None
+            for k in range(per_word):
+                part = builder.zext(builder.bitcast(items[w * per_word + k],
+                                                    ir.IntType(8 * itemsize)), ir.IntType(32))
+                if k:
+                    part = builder.shl(part, ir.Constant(ir.IntType(32), 8 * itemsize * k))
+                word = part if word is None else builder.or_(word, part)
+            words_out.append(word)
+        return words_out
 
     def make_load(lanes: int):
         @intrinsic
@@ -115,7 +128,9 @@ def _intrinsics():
                 # may take the read-only path (ld.global.nc).
                 loaded.set_metadata("invariant.load", builder.module.add_metadata([]))
                 if loaded.type != vector:
-                    values = unpack(builder, loaded, element, lanes)
+                    values = narrow_from_words(
+                        builder, [builder.extract_element(loaded, ir.Constant(ir.IntType(32), k))
+                                  for k in range(4)], element, width // lanes, lanes)
                 else:
                     values = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), lane))
                               for lane in range(lanes)]
@@ -134,7 +149,7 @@ def _intrinsics():
             width = lanes * context.get_abi_sizeof(element)
             kind = words(vector, width)
             packed = ir.Constant(kind, ir.Undefined)
-            parts = pack(builder, items, element, lanes) if kind != vector else items
+            parts = narrow_to_words(builder, items, width // lanes) if kind != vector else items
             for lane, item in enumerate(parts):
                 packed = builder.insert_element(packed, item, ir.Constant(ir.IntType(32), lane))
             offset = context.cast(builder, offset, signature.args[1], types.intp)
@@ -142,22 +157,6 @@ def _intrinsics():
             builder.store(packed, builder.bitcast(address, kind.as_pointer()), align=width)
             return context.get_dummy_value()
         return codegen
-
-    def pack(builder, items, element, lanes: int) -> list:
-        """`lanes` narrow elements as four 32-bit words (unpack's inverse)."""
-        per_word = lanes // 4
-        bits = 32 // per_word
-        words_out = []
-        for w in range(4):
-            word = None
-            for k in range(per_word):
-                part = builder.zext(builder.bitcast(items[w * per_word + k], ir.IntType(bits)),
-                                    ir.IntType(32))
-                if k:
-                    part = builder.shl(part, ir.Constant(ir.IntType(32), k * bits))
-                word = part if word is None else builder.or_(word, part)
-            words_out.append(word)
-        return words_out
 
     def storable(pointer, index) -> bool:
         return isinstance(pointer, types.CPointer) and isinstance(index, types.Integer)
@@ -246,33 +245,6 @@ def _intrinsics():
         if itemsize in (4, 8):
             return f"b{8 * itemsize}", "r" if itemsize == 4 else "l", element
         return "b32", "r", ir.IntType(32)
-
-    def narrow_from_words(builder, loaded: list, element, itemsize: int, lanes: int) -> list:
-        """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian), by shifts."""
-        per_word = 4 // itemsize
-        values = []
-        for lane in range(lanes):
-            word = loaded[lane // per_word]
-            shift = (lane % per_word) * 8 * itemsize
-            if shift:
-                word = builder.lshr(word, ir.Constant(ir.IntType(32), shift))
-            values.append(builder.bitcast(builder.trunc(word, ir.IntType(8 * itemsize)), element))
-        return values
-
-    def narrow_to_words(builder, items: list, itemsize: int) -> list:
-        """narrow_from_words' inverse."""
-        per_word = 4 // itemsize
-        words_out = []
-        for w in range(len(items) // per_word):
-            word = None
-            for k in range(per_word):
-                part = builder.zext(builder.bitcast(items[w * per_word + k],
-                                                    ir.IntType(8 * itemsize)), ir.IntType(32))
-                if k:
-                    part = builder.shl(part, ir.Constant(ir.IntType(32), 8 * itemsize * k))
-                word = part if word is None else builder.or_(word, part)
-            words_out.append(word)
-        return words_out
 
     def hinted_text(context, element, lanes: int, qualifier: str, load: bool):
         """(PTX, constraints, operand LLVM type, operand count) of a hinted access."""
