@@ -1,5 +1,6 @@
 """Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_simulator.py: the CUDA backend's kernels for every
 group kind and strategy, executed by numba's simulator on small NumPy inputs, against NumPy."""
+import importlib
 import math
 import os
 import sys
@@ -171,6 +172,19 @@ CASES = [
     ("matmul_vector_transposed_both", lambda x, w: np.tanh(x.T @ w.T), (f32(20, 68), f32(40, 20))),
     ("matmul_vector_attention_scores", lambda q, k: q @ k.swapaxes(-1, -2) * 0.25,
      (f32(2, 40, 16), f32(2, 52, 16))),
+    # rectangular tiles (cuda_matmul.NARROW, off by default): 256 x 64 where the result has at
+    # most 64 columns (attention's P @ V), 64 x 256 where it has at most 64 rows; ragged M, N, K
+    ("matmul_vector_narrow_n_batched", lambda p, v: p @ v * 0.5, (f32(2, 260, 20), f32(2, 20, 64)),
+     {"cuda_matmul.NARROW": 64}),
+    ("matmul_vector_narrow_n_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
+     (f32(70, 12), f32(12, 36), f32(36)), {"cuda_matmul.NARROW": 64}),
+    ("matmul_vector_narrow_m", lambda x, w: np.tanh(x @ w) + 1, (f32(40, 12), f32(12, 260)),
+     {"cuda_matmul.NARROW": 64}),
+    # cache-hinted accesses (off by default): the same kernels' logic with the hinted calls
+    ("hinted_rows_transpose_split", lambda x, g, y: ((x - x.mean(-1, keepdims=True)) * g,
+                                                     (y.T + y) * 2, (x * x).sum()),
+     (f32(4, 256), f32(256), f32(40, 40)),
+     {"STREAM_LOADS": ".nc.L1::no_allocate", "STREAM_STORES": ".cs"}),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
     # float16: held in float32 registers, rounded to float16 after each op as NumPy does; every
@@ -219,25 +233,39 @@ def _tolerance(dtype) -> dict:
     return dict(rtol=2e-3, atol=2e-3) if dtype == np.float16 else dict(rtol=1e-5, atol=1e-5)
 
 
-def main() -> int:
+def _constant(key: str):
+    """(module, name) of a generator constant: NAME in cuda_source, or module.NAME in
+    autofuse/backends/module.py."""
+    if "." not in key:
+        return cuda_source, key
+    module, name = key.split(".")
+    return importlib.import_module(f"autofuse.backends.{module}"), name
+
+
+def main(only: str = "") -> int:
+    """Runs every case (or those whose name contains `only`); returns the mismatches."""
     failures = 0
     for name, fn, args, *settings in CASES:
+        if only not in name:
+            continue
         # settings: generator constants (upper case), jit options (lower case) and a
         # "reference" function where NumPy's own answer is not the one expected
         settings = dict(settings[0]) if settings else {}
         reference = settings.pop("reference", fn)
         with np.errstate(over="ignore"):       # (float16 cases overflow to inf on purpose)
             expected = reference(*args)
-        overrides = {key: value for key, value in settings.items() if key.isupper()}
-        options = {key: value for key, value in settings.items() if not key.isupper()}
-        saved = {key: getattr(cuda_source, key) for key in overrides}
-        for key, value in overrides.items():
-            setattr(cuda_source, key, value)
+        overrides = {_constant(key): value for key, value in settings.items()
+                     if key.split(".")[-1].isupper()}
+        options = {key: value for key, value in settings.items()
+                   if not key.split(".")[-1].isupper()}
+        saved = {place: getattr(*place) for place in overrides}
+        for (module, name), value in overrides.items():
+            setattr(module, name, value)
         try:
             got = autofuse.jit(fn, backend="cuda", **options)(*args)
         finally:
-            for key, value in saved.items():
-                setattr(cuda_source, key, value)
+            for (module, name), value in saved.items():
+                setattr(module, name, value)
         expected = expected if isinstance(expected, tuple) else (expected,)
         got = got if isinstance(got, tuple) else (got,)
         ok = all(np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
@@ -249,4 +277,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:2]))

@@ -1,11 +1,13 @@
 """The float32 matmul kernel for contiguous operands: 16-byte loads, double-buffered shared
-slabs, a warp-shaped thread layout, in 128 registers.
+slabs, a warp-shaped thread layout (about 150 registers a thread: ptxas for sm_90 reports
+145-157, so one 256-thread block an SM).
 
 Where it applies (float32 operands that are kernel parameters read directly, C-contiguous, with
 the inner dimension K and the columns N multiples of 4), a block computes a 128 x 128 tile of the
-result, each thread an 8 x 8 block of it as two 4-wide chunks per side:
-- A and B arrive 8-deep slabs at a time, 16 bytes a thread (ld.global.nc.v4), into registers
-  while the previous slab's FMAs run; A goes to shared memory transposed ([k][m]), B as is;
+result (with NARROW set, 256 x 64 where the result has at most 64 columns, 64 x 256 where it has
+at most 64 rows: Tiles), each thread an 8 x 8 block of it as two 4-wide chunks per side:
+- A and B arrive 8-deep slabs at a time, 16 bytes a thread per chunk (ld.global.nc.v4), into
+  registers while the previous slab's FMAs run; A goes to shared memory transposed ([k][m]), B as is;
 - two shared slabs alternate, so one barrier per slab orders both the reads and the writes;
 - a thread reads its 8 values of A and of B for one k as four 16-byte shared loads (ld.shared.v4);
   the 32 threads of a warp are 4 x 8 of the thread grid, so each of those loads is one contiguous
@@ -24,11 +26,30 @@ import numpy as np
 from .render import broadcast_index
 
 ENABLED = 1
-TILE = 128                     # a block's tile of the result is TILE x TILE
+TILE = 128                     # a block's tile of the result is TILE x TILE (16 x 16 threads,
+#                                each 8 x 8 results) ...
+NARROW, WIDE = 0, 256          # ... or WIDE x NARROW where the result has at most NARROW columns
+#                                (NARROW x WIDE where it has at most NARROW rows), so that a
+#                                64-wide result (attention's P @ V) computes no half-empty tiles.
+#                                Off (0) until timed on a GPU: 64 is checked under the simulator
+#                                and in PTX (145-149 registers, no local memory) only
 DEPTH = 8                      # K elements per shared slab
-THREADS = 256                  # 16 x 16 threads, each 8 x 8 results
-SIDE = 16                      # threads along each side of the tile
-HALF = TILE // 2               # a thread's second 4-wide chunk starts HALF further
+
+
+class Tiles:
+    """A block's tile of the result, tm x tn, and its thread grid: each thread 8 x 8 results as
+    two 4-wide chunks per side, the second `half` of the tile further along."""
+
+    def __init__(self, m: int, n: int):
+        if NARROW and n <= NARROW < m:
+            self.tm, self.tn = WIDE, NARROW
+        elif NARROW and m <= NARROW < n:
+            self.tm, self.tn = NARROW, WIDE
+        else:
+            self.tm = self.tn = TILE
+        self.side_m, self.side_n = self.tm // 8, self.tn // 8
+        self.threads = self.side_m * self.side_n
+        self.half_m, self.half_n = self.tm // 2, self.tn // 2
 
 
 def refusal(source) -> str | None:
@@ -62,7 +83,8 @@ def generate(source):
     m, n = node.shape[-2:]
     k = node.inputs[0].shape[-1]
     batch_names = tuple(f"b{d}" for d in range(len(batch)))
-    guard_m, guard_n, guard_k = m % TILE != 0, n % TILE != 0, k % DEPTH != 0
+    tiles = Tiles(m, n)
+    guard_m, guard_n, guard_k = m % tiles.tm != 0, n % tiles.tn != 0, k % DEPTH != 0
     for name in ("address", "vload4", "vstore4", "sload4", "sstore4"):
         r.globals[name] = ("vector", name)
     zero = r.constant(np.float32(0))
@@ -72,14 +94,15 @@ def generate(source):
     r.emit("t = cuda.threadIdx.x")
     r.emit("w = t // 32")
     r.emit("lane = t % 32")
-    r.emit(f"tm = (w // {SIDE // 8}) * 4 + lane // 8")      # a warp: 4 rows x 8 columns of threads
-    r.emit(f"tn = (w % {SIDE // 8}) * 8 + lane % 8")
-    r.emit(f"row0 = cuda.blockIdx.y * {TILE}")
-    r.emit(f"col0 = cuda.blockIdx.x * {TILE}")
+    warps_n = tiles.side_n // 8
+    r.emit(f"tm = (w // {warps_n}) * 4 + lane // 8")      # a warp: 4 rows x 8 columns of threads
+    r.emit(f"tn = (w % {warps_n}) * 8 + lane % 8")
+    r.emit(f"row0 = cuda.blockIdx.y * {tiles.tm}")
+    r.emit(f"col0 = cuda.blockIdx.x * {tiles.tn}")
     if batch:
         source.delinearize("cuda.blockIdx.z", list(batch_names), list(batch))
-    r.emit(f"sa = cuda.shared.array(({2 * DEPTH}, {TILE}), {nb}{align})")
-    r.emit(f"sb = cuda.shared.array(({2 * DEPTH}, {TILE}), {nb}{align})")
+    r.emit(f"sa = cuda.shared.array(({2 * DEPTH}, {tiles.tm}), {nb}{align})")
+    r.emit(f"sb = cuda.shared.array(({2 * DEPTH}, {tiles.tn}), {nb}{align})")
     acc = [[f"c{x}_{y}" for y in range(8)] for x in range(8)]
     for row in acc:
         r.emit(" = ".join(row) + f" = {zero}")
@@ -87,8 +110,10 @@ def generate(source):
     # Staging: per slab a thread moves 4 elements of each operand that are consecutive in memory:
     # along K where K is the operand's contiguous axis (A, or B read transposed: 4 shared
     # stores, transposing), else along the tile (B, or A read transposed: one 16-byte store).
-    stagings = [_Staging("a", "sa", pa, a, "row0", m, k, along_k=not a_transposed),
-                _Staging("b", "sb", pb, b, "col0", n, k, along_k=b_transposed)]
+    stagings = [_Staging("a", "sa", pa, a, "row0", m, k, tiles.tm, tiles.threads,
+                         along_k=not a_transposed),
+                _Staging("b", "sb", pb, b, "col0", n, k, tiles.tn, tiles.threads,
+                         along_k=b_transposed)]
     for staging in stagings:
         staging.declare(r, _batch_offset(source, staging.node, node, batch_names))
 
@@ -101,13 +126,14 @@ def generate(source):
             staging.stage(r, row)
 
     def compute() -> None:
-        r.emit(f"abase = cur * {TILE} + tm * 4")
-        r.emit(f"bbase = cur * {TILE} + tn * 4")
+        r.emit(f"abase = cur * {tiles.tm} + tm * 4")
+        r.emit(f"bbase = cur * {tiles.tn} + tn * 4")
         for kk in range(DEPTH):
-            for side, base in (("a", "abase"), ("b", "bbase")):
+            for side, base, width, half in (("a", "abase", tiles.tm, tiles.half_m),
+                                            ("b", "bbase", tiles.tn, tiles.half_n)):
                 for chunk in range(2):
                     names = ", ".join(f"{side}{4 * chunk + i}_" for i in range(4))
-                    r.emit(f"{names} = sload4(s{side}, {base} + {kk * TILE + chunk * HALF})")
+                    r.emit(f"{names} = sload4(s{side}, {base} + {kk * width + chunk * half})")
             for x in range(8):
                 for y in range(8):
                     r.emit(f"{acc[x][y]} += a{x}_ * b{y}_")
@@ -135,11 +161,11 @@ def generate(source):
     r.emit("cuda.syncthreads()")
     r.emit("cur = nxt")
     r.pop()
-    _epilogue(source, node, acc, batch_names, guard_m, guard_n)
+    _epilogue(source, node, acc, batch_names, guard_m, guard_n, tiles)
     batch_size = int(np.prod(batch, dtype=np.int64))
-    grid = (max(1, -(-n // TILE)), max(1, -(-m // TILE)), max(1, batch_size))
-    return source.finish(f"tiled {TILE}x{TILE}x{DEPTH}, 8x8 per thread, 16-byte loads, "
-                         "double-buffered", THREADS, grid)
+    grid = (max(1, -(-n // tiles.tn)), max(1, -(-m // tiles.tm)), max(1, batch_size))
+    return source.finish(f"tiled {tiles.tm}x{tiles.tn}x{DEPTH}, 8x8 per thread, 16-byte loads, "
+                         "double-buffered", tiles.threads, grid)
 
 
 def _operand(source, x):
@@ -157,43 +183,67 @@ def _operand(source, x):
 
 
 class _Staging:
-    """How one operand's slab goes from global to shared memory, 4 consecutive elements a
-    thread: `along_k` (the operand's contiguous axis is K: a thread takes 4 k of one tile row,
-    stored transposed as 4 scalars) or along the tile (4 tile columns of one k, one 16-byte
-    shared store). The slab is DEPTH x TILE = THREADS x 4 elements."""
+    """How one operand's slab (DEPTH x `width` elements) goes from global to shared memory, in
+    chunks of 4 consecutive elements, chunk c = t + j * threads for j = 0, 1, ...: `along_k`
+    (the operand's contiguous axis is K: a chunk is 4 k of one tile row, stored transposed as 4
+    scalars) or along the tile (4 tile columns of one k, one 16-byte shared store)."""
 
-    def __init__(self, name, shared, param, node, origin, extent, k, along_k):
+    def __init__(self, name, shared, param, node, origin, extent, k, width, threads, along_k):
         self.name, self.shared, self.param, self.node = name, shared, param, node
         self.origin, self.extent, self.k, self.along_k = origin, extent, k, along_k
-        self.q, self.kq, self.offset = f"{name}q", f"{name}k", f"{name}off"
+        self.width = width
+        chunks = DEPTH * width // 4
+        self.rounds = -(-chunks // threads)
+        # (a slab of fewer chunks than threads: only the first `chunks` threads move one)
+        self.partial = f"t < {chunks}" if chunks < threads else None
+        self.threads = threads
+
+    def _names(self, j: int):
+        suffix = f"{j}" if self.rounds > 1 else ""
+        return f"{self.name}q{suffix}", f"{self.name}k{suffix}", f"{self.name}off{suffix}"
 
     def declare(self, r, batch: str) -> None:
-        q, kq = self.q, self.kq
-        if self.along_k:
-            r.emit(f"{q} = t // {DEPTH // 4}")
-            r.emit(f"{kq} = (t % {DEPTH // 4}) * 4")
-            r.emit(f"{self.offset} = {batch}({self.origin} + {q}) * {self.k} + {kq}")
-        else:
-            r.emit(f"{kq} = t // {TILE // 4}")
-            r.emit(f"{q} = (t % {TILE // 4}) * 4")
-            r.emit(f"{self.offset} = {batch}{kq} * {self.extent} + {self.origin} + {q}")
+        for j in range(self.rounds):
+            q, kq, offset = self._names(j)
+            chunk = f"(t + {j * self.threads})" if j else "t"
+            if self.along_k:
+                r.emit(f"{q} = {chunk} // {DEPTH // 4}")
+                r.emit(f"{kq} = ({chunk} % {DEPTH // 4}) * 4")
+                r.emit(f"{offset} = {batch}({self.origin} + {q}) * {self.k} + {kq}")
+            else:
+                r.emit(f"{kq} = {chunk} // {self.width // 4}")
+                r.emit(f"{q} = ({chunk} % {self.width // 4}) * 4")
+                r.emit(f"{offset} = {batch}{kq} * {self.extent} + {self.origin} + {q}")
 
     def fetch(self, r, k_origin: str, zero, guard_tile: bool, guard_k: bool) -> None:
-        conds = ([f"{self.origin} + {self.q} < {self.extent}"] if guard_tile else []) + \
-                ([f"{k_origin} + {self.kq} < {self.k}"] if guard_k else [])
-        step = "" if self.along_k else f" * {self.extent}"
-        offset = f"{self.offset} + {k_origin}" if self.along_k else \
-            f"{self.offset} + ({k_origin}){step}"
-        _load4(r, [f"{self.name}r{i}" for i in range(4)], self.param.name, offset, conds, zero)
+        for j in range(self.rounds):
+            q, kq, base = self._names(j)
+            conds = ([self.partial] if self.partial else []) + \
+                    ([f"{self.origin} + {q} < {self.extent}"] if guard_tile else []) + \
+                    ([f"{k_origin} + {kq} < {self.k}"] if guard_k else [])
+            offset = f"{base} + {k_origin}" if self.along_k else \
+                f"{base} + ({k_origin}) * {self.extent}"
+            _load4(r, self._registers(j), self.param.name, offset, conds, zero)
+
+    def _registers(self, j: int) -> list:
+        return [f"{self.name}r{j}_{i}" if self.rounds > 1 else f"{self.name}r{i}"
+                for i in range(4)]
 
     def stage(self, r, row: str) -> None:
-        registers = [f"{self.name}r{i}" for i in range(4)]
-        if self.along_k:
-            for i, register in enumerate(registers):
-                r.emit(f"{self.shared}[{row}{self.kq} + {i}, {self.q}] = {register}")
-        else:
-            r.emit(f"sstore4({self.shared}, ({row}{self.kq}) * {TILE} + {self.q}, "
-                   f"{', '.join(registers)})")
+        for j in range(self.rounds):
+            q, kq, _ = self._names(j)
+            registers = self._registers(j)
+            if self.partial:
+                r.emit(f"if {self.partial}:")
+                r.push()
+            if self.along_k:
+                for i, register in enumerate(registers):
+                    r.emit(f"{self.shared}[{row}{kq} + {i}, {q}] = {register}")
+            else:
+                r.emit(f"sstore4({self.shared}, ({row}{kq}) * {self.width} + {q}, "
+                       f"{', '.join(registers)})")
+            if self.partial:
+                r.pop()
 
 
 def _batch_offset(source, operand, node, batch_names) -> str:
@@ -229,15 +279,15 @@ def _load4(r, names, pointer, offset, conds, zero) -> None:
         r.pop()
 
 
-def _epilogue(source, node, acc, batch_names, guard_m, guard_n) -> None:
+def _epilogue(source, node, acc, batch_names, guard_m, guard_n, tiles) -> None:
     """Each output from the accumulators: 16-byte stores where every output is the matmul's
     shape in 4-byte elements and the output addresses are aligned, else element by element."""
     r = source.renderer
     m, n = node.shape[-2:]
     for x in range(8):
-        r.emit(f"gi{x} = row0 + tm * 4 + {(x // 4) * HALF + x % 4}")
+        r.emit(f"gi{x} = row0 + tm * 4 + {(x // 4) * tiles.half_m + x % 4}")
     for y in range(8):
-        r.emit(f"gj{y} = col0 + tn * 4 + {(y // 4) * HALF + y % 4}")
+        r.emit(f"gj{y} = col0 + tn * 4 + {(y // 4) * tiles.half_n + y % 4}")
     from .cuda_source import contiguous, storage_dtype
     vector = n % 4 == 0 and all(p.node.shape == node.shape and p.node.dtype.kind != "b" and
                                 storage_dtype(p.node.dtype).itemsize == 4 for p in source.outputs)
