@@ -259,13 +259,13 @@ def main(only: str = "") -> int:
         options = {key: value for key, value in settings.items()
                    if not key.split(".")[-1].isupper()}
         saved = {place: getattr(*place) for place in overrides}
-        for (module, name), value in overrides.items():
-            setattr(module, name, value)
+        for (module, constant), value in overrides.items():
+            setattr(module, constant, value)
         try:
             got = autofuse.jit(fn, backend="cuda", **options)(*args)
         finally:
-            for (module, name), value in saved.items():
-                setattr(module, name, value)
+            for (module, constant), value in saved.items():
+                setattr(module, constant, value)
         expected = expected if isinstance(expected, tuple) else (expected,)
         got = got if isinstance(got, tuple) else (got,)
         ok = all(np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
