@@ -1,6 +1,6 @@
 """The float32 matmul kernel for contiguous operands: 16-byte loads, double-buffered shared
 slabs, a warp-shaped thread layout (about 150 registers a thread: ptxas for sm_90 reports
-145-157, so one 256-thread block an SM).
+145-157, so one 256-thread block an SM, unless MIN_BLOCKS asks for more).
 
 Where it applies (float32 operands that are kernel parameters read directly, C-contiguous, with
 the inner dimension K and the columns N multiples of 4), a block computes a 128 x 128 tile of the
@@ -34,6 +34,9 @@ NARROW, WIDE = 0, 256          # ... or WIDE x NARROW where the result has at mo
 #                                Off (0) until timed on a GPU: 64 is checked under the simulator
 #                                and in PTX (145-149 registers, no local memory) only
 DEPTH = 8                      # K elements per shared slab
+MIN_BLOCKS = 0                 # launch bounds: registers for this many blocks an SM (0: none).
+#                                ptxas for sm_90, relu(x@w+b): 157 registers without bounds (one
+#                                block an SM), 128 with 2 (no spills); not yet timed on a GPU
 
 
 class Tiles:
@@ -165,7 +168,7 @@ def generate(source):
     batch_size = int(np.prod(batch, dtype=np.int64))
     grid = (max(1, -(-n // tiles.tn)), max(1, -(-m // tiles.tm)), max(1, batch_size))
     return source.finish(f"tiled {tiles.tm}x{tiles.tn}x{DEPTH}, 8x8 per thread, 16-byte loads, "
-                         "double-buffered", tiles.threads, grid)
+                         "double-buffered", tiles.threads, grid, MIN_BLOCKS)
 
 
 def _operand(source, x):
