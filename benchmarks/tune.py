@@ -37,7 +37,8 @@ def main():
             ms = gpu.time_calls(lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
             strategy = fn.lower(*inputs).kernels[0].strategy
             extra = (f"  {workload.flops(host) / ms / 1e9:6.1f} TFLOP/s" if workload.flops else "")
-            print(f"{workload.name:16s} {name}={value or '""':>10s} {ms:8.4f} ms  floor x{ms / floor:5.2f}"
+            shown = value or "''"
+            print(f"{workload.name:16s} {name}={shown:>10s} {ms:8.4f} ms  floor x{ms / floor:5.2f}"
                   f"{extra}  {strategy}")
 
 
