@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import autofuse
 from autofuse.backends import disk_cache
@@ -109,3 +110,20 @@ def test_write_once_is_atomic_and_idempotent(tmp_path):
     assert path.read_bytes() == b"one"
     assert not list(path.parent.glob(".tmp-*"))
     assert disk_cache.digest("a", "b") != disk_cache.digest("ab", "")
+
+
+def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
+    """A cached cubin is reused only for the same module text, target and intrinsics: editing
+    cuda_vector.py (whose intrinsics generated kernels import) makes new entries."""
+    pytest.importorskip("numba_cuda")
+    from autofuse.backends import cuda
+    from autofuse.backends.cuda_source import generate
+    monkeypatch.setattr(cuda, "_version", lambda package: "1.0")     # (CI has no cuda.core)
+    x = np.ones(64, np.float32)
+    group = autofuse.jit(lambda x: x * 2 + 1, backend="cuda").lower(x).kernels[0]
+    source = generate(group, "k", {})
+    kernel = cuda.CudaKernel(group, source, cuda.module_text(source, False), False)
+    key = kernel.cache_key("sm_90")
+    assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
+    monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
+    assert kernel.cache_key("sm_90") != key

@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +30,8 @@ from .literals import literal
 COST = CostModel(max_row=32 * 1024)
 CC = (9, 0)                      # PTX target without a GPU (Hopper, the project's GPU machines)
 GENERATOR_VERSION = "cuda-2"      # bump when generated code's meaning changes outside its text
+# (the intrinsics generated kernels import are part of every cubin's key, by their source text)
+_INTRINSICS = Path(__file__).with_name("cuda_vector.py")
 _ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
 _lock = threading.Lock()
 
@@ -143,12 +146,17 @@ class CudaKernel:
             self.prepare_ptx()
         return self.ptx
 
+    def cache_key(self, arch: str) -> str:
+        """The cubin's disk-cache key: everything its machine code depends on (the module's
+        text, parameter types, target, generator version, the intrinsics' source, numba-cuda's
+        and cuda.core's versions)."""
+        return disk_cache.digest(self.text, signature_text(self.source), arch, GENERATOR_VERSION,
+                                 _intrinsics_text(), _version("numba-cuda"), _version("cuda-core"))
+
     def load(self, device: dict) -> None:
         """The cubin for this device, from the disk cache or linked now, loaded."""
         cc = device["cc"]
-        arch = f"sm_{cc[0]}{cc[1]}"
-        key = disk_cache.digest(self.text, signature_text(self.source), arch, GENERATOR_VERSION,
-                                _version("numba-cuda"), _version("cuda-core"))
+        key = self.cache_key(f"sm_{cc[0]}{cc[1]}")
         folder = disk_cache.cache_dir() / "cuda"
         cubin_path, meta_path = folder / f"k_{key}.cubin", folder / f"k_{key}.json"
         if cubin_path.exists() and meta_path.exists():
@@ -200,6 +208,11 @@ def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str) -> bytes:
 @functools.cache
 def _version(package: str) -> str:
     return metadata.version(package)
+
+
+@functools.lru_cache(maxsize=1)
+def _intrinsics_text() -> str:
+    return _INTRINSICS.read_text()
 
 
 class CudaStep:
