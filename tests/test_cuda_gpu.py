@@ -269,18 +269,21 @@ def test_float32_matmul_vector_kernel_against_numpy():
 
 
 def test_rectangular_matmul_tiles_against_numpy(monkeypatch):
-    """cuda_matmul.NARROW (off by default: not yet timed): 256 x 64 tiles for attention's P @ V
-    (ragged M), a bias epilogue at 36 columns, 64 x 256 tiles for a result 40 rows tall."""
+    """cuda_matmul.NARROW (off by default: not yet timed): WIDE x 64 tiles for attention's
+    P @ V (ragged M), a bias epilogue at 36 columns, 64 x WIDE tiles for a result 40 rows tall;
+    WIDE 128 and 256."""
     from autofuse.backends import cuda_matmul
     monkeypatch.setattr(cuda_matmul, "NARROW", 64)
-    for fn, args, tiles in ((lambda p, v: p @ v, (f32(4, 300, 132), f32(4, 132, 64)), "256x64"),
-                            (lambda x, w, b: np.maximum(x @ w + b, 0),
-                             (f32(520, 68), f32(68, 36), f32(36)), "256x64"),
-                            (lambda x, w: x @ w - 1, (f32(40, 132), f32(132, 300)), "64x256")):
-        g = autofuse.jit(fn)
-        device = [cupy.asarray(v) for v in args]
-        assert g.lower(*device).kernels[0].strategy.startswith(f"tiled {tiles}x8")
-        _check(g(*device), fn(*args), 1e-4)
+    cases = ((lambda p, v: p @ v, (f32(4, 300, 132), f32(4, 132, 64)), "{w}x64"),
+             (lambda x, w, b: np.maximum(x @ w + b, 0), (f32(520, 68), f32(68, 36), f32(36)), "{w}x64"),
+             (lambda x, w: x @ w - 1, (f32(40, 132), f32(132, 300)), "64x{w}"))
+    for wide in (128, 256):
+        monkeypatch.setattr(cuda_matmul, "WIDE", wide)
+        for fn, args, tiles in cases:
+            g = autofuse.jit(fn)
+            device = [cupy.asarray(v) for v in args]
+            assert g.lower(*device).kernels[0].strategy.startswith(f"tiled {tiles.format(w=wide)}x8")
+            _check(g(*device), fn(*args), 1e-4)
 
 
 def test_rows_kernel_registers_fit_its_launch_bounds():

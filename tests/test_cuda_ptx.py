@@ -231,19 +231,22 @@ def test_vectors_only_where_the_reads_are_consecutive():
 
 def test_rectangular_matmul_tiles(monkeypatch):
     """With cuda_matmul.NARROW set (off by default), a result at most 64 wide (attention's
-    P @ V) takes 256 x 64 tiles and one at most 64 tall 64 x 256: no half-empty 128 x 128
-    tiles; 256 threads, no local memory, one barrier a slab."""
+    P @ V) takes WIDE x 64 tiles and one at most 64 tall 64 x WIDE: no half-empty 128 x 128
+    tiles; (WIDE / 8) x 8 threads, no local memory, one barrier a slab."""
     from autofuse.backends import cuda_matmul
+    wide = cuda_matmul.WIDE
     w = np.empty((256, 384), np.float32)
     p, v = np.empty((4, 512, 256), np.float32), np.empty((4, 256, 64), np.float32)
     (square,) = lowered(lambda p, v: p @ v, (p, v)).kernels
     assert square.strategy.startswith("tiled 128x128x8")
     monkeypatch.setattr(cuda_matmul, "NARROW", 64)
     (narrow,) = lowered(lambda p, v: p @ v, (p, v)).kernels
-    assert narrow.strategy.startswith("tiled 256x64x8") and narrow.launch["grid"] == (1, 2, 4)
+    assert narrow.strategy.startswith(f"tiled {wide}x64x8")
+    assert narrow.launch["grid"] == (1, 512 // wide, 4) and narrow.launch["block"] == wide
     assert "ld.local" not in narrow.ptx and len(re.findall(r"bar\.sync", narrow.ptx)) == 2
     (short,) = lowered(lambda x, w: x @ w, (np.empty((48, 256), np.float32), w)).kernels
-    assert short.strategy.startswith("tiled 64x256x8") and short.launch["grid"] == (2, 1, 1)
+    assert short.strategy.startswith(f"tiled 64x{wide}x8")
+    assert short.launch["grid"] == (-(-384 // wide), 1, 1)
 
 
 def test_float32_matmul_takes_the_vector_kernel():

@@ -1,10 +1,11 @@
 """The float32 matmul kernel for contiguous operands: 16-byte loads, double-buffered shared
-slabs, a warp-shaped thread layout (about 150 registers a thread: ptxas for sm_90 reports
-145-157, so one 256-thread block an SM, unless MIN_BLOCKS asks for more).
+slabs, a warp-shaped thread layout, in about 128 registers a thread (ptxas for sm_90: 127 for
+relu(x@w+b) at 8192x4096x4096 and attention's matmuls, two 256-thread blocks an SM; launch
+bounds for two blocks gain nothing there and spill in the rectangular tiles' kernel).
 
 Where it applies (float32 operands that are kernel parameters read directly, C-contiguous, with
 the inner dimension K and the columns N multiples of 4), a block computes a 128 x 128 tile of the
-result (with NARROW set, 256 x 64 where the result has at most 64 columns, 64 x 256 where it has
+result (with NARROW set, 128 x 64 where the result has at most 64 columns, 64 x 128 where it has
 at most 64 rows: Tiles), each thread an 8 x 8 block of it as two 4-wide chunks per side:
 - A and B arrive 8-deep slabs at a time, 16 bytes a thread per chunk (ld.global.nc.v4), into
   registers while the previous slab's FMAs run; A goes to shared memory transposed ([k][m]), B as is;
@@ -28,15 +29,13 @@ from .render import broadcast_index
 ENABLED = 1
 TILE = 128                     # a block's tile of the result is TILE x TILE (16 x 16 threads,
 #                                each 8 x 8 results) ...
-NARROW, WIDE = 0, 256          # ... or WIDE x NARROW where the result has at most NARROW columns
+NARROW, WIDE = 0, 128          # ... or WIDE x NARROW where the result has at most NARROW columns
 #                                (NARROW x WIDE where it has at most NARROW rows), so that a
 #                                64-wide result (attention's P @ V) computes no half-empty tiles.
-#                                Off (0) until timed on a GPU: 64 is checked under the simulator
-#                                and in PTX (145-149 registers, no local memory) only
+#                                Off (0) until timed on a GPU: NARROW 64 is checked under the
+#                                simulator and in PTX only. ptxas: 147 registers a thread, so WIDE
+#                                128 (128 threads) runs three blocks an SM, 256 (256 threads) one
 DEPTH = 8                      # K elements per shared slab
-MIN_BLOCKS = 0                 # launch bounds: registers for this many blocks an SM (0: none).
-#                                ptxas for sm_90, relu(x@w+b): 157 registers without bounds (one
-#                                block an SM), 128 with 2 (no spills); not yet timed on a GPU
 
 
 class Tiles:
@@ -168,7 +167,7 @@ def generate(source):
     batch_size = int(np.prod(batch, dtype=np.int64))
     grid = (max(1, -(-n // tiles.tn)), max(1, -(-m // tiles.tm)), max(1, batch_size))
     return source.finish(f"tiled {tiles.tm}x{tiles.tn}x{DEPTH}, 8x8 per thread, 16-byte loads, "
-                         "double-buffered", tiles.threads, grid, MIN_BLOCKS)
+                         "double-buffered", tiles.threads, grid)
 
 
 def _operand(source, x):
