@@ -127,3 +127,13 @@ def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
     assert kernel.cache_key("sm_90") != key
+
+
+def test_cuda_versions_read_without_importlib_metadata():
+    """The cubin key's toolchain versions come from the .dist-info folder names (importing
+    importlib.metadata would cost a first call 15-25 ms): the same as importlib.metadata says."""
+    pytest.importorskip("numba_cuda")
+    from importlib import metadata
+    from autofuse.backends import cuda
+    for package in ("numpy", "numba-cuda", "numba"):
+        assert cuda._version(package) == metadata.version(package)

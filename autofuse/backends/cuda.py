@@ -14,7 +14,6 @@ import os
 import re
 import sys
 import threading
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -206,7 +205,21 @@ def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str) -> bytes:
 
 
 @functools.cache
+@functools.lru_cache(maxsize=None)
 def _version(package: str) -> str:
+    """An installed distribution's version, read from its `.dist-info` folder's name where one
+    is on sys.path: importing importlib.metadata alone takes 15-25 ms, a third of a first call
+    served from the disk cache."""
+    prefix = re.sub(r"[-_.]+", "_", package).lower() + "-"
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.lower().startswith(prefix) and name.endswith(".dist-info"):
+                return name[len(prefix):-len(".dist-info")]
+    from importlib import metadata
     return metadata.version(package)
 
 
