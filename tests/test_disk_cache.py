@@ -137,3 +137,40 @@ def test_cuda_versions_read_without_importlib_metadata():
     from autofuse.backends import cuda
     for package in ("numpy", "numba-cuda", "numba"):
         assert cuda._version(package) == metadata.version(package)
+
+
+def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkeypatch):
+    """CudaKernel.load without a GPU: on a miss it links the PTX for the device's target (and
+    checks a bounded rows kernel for spills with the same target) and writes the cubin; a second
+    kernel of the same text loads that cubin without linking."""
+    pytest.importorskip("numba_cuda")
+    from autofuse.backends import cuda
+    from autofuse.backends.cuda_source import generate
+    monkeypatch.setenv("AUTOFUSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cuda, "_version", lambda package: "1.0")
+    linked, checked, loaded = [], [], []
+    monkeypatch.setattr(cuda, "link", lambda ptx, arch: linked.append(arch) or b"cubin:" + arch.encode())
+    monkeypatch.setattr(cuda, "_unless_spilling",
+                        lambda cubin, ptx, arch, entry: checked.append(arch) or cubin)
+    monkeypatch.setattr(cuda.cuda_driver, "load", lambda cubin, entry: loaded.append(cubin) or entry)
+    monkeypatch.setattr(cuda.cuda_driver, "resources", lambda function: {"registers": 32})
+    device = {"cc": (9, 0), "sms": 132}
+
+    def kernel(fn, *args):
+        group = autofuse.jit(fn, backend="cuda").lower(*args).kernels[0]
+        source = generate(group, "k", {})
+        return cuda.CudaKernel(group, source, cuda.module_text(source, False), False)
+
+    x = np.ones(64, np.float32)
+    first = kernel(lambda x: x * 2 + 1, x)
+    first.load(device)
+    assert linked == ["sm_90"] and checked == [] and loaded == [b"cubin:sm_90"]
+    assert first.function == first.entry and len(files(tmp_path, "k_*.cubin")) == 1
+    again = kernel(lambda x: x * 2 + 1, x)
+    again.load(device)
+    assert linked == ["sm_90"] and loaded[-1] == b"cubin:sm_90"      # a hit: nothing linked
+    rows = kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
+    assert rows.source.min_blocks
+    rows.load(device)
+    assert linked == ["sm_90", "sm_90"] and checked == ["sm_90"]
+    assert len(files(tmp_path, "k_*.cubin")) == 2

@@ -155,7 +155,8 @@ class CudaKernel:
     def load(self, device: dict) -> None:
         """The cubin for this device, from the disk cache or linked now, loaded."""
         cc = device["cc"]
-        key = self.cache_key(f"sm_{cc[0]}{cc[1]}")
+        arch = f"sm_{cc[0]}{cc[1]}"
+        key = self.cache_key(arch)
         folder = disk_cache.cache_dir() / "cuda"
         cubin_path, meta_path = folder / f"k_{key}.cubin", folder / f"k_{key}.json"
         if cubin_path.exists() and meta_path.exists():
@@ -205,7 +206,6 @@ def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str) -> bytes:
 
 
 @functools.cache
-@functools.lru_cache(maxsize=None)
 def _version(package: str) -> str:
     """An installed distribution's version, read from its `.dist-info` folder's name where one
     is on sys.path: importing importlib.metadata alone takes 15-25 ms, a third of a first call
