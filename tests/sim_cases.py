@@ -172,17 +172,19 @@ CASES = [
     ("matmul_vector_transposed_both", lambda x, w: np.tanh(x.T @ w.T), (f32(20, 68), f32(40, 20))),
     ("matmul_vector_attention_scores", lambda q, k: q @ k.swapaxes(-1, -2) * 0.25,
      (f32(2, 40, 16), f32(2, 52, 16))),
-    # rectangular tiles (cuda_matmul.NARROW, off by default): WIDE x 64 where the result has at
+    # rectangular tiles (cuda_matmul.NARROW, 64 by default): WIDE x 64 where the result has at
     # most 64 columns (attention's P @ V), 64 x WIDE where it has at most 64 rows; ragged M, N, K;
-    # WIDE 128 (the default) and 256
+    # WIDE 128 and 256 (the default)
     ("matmul_vector_narrow_n_batched", lambda p, v: p @ v * 0.5, (f32(2, 260, 20), f32(2, 20, 64)),
      {"cuda_matmul.NARROW": 64}),
     ("matmul_vector_narrow_n_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
      (f32(70, 12), f32(12, 36), f32(36)), {"cuda_matmul.NARROW": 64}),
     ("matmul_vector_narrow_m", lambda x, w: np.tanh(x @ w) + 1, (f32(40, 12), f32(12, 260)),
      {"cuda_matmul.NARROW": 64}),
-    ("matmul_vector_narrow_wide256", lambda p, v: p @ v - 1, (f32(2, 260, 20), f32(2, 20, 64)),
-     {"cuda_matmul.NARROW": 64, "cuda_matmul.WIDE": 256}),
+    ("matmul_vector_narrow_wide128", lambda p, v: p @ v - 1, (f32(2, 260, 20), f32(2, 20, 64)),
+     {"cuda_matmul.NARROW": 64, "cuda_matmul.WIDE": 128}),
+    ("matmul_vector_square_tiles", lambda p, v: p @ v - 1, (f32(2, 70, 20), f32(2, 20, 36)),
+     {"cuda_matmul.NARROW": 0}),
     # cache-hinted accesses (off by default): the same kernels' logic with the hinted calls
     ("hinted_rows_transpose_split", lambda x, g, y: ((x - x.mean(-1, keepdims=True)) * g,
                                                      (y.T + y) * 2, (x * x).sum()),

@@ -269,9 +269,8 @@ def test_float32_matmul_vector_kernel_against_numpy():
 
 
 def test_rectangular_matmul_tiles_against_numpy(monkeypatch):
-    """cuda_matmul.NARROW (off by default: not yet timed): WIDE x 64 tiles for attention's
-    P @ V (ragged M), a bias epilogue at 36 columns, 64 x WIDE tiles for a result 40 rows tall;
-    WIDE 128 and 256."""
+    """cuda_matmul.NARROW (64 by default): WIDE x 64 tiles for attention's P @ V (ragged M), a
+    bias epilogue at 36 columns, 64 x WIDE tiles for a result 40 rows tall; WIDE 128 and 256."""
     from autofuse.backends import cuda_matmul
     monkeypatch.setattr(cuda_matmul, "NARROW", 64)
     cases = ((lambda p, v: p @ v, (f32(4, 300, 132), f32(4, 132, 64)), "{w}x64"),

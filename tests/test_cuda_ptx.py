@@ -230,13 +230,15 @@ def test_vectors_only_where_the_reads_are_consecutive():
 
 
 def test_rectangular_matmul_tiles(monkeypatch):
-    """With cuda_matmul.NARROW set (off by default), a result at most 64 wide (attention's
-    P @ V) takes WIDE x 64 tiles and one at most 64 tall 64 x WIDE: no half-empty 128 x 128
-    tiles; (WIDE / 8) x 8 threads, no local memory, one barrier a slab."""
+    """With cuda_matmul.NARROW 64 (the default), a result at most 64 wide (attention's P @ V)
+    takes WIDE x 64 tiles and one at most 64 tall 64 x WIDE: no half-empty 128 x 128 tiles;
+    (WIDE / 8) x 8 threads, no local memory, one barrier a slab. NARROW 0: square tiles."""
     from autofuse.backends import cuda_matmul
     wide = cuda_matmul.WIDE
+    assert cuda_matmul.NARROW == 64 and wide == 256
     w = np.empty((256, 384), np.float32)
     p, v = np.empty((4, 512, 256), np.float32), np.empty((4, 256, 64), np.float32)
+    monkeypatch.setattr(cuda_matmul, "NARROW", 0)
     (square,) = lowered(lambda p, v: p @ v, (p, v)).kernels
     assert square.strategy.startswith("tiled 128x128x8")
     monkeypatch.setattr(cuda_matmul, "NARROW", 64)

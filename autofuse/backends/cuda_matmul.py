@@ -5,8 +5,8 @@ bounds for two blocks gain nothing there and spill in the rectangular tiles' ker
 
 Where it applies (float32 operands that are kernel parameters read directly, C-contiguous, with
 the inner dimension K and the columns N multiples of 4), a block computes a 128 x 128 tile of the
-result (with NARROW set, 128 x 64 where the result has at most 64 columns, 64 x 128 where it has
-at most 64 rows: Tiles), each thread an 8 x 8 block of it as two 4-wide chunks per side:
+result (256 x 64 where the result has at most 64 columns, 64 x 256 where it has at most 64
+rows: Tiles), each thread an 8 x 8 block of it as two 4-wide chunks per side:
 - A and B arrive 8-deep slabs at a time, 16 bytes a thread per chunk (ld.global.nc.v4), into
   registers while the previous slab's FMAs run; A goes to shared memory transposed ([k][m]), B as is;
 - two shared slabs alternate, so one barrier per slab orders both the reads and the writes;
@@ -29,12 +29,12 @@ from .render import broadcast_index
 ENABLED = 1
 TILE = 128                     # a block's tile of the result is TILE x TILE (16 x 16 threads,
 #                                each 8 x 8 results) ...
-NARROW, WIDE = 0, 128          # ... or WIDE x NARROW where the result has at most NARROW columns
+NARROW, WIDE = 64, 256         # ... or WIDE x NARROW where the result has at most NARROW columns
 #                                (NARROW x WIDE where it has at most NARROW rows), so that a
 #                                64-wide result (attention's P @ V) computes no half-empty tiles.
-#                                Off (0) until timed on a GPU: NARROW 64 is checked under the
-#                                simulator and in PTX only. ptxas: 147 registers a thread, so WIDE
-#                                128 (128 threads) runs three blocks an SM, 256 (256 threads) one
+#                                ptxas: 147 registers a thread, so WIDE 256 (256 threads) runs one
+#                                block an SM, 128 three. Attention, 32 x 2048 x 64, H200 (tune.py,
+#                                session 8): NARROW 0 1.807 ms, 64 with WIDE 128 1.612, WIDE 256 1.462
 DEPTH = 8                      # K elements per shared slab
 
 

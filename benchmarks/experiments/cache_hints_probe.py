@@ -27,6 +27,13 @@ SETTINGS = ("/", ".nc.L1::no_allocate/", ".cs.nc/", ".nc.L1::no_allocate.L2::cac
             ".nc.L1::no_allocate.L2::cache_hint|evict_first/.L2::cache_hint|evict_first")
 
 
+def resources(fn) -> str:
+    """Each loaded kernel's registers, local bytes and launch bound, as `48r 0l 5b`."""
+    return " ".join(f"{k.group.launch.get('registers')}r {k.group.launch.get('local_bytes')}l "
+                    f"{k.group.launch.get('min_blocks_per_sm', 0)}b"
+                    for entry in fn._cache.values() for k in entry.program.kernels)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -62,6 +69,7 @@ def main():
             sync(result)
             gpu.check(cupy.asnumpy(result), reference, workload.tolerance)
             calls[setting] = (lambda fn=fn: fn(*inputs), sync)
+            print(f"{workload.name:18s} {setting:58s} {resources(fn)}", flush=True)
             for name, value in saved.items():
                 setattr(source, name, value)
         tin = [torch.from_numpy(a).cuda() for a in host]
