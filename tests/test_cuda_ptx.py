@@ -301,7 +301,8 @@ def test_stencil_takes_row_strips_reading_each_row_once():
     assert kernel.launch["grid"] == (1, 256 // rows, 1) and kernel.launch["block"] == 64
     source = kernel.source
     fast = source[source.index("the whole strip inside"):source.index("a strip at an edge")]
-    assert fast.count("vload4(") == rows + 2 and fast.count("vstore4(") == rows
+    assert fast.count("vload4(") == rows + 2
+    assert len(re.findall(r"vstore4(?:_once)?\(", fast)) == rows     # (cache-hinted: _once)
     assert len(re.findall(r"= a0\[", fast)) == 2 * rows
     body = fast.splitlines()[1:]
     last_load = max(k for k, line in enumerate(body) if "a0[" in line or "vload4" in line)
@@ -400,22 +401,33 @@ def test_rows_kernels_carry_launch_bounds():
         assert ".minnctapersm" not in other.ptx and "min_blocks_per_sm" not in other.launch
 
 
-def test_a_bound_that_spills_is_dropped(monkeypatch):
-    """cuda._unless_spilling keeps the bounded cubin unless it spills, then the one linked from
-    the PTX without .minnctapersm if that uses less local memory."""
+def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
+    """cuda._unless_spilling keeps the bounded cubin unless it spills; then it links the PTX
+    again with one block an SM fewer, down to half the blocks asked, and at last without
+    .minnctapersm, keeping the first that does not spill (else the one that spills least)."""
     from autofuse.backends import cuda as backend, cuda_driver
     ptx = ".visible .entry k(\n.maxntid 256, 1, 1\n.minnctapersm 5\n{\nret;\n}\n"
     linked = []
-    monkeypatch.setattr(backend, "link", lambda text, arch: linked.append(text) or b"free")
-    for local, expected, relinked in (({b"bounded": 0}, b"bounded", False),
-                                      ({b"bounded": 96, b"free": 0}, b"free", True),
-                                      ({b"bounded": 96, b"free": 96}, b"bounded", True)):
+
+    def link(text, arch):
+        linked.append(text)
+        found = re.search(r"\.minnctapersm (\d+)", text)
+        return f"b{found.group(1)}".encode() if found else b"free"
+
+    monkeypatch.setattr(backend, "link", link)
+    for local, expected, tried in (({b"b5": 0}, (b"b5", 5), []),
+                                   ({b"b5": 96, b"b4": 0}, (b"b4", 4), [4]),
+                                   ({b"b5": 96, b"b4": 40, b"b3": 8, b"free": 0}, (b"free", 0),
+                                    [4, 3, 0]),
+                                   ({b"b5": 96, b"b4": 40, b"b3": 8, b"free": 16}, (b"b3", 3),
+                                    [4, 3, 0])):
         linked.clear()
         monkeypatch.setattr(cuda_driver, "local_bytes", lambda cubin, entry: local[cubin])
-        assert backend._unless_spilling(b"bounded", ptx, "sm_90", "k") == expected
-        assert bool(linked) == relinked
-        if relinked:
-            assert ".minnctapersm" not in linked[0] and ".maxntid 256, 1, 1" in linked[0]
+        assert backend._unless_spilling(b"b5", ptx, "sm_90", "k", 5) == expected
+        assert [int(m.group(1)) if (m := re.search(r"\.minnctapersm (\d+)", text)) else 0
+                for text in linked] == tried
+        assert all(".maxntid 256, 1, 1\n" in text and text.count("\n") >= ptx.count("\n") - 1
+                   for text in linked)
 
 
 def test_float16_float32_mode_rounds_only_stores_and_casts():

@@ -151,7 +151,7 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     linked, checked, loaded = [], [], []
     monkeypatch.setattr(cuda, "link", lambda ptx, arch: linked.append(arch) or b"cubin:" + arch.encode())
     monkeypatch.setattr(cuda, "_unless_spilling",
-                        lambda cubin, ptx, arch, entry: checked.append(arch) or cubin)
+                        lambda cubin, ptx, arch, entry, blocks: checked.append(arch) or (cubin, 3))
     monkeypatch.setattr(cuda.cuda_driver, "load", lambda cubin, entry: loaded.append(cubin) or entry)
     monkeypatch.setattr(cuda.cuda_driver, "resources", lambda function: {"registers": 32})
     device = {"cc": (9, 0), "sms": 132}
@@ -174,3 +174,7 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     rows.load(device)
     assert linked == ["sm_90", "sm_90"] and checked == ["sm_90"]
     assert len(files(tmp_path, "k_*.cubin")) == 2
+    assert rows.group.launch["min_blocks_per_sm"] == 3       # the bound it was linked with ...
+    cached = kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
+    cached.load(device)                                      # ... also when read from the cache
+    assert checked == ["sm_90"] and cached.group.launch["min_blocks_per_sm"] == 3
