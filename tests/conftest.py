@@ -115,11 +115,13 @@ def _kind_of(value) -> str:
     return type(value).__name__
 
 
-def assert_same(result, expected, loose: bool = False) -> None:
+def assert_same(result, expected, loose: bool = False, atol: float | None = None) -> None:
     """`result` is what NumPy gave as `expected`: same container type, type, shape, dtype, values.
 
     NaNs must sit at the same places; floats compare with a tolerance that fits their dtype
-    (`loose` for ops whose float32 results differ in the last bits between implementations).
+    (`loose` for ops whose float32 results differ in the last bits between implementations;
+    `atol` where rounding scales with the operands, not the result, as in a matmul's cancelling
+    sums).
     """
     if isinstance(expected, (tuple, list, dict)):
         assert type(result) is type(expected), f"{type(result)} != {type(expected)}"
@@ -127,10 +129,10 @@ def assert_same(result, expected, loose: bool = False) -> None:
         if isinstance(expected, dict):
             assert list(result) == list(expected)
             for key in expected:
-                assert_same(result[key], expected[key], loose)
+                assert_same(result[key], expected[key], loose, atol)
         else:
             for r, e in zip(result, expected):
-                assert_same(r, e, loose)
+                assert_same(r, e, loose, atol)
         return
     assert _kind_of(result) == _kind_of(expected), (
         f"result is a {_kind_of(result)} ({result!r}), NumPy gives a {_kind_of(expected)} ({expected!r})")
@@ -146,7 +148,8 @@ def assert_same(result, expected, loose: bool = False) -> None:
         return
     assert result.shape == expected.shape, f"shape {result.shape} != {expected.shape}"
     assert result.dtype == expected.dtype, f"dtype {result.dtype} != {expected.dtype}"
-    rtol, atol = tolerance(expected.dtype, loose)
+    rtol, default_atol = tolerance(expected.dtype, loose)
+    atol = default_atol if atol is None else atol
     if expected.dtype.kind in "biu":
         np.testing.assert_array_equal(result, expected)
     else:

@@ -56,24 +56,24 @@ NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured
 #                                12.6 ms with, on an H200)
 REDUCE_VECTORS = 4             # split reductions: 16-byte vectors a thread loads per step
 #                                (sum(x*x), 2^28 float32, H200: 1 0.248 ms, 2 0.243, 4 0.242)
-STREAM_LOADS = ".nc.L1::no_allocate"   # reads of data a kernel reads once, and writes: PTX
-STREAM_STORES = ".cs"                  # cache qualifiers (cuda_vector.hinted_load/store; "" for
-#                                plain accesses). On an H200 (cache_hints_probe.py, one process
-#                                beside torch.compile, session 8) hinted was faster on every
-#                                workload timed: relu chain 0.3040 -> 0.3035 ms, (x.T+y)*2 0.1909
-#                                -> 0.1902, sum(x*x) 0.2370 -> 0.2359, layernorm 0.1334 -> 0.1327,
-#                                softmax 0.1338 -> 0.1331. (Session 7 saw 3-6% slower hinted runs
-#                                in two processes, cause not found: BENCHMARKS.md.) The hinted
-#                                accesses are inline PTX, which also keeps a rows kernel's vector
-#                                reads of gamma/beta after the stores before them (see below).
-ROW_READ_VECTOR_BYTES = 4      # rows: row outputs' other inputs (gamma, beta) read as vectors
-#                                where the row's elements are at most this many bytes. On an H200,
-#                                layernorm 16384x4096 float32 (session 8): element reads 48
-#                                registers, 5 blocks an SM, 0.1334 ms; vectors with plain stores
-#                                82 registers (the compiler hoists every vector read above the
-#                                row's stores), 3 blocks, 0.183; vectors with hinted stores 64
-#                                registers at 4 blocks (cuda._unless_spilling), 0.1323. float16
+STREAM_LOADS = ""              # reads of data a kernel reads once, and writes: PTX cache
+STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" for plain
+#                                accesses). Off: on an H200, loads .nc.L1::no_allocate with stores
+#                                .cs ran 0.2-0.5% faster than plain in cache_hints_probe.py's
+#                                process (sessions 7 and 8: relu chain 0.3040 -> 0.3035 ms,
+#                                (x.T+y)*2 0.1909 -> 0.1902, sum(x*x) 0.2370 -> 0.2359) but 3-6%
+#                                slower in benchmarks/gpu.py's (session 8, the same kernels: relu
+#                                chain 0.3194 hinted against 0.3040 plain, whichever system ran
+#                                first), so the gain depends on something outside the kernel.
+ROW_READ_VECTOR_BYTES = 2      # rows: row outputs' other inputs (gamma, beta) read as vectors
+#                                where the row's elements are at most this many bytes. float16
 #                                rows: vectors 0.1054 ms, element reads 0.1120 (session 6).
+#                                float32 layernorm 16384x4096 on an H200 (session 8): element
+#                                reads 48 registers, 5 blocks an SM, 0.1334 ms; vectors 82
+#                                registers (the compiler hoists every vector read above the row's
+#                                stores), 3 blocks, 0.183; vectors with cache-hinted stores (inline
+#                                PTX, which keeps the reads after the stores before them) 64
+#                                registers at 4 blocks (cuda._unless_spilling), 0.1323.
 
 
 @dataclass
