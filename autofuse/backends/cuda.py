@@ -28,7 +28,8 @@ from .literals import literal
 
 COST = CostModel(max_row=32 * 1024)
 CC = (9, 0)                      # PTX target without a GPU (Hopper, the project's GPU machines)
-GENERATOR_VERSION = "cuda-2"      # bump when generated code's meaning changes outside its text
+GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes outside its text
+#                                  (cuda-3: cubins record the launch bound they were linked with)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = Path(__file__).with_name("cuda_vector.py")
 _ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
@@ -162,7 +163,7 @@ class CudaKernel:
         blocks = self.source.min_blocks
         if cubin_path.exists() and meta_path.exists():
             meta = json.loads(meta_path.read_text())
-            entry, blocks = meta["entry"], meta.get("min_blocks", blocks)
+            entry, blocks = meta["entry"], meta["min_blocks"]
             cubin = cubin_path.read_bytes()
         else:
             # NOTE: cuda.core (about 80 ms to import) only on a miss, to link.
@@ -204,8 +205,9 @@ def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str, blocks: int)
     """(cubin, blocks an SM its registers allow): `cubin`, linked with a bound of `blocks` blocks
     an SM, unless the bound made ptxas spill registers to local memory; then the PTX linked again
     with one block fewer, down to half the blocks asked, and at last without the bound (whichever
-    spills least). Measured on an H200: layernorm's rows kernel with vector gamma/beta spills at
-    5 blocks of 256, fits 64 registers at 4 (0.1323 ms) and takes 82 unbounded (3 blocks, 0.183)."""
+    spills least). Measured on an H200: layernorm's rows kernel with vector gamma/beta and
+    cache-hinted stores spills at 5 blocks of 256 and fits 64 registers at 4 (0.1323 ms); with
+    plain stores it took 82 unbounded (3 blocks, 0.183 ms)."""
     least, least_blocks = cubin, blocks
     spilled = cuda_driver.local_bytes(cubin, entry)
     for fewer in [*range(blocks - 1, (blocks - 1) // 2, -1), 0]:
