@@ -112,17 +112,22 @@ def test_write_once_is_atomic_and_idempotent(tmp_path):
     assert disk_cache.digest("a", "b") != disk_cache.digest("ab", "")
 
 
+def cuda_kernel(fn, *args):
+    """The CudaKernel of `fn`'s first fusion group at these arguments, built without a GPU."""
+    from autofuse.backends import cuda
+    from autofuse.backends.cuda_source import generate
+    group = autofuse.jit(fn, backend="cuda").lower(*args).kernels[0]
+    source = generate(group, "k", {})
+    return cuda.CudaKernel(group, source, cuda.module_text(source, False), False)
+
+
 def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     """A cached cubin is reused only for the same module text, target and intrinsics: editing
     cuda_vector.py (whose intrinsics generated kernels import) makes new entries."""
     pytest.importorskip("numba_cuda")
     from autofuse.backends import cuda
-    from autofuse.backends.cuda_source import generate
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")     # (CI has no cuda.core)
-    x = np.ones(64, np.float32)
-    group = autofuse.jit(lambda x: x * 2 + 1, backend="cuda").lower(x).kernels[0]
-    source = generate(group, "k", {})
-    kernel = cuda.CudaKernel(group, source, cuda.module_text(source, False), False)
+    kernel = cuda_kernel(lambda x: x * 2 + 1, np.ones(64, np.float32))
     key = kernel.cache_key("sm_90")
     assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
@@ -145,7 +150,6 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     kernel of the same text loads that cubin without linking."""
     pytest.importorskip("numba_cuda")
     from autofuse.backends import cuda
-    from autofuse.backends.cuda_source import generate
     monkeypatch.setenv("AUTOFUSE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")
     linked, checked, loaded = [], [], []
@@ -155,26 +159,20 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     monkeypatch.setattr(cuda.cuda_driver, "load", lambda cubin, entry: loaded.append(cubin) or entry)
     monkeypatch.setattr(cuda.cuda_driver, "resources", lambda function: {"registers": 32})
     device = {"cc": (9, 0), "sms": 132}
-
-    def kernel(fn, *args):
-        group = autofuse.jit(fn, backend="cuda").lower(*args).kernels[0]
-        source = generate(group, "k", {})
-        return cuda.CudaKernel(group, source, cuda.module_text(source, False), False)
-
     x = np.ones(64, np.float32)
-    first = kernel(lambda x: x * 2 + 1, x)
+    first = cuda_kernel(lambda x: x * 2 + 1, x)
     first.load(device)
     assert linked == ["sm_90"] and checked == [] and loaded == [b"cubin:sm_90"]
     assert first.function == first.entry and len(files(tmp_path, "k_*.cubin")) == 1
-    again = kernel(lambda x: x * 2 + 1, x)
+    again = cuda_kernel(lambda x: x * 2 + 1, x)
     again.load(device)
     assert linked == ["sm_90"] and loaded[-1] == b"cubin:sm_90"      # a hit: nothing linked
-    rows = kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
+    rows = cuda_kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
     assert rows.source.min_blocks
     rows.load(device)
     assert linked == ["sm_90", "sm_90"] and checked == ["sm_90"]
     assert len(files(tmp_path, "k_*.cubin")) == 2
     assert rows.group.launch["min_blocks_per_sm"] == 3       # the bound it was linked with ...
-    cached = kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
+    cached = cuda_kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
     cached.load(device)                                      # ... also when read from the cache
     assert checked == ["sm_90"] and cached.group.launch["min_blocks_per_sm"] == 3
