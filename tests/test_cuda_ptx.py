@@ -62,9 +62,16 @@ def test_large_full_reduction_is_split_across_blocks():
 
 
 def test_transposed_input_goes_through_shared_memory_tiles():
+    """Full 32 x 32 tiles: each thread reads a 16-byte segment of a tile row of the transposed
+    input and of the other input, and writes one of the output (with an element-by-element
+    path for misaligned base addresses); partial tiles: elements only."""
     x = np.ones((64, 96), np.float32)
     (kernel,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
-    assert kernel.strategy == "transpose tiles" and "ld.shared" in kernel.ptx
+    assert kernel.strategy == "transpose tiles, 4-wide vectors" and "ld.shared" in kernel.ptx
+    assert len(VECTOR_LOAD.findall(kernel.ptx)) == 2 and len(VECTOR_STORE.findall(kernel.ptx)) == 1
+    x = np.ones((40, 70), np.float32)
+    (edges,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
+    assert edges.strategy == "transpose tiles" and not VECTOR_LOAD.findall(edges.ptx)
 
 
 def test_non_contiguous_input_strides_are_baked_in():
@@ -203,18 +210,21 @@ def _hints_on(monkeypatch):
     monkeypatch.setattr(cuda_source, "STREAM_STORES", ".cs")
 
 
-def test_transpose_tiles_hint_their_element_accesses(monkeypatch):
-    """The transpose kernel's element reads and writes take the hints too; with STREAM_LOADS
-    and STREAM_STORES empty (the default) every access is plain."""
+def test_transpose_tiles_hint_their_accesses(monkeypatch):
+    """The transpose kernel's reads and writes, vectors and elements, take the hints too; with
+    STREAM_LOADS and STREAM_STORES empty (the default) every access is plain."""
     from autofuse.backends import cuda_source
     _hints_on(monkeypatch)
     args = (np.ones((256, 512), np.float32), np.ones((512, 256), np.float32))
     (kernel,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels
-    assert kernel.strategy == "transpose tiles"
-    hinted_loads = re.findall(r"ld\.global\.nc\.L1::no_allocate\.f32", kernel.ptx)
-    assert len(hinted_loads) == 2 * (cuda_source.TILE_T ** 2 // cuda_source.THREADS)
-    assert len(re.findall(r"st\.global\.cs\.f32", kernel.ptx)) == \
-        cuda_source.TILE_T ** 2 // cuda_source.THREADS
+    assert kernel.strategy == "transpose tiles, 4-wide vectors"
+    loads = re.findall(r"ld\.global[.\w:]*", kernel.ptx)
+    stores = re.findall(r"st\.global[.\w:]*", kernel.ptx)
+    assert loads and all(".nc.L1::no_allocate" in load for load in loads)
+    assert stores and all(".cs" in store for store in stores)
+    assert "ld.global.nc.L1::no_allocate.v4.f32" in loads       # the vector path's, hinted
+    assert len(re.findall(r"ld\.global\.nc\.L1::no_allocate\.f32", kernel.ptx)) == \
+        2 * (cuda_source.TILE_T ** 2 // cuda_source.THREADS)       # the element path's
     monkeypatch.setattr(cuda_source, "STREAM_LOADS", "")
     monkeypatch.setattr(cuda_source, "STREAM_STORES", "")
     (plain,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels

@@ -65,6 +65,10 @@ STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" f
 #                                slower in benchmarks/gpu.py's (session 8, the same kernels: relu
 #                                chain 0.3194 hinted against 0.3040 plain, whichever system ran
 #                                first), so the gain depends on something outside the kernel.
+ROW_RELOAD = 0                 # rows: the row outputs read held inputs again (from the
+ROW_HOLD_LOAD = ""             # caches) instead of keeping them in registers until the end;
+ROW_RELOAD_LOAD = ""           # PTX qualifiers of the first read and of the second (off:
+#                                see BENCHMARKS.md, session 9)
 ROW_READ_VECTOR_BYTES = 2      # rows: row outputs' other inputs (gamma, beta) read as vectors
 #                                where the row's elements are at most this many bytes. float16
 #                                rows: vectors 0.1054 ms, element reads 0.1120 (session 6).
@@ -158,7 +162,7 @@ class CudaSource:
         self.identity_shape = None          # ... over this shape (a C-contiguous array of it)
         self.row_index = None               # rows: the full index of this thread's row item
         self.row_lanes = 0                  # rows: a thread's items are vectors of this many
-        self.tiles: dict = {}               # node id -> (index, shared-memory expression)
+        self.tiles: dict = {}               # (node id, index) -> its shared-memory element
         self.stream_size = 0                # element loads and stores may be cache-hinted in a
         #                                     loop over this many elements (vector_function)
         self.scratch = []
@@ -216,8 +220,8 @@ class CudaSource:
             return self.register(node, param.name)
         if node.id in self.cached and index == self.row_index:
             return f"{self.cached[node.id]}[j]"
-        if node.id in self.tiles and index == self.tiles[node.id][0]:
-            return self.tiles[node.id][1]
+        if (node.id, index) in self.tiles:
+            return self.tiles[(node.id, index)]
         if (node.id, index) in self.preloaded:
             return self.preloaded[(node.id, index)]
         if self.flat_index and param.strides is None and index == self.identity \
@@ -445,7 +449,7 @@ class CudaSource:
         return lane_index
 
     def vector_loads(self, flat: str, shape, lanes: int, vectors: dict, lane_index: list,
-                     suffix: str) -> dict:
+                     suffix: str, qualifier: str | None = None) -> dict:
         """Emit one vector load per input of `vectors` (vector_reads) for the vector at `flat`
         (whose lanes' indices are `lane_index`, just emitted); returns the preloaded entries
         mapping each lane's read to its register (named with `suffix`)."""
@@ -458,7 +462,8 @@ class CudaSource:
             offset = flat if param.strides is None and node.shape == shape and index == base \
                 else self.offset(node.shape, param.strides or contiguous(node.shape), index)
             names = [f"{param.name}v{lane}{suffix}" for lane in range(lanes)]
-            load = self.vector_function("load", node, lanes, math.prod(shape))
+            load = self.vector_function("load", node, lanes, math.prod(shape)) \
+                if qualifier is None else self.hinted("load", lanes, qualifier)
             self.renderer.emit(f"{', '.join(names)} = {load}({param.name}, {offset})")
             for lane, name in enumerate(names):
                 preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = \
@@ -486,7 +491,16 @@ class CudaSource:
         width = lanes * storage_dtype(node.dtype).itemsize
         if not qualifier or width < 4 or node.size < loop_size:
             return f"v{kind}{lanes}"
-        name = f"v{kind}{lanes}_once" if lanes > 1 else f"{kind}_once"
+        return self.hinted(kind, lanes, qualifier, "once")
+
+    def hinted(self, kind: str, lanes: int, qualifier: str, label: str = "") -> str:
+        """The name of a `lanes`-wide load or store with PTX `qualifier` ("": plain), made a
+        global of the kernel (cuda_vector.hinted_load / hinted_store)."""
+        if not qualifier:
+            return f"v{kind}{lanes}"
+        if not label:
+            label = "h" + "".join(c if c.isalnum() else "_" for c in qualifier).strip("_")
+        name = f"v{kind}{lanes}_{label}" if lanes > 1 else f"{kind}_{label}"
         self.renderer.globals[name] = ("hinted", kind, lanes, qualifier)
         return name
 
@@ -595,48 +609,107 @@ class CudaSource:
     def transpose_tiles(self, shape, index, transposed) -> CudaKernelSource:
         """TILE_T x TILE_T output tiles; each transposed input staged through shared memory with
         coalesced reads along its rows, then read across (a padding column avoids bank
-        conflicts). A block's THREADS threads cover TILE_T columns by `step` rows at a time."""
+        conflicts). Where every tile is full and the arrays allow (transpose_lanes), a thread
+        reads and writes its row segment of a tile as one vector (16 bytes of float32), with an
+        element-by-element loop for base addresses not 16-byte aligned."""
         r = self.renderer
         rows, cols = shape
         side = TILE_T
-        step = THREADS // side
-        passes = side // step
         tiles_r, tiles_c = -(-rows // side), -(-cols // side)
         self.stream_size = rows * cols      # element accesses may be cache-hinted (load, store)
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
-        r.emit(f"tx = {self.ix(f't % {side}')}")
-        r.emit(f"ty = {self.ix(f't // {side}')}")
         for param in transposed:
             r.emit(f"tile_{param.name} = cuda.shared.array(({side}, {side + 1}), "
                    f"{self.numba_type(param.node.dtype)})")
+        lanes, vectors = self.transpose_lanes(shape, transposed)
+        if lanes:
+            for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
+                r.globals[name] = ("vector", name)
+            aligned = " | ".join(f"address({p.name})" for p in
+                                 transposed + [self.names[n] for n in vectors] + self.outputs)
+            r.emit(f"if ({aligned}) % 16 == 0:")
+            r.push()
+            self.tile_loop(shape, transposed, lanes, vectors)
+            r.pop()
+            r.emit("else:    # a base address not 16-byte aligned: element by element")
+            r.push()
+        self.tile_loop(shape, transposed, 1, {})
+        if lanes:
+            r.pop()
+        self.stream_size = 0
+        strategy = "transpose tiles" + (f", {lanes}-wide vectors" if lanes else "")
+        return self.finish(strategy, THREADS, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
+
+    def transpose_lanes(self, shape, transposed) -> tuple[int, dict]:
+        """(lanes, vector reads of the other inputs) for vector tiles, or (0, {}): every tile
+        full, every output of the tile's shape, the transposed inputs contiguous (so a tile row
+        is consecutive), and at least one element a thread a tile (at most 4 lanes of 256
+        threads on 32 x 32 tiles)."""
+        rows, cols = shape
+        if not VECTOR or self.simulator and TILE_T * TILE_T < THREADS or \
+                rows % TILE_T or cols % TILE_T or any(p.node.shape != shape for p in self.outputs):
+            return 0, {}
+        lanes = min(self.lanes_for(self.outputs + transposed), TILE_T * TILE_T // THREADS)
+        if lanes < 2 or THREADS % (TILE_T // lanes) or TILE_T % (THREADS // (TILE_T // lanes)):
+            return 0, {}
+        return lanes, self.vector_reads(shape, lanes)
+
+    def tile_loop(self, shape, transposed, lanes: int, vectors: dict) -> None:
+        """The loop over tiles, a thread taking `lanes` consecutive columns of a tile row at a
+        time (1: elements; then `vectors` is empty)."""
+        r = self.renderer
+        rows, cols = shape
+        side = TILE_T
+        across = side // lanes               # threads across a tile row
+        step = THREADS // across             # tile rows a pass covers
+        passes = side // step
+        tiles_r, tiles_c = -(-rows // side), -(-cols // side)
+        exact = rows % side == 0 and cols % side == 0     # every tile full: no bounds guards
+        r.emit(f"tx = {self.ix(f't % {across}')}")
+        r.emit(f"ty = {self.ix(f't // {across}')}")
         r.emit(f"blk = {self.ix('cuda.blockIdx.x')}")
         r.emit(f"while blk < {tiles_r * tiles_c}:")
         r.push()
         r.emit(f"br = {self.ix(f'blk // {tiles_c}')}")
         r.emit(f"bc = {self.ix(f'blk - br * {tiles_c}')}")
-        exact = rows % side == 0 and cols % side == 0     # every tile full: no bounds guards
+        column = "tx" if lanes == 1 else f"tx * {lanes}"
         for k in range(passes):
             r.emit(f"sr = {self.ix(f'bc * {side} + ty + {step * k}')}")
-            r.emit(f"sc = {self.ix(f'br * {side} + tx')}")
+            r.emit(f"sc = {self.ix(f'br * {side} + {column}')}")
             if not exact:
                 r.emit(f"if sr < {cols} and sc < {rows}:")
                 r.push()
             for param in transposed:
-                r.emit(f"tile_{param.name}[ty + {step * k}, tx] = "
-                       f"{self.load(param.node, ('sr', 'sc'))}")
+                if lanes == 1:
+                    r.emit(f"tile_{param.name}[ty + {step * k}, tx] = "
+                           f"{self.load(param.node, ('sr', 'sc'))}")
+                    continue
+                names = [f"{param.name}t{lane}" for lane in range(lanes)]
+                load = self.vector_function("load", param.node, lanes, rows * cols)
+                r.emit(f"{', '.join(names)} = {load}({param.name}, {self.ix(f'sr * {rows} + sc')})")
+                for lane, name in enumerate(names):
+                    r.emit(f"tile_{param.name}[ty + {step * k}, {column} + {lane}] = {name}")
             if not exact:
                 r.pop()
         # NOTE: every other global read of the tile's outputs is issued before the barrier, so
         # its latency overlaps the tile loads' (measured on an H200, (x.T+y)*2: 1.00x of the
         # floor with, one tile per block; 1.38x with y read after the barrier, 16 blocks per SM
         # looping over tiles).
-        indices = []
+        indices, lane_indices = [], []
         for k in range(passes):
             i0, i1 = f"i0_{k}", f"i1_{k}"
             r.emit(f"{i0} = {self.ix(f'br * {side} + ty + {step * k}')}")
-            r.emit(f"{i1} = {self.ix(f'bc * {side} + tx')}" if k == 0 else f"{i1} = i1_0")
+            r.emit(f"{i1} = {self.ix(f'bc * {side} + {column}')}" if k == 0 else f"{i1} = i1_0")
             indices.append((i0, i1))
-        self.preload(indices, {p.node.id for p in transposed},
+            if lanes > 1:
+                lane_index = self.lane_names((i0, i1), lanes)
+                lane_indices.append(lane_index)
+                r.emit(f"ev_{k} = {self.ix(f'{i0} * {cols} + {i1}')}")
+                at = self.vector_reads(shape, lanes, base=(i0, i1))      # `vectors`, at (i0, i1)
+                self.preloaded.update(self.vector_loads(
+                    f"ev_{k}", shape, lanes, {n: at[n] for n in vectors}, lane_index, f"_{k}"))
+        everywhere = [index for lane_index in lane_indices for index in lane_index] or indices
+        self.preload(everywhere, {p.node.id for p in transposed},
                      None if exact else lambda i0, i1: f"{i0} < {rows} and {i1} < {cols}",
                      (rows, cols))
         r.emit("cuda.syncthreads()")
@@ -646,24 +719,29 @@ class CudaSource:
             else:
                 r.emit(f"if {i0} < {rows} and {i1} < {cols}:")
                 r.push()
-            self.tiles = {p.node.id: ((i1, i0), f"tile_{p.name}[tx, ty + {step * k}]")
-                          for p in transposed}
-            index = (i0, i1)
-            self.identity, self.flat_index = index, self.ix(f"{i0} * {cols} + {i1}")
-            self.identity_shape = shape
-            for param in self.outputs:
-                self.store(param, index)
+            self.identity, self.identity_shape = (i0, i1), shape
+            self.flat_index = self.ix(f"{i0} * {cols} + {i1}")
+            if lanes == 1:
+                self.tiles = {(p.node.id, (i1, i0)): f"tile_{p.name}[tx, ty + {step * k}]"
+                              for p in transposed}
+                for param in self.outputs:
+                    self.store(param, (i0, i1))
+            else:
+                self.tiles = {(p.node.id, (index[1], i0)):
+                              f"tile_{p.name}[{column} + {lane}, ty + {step * k}]"
+                              for p in transposed for lane, index in enumerate(lane_indices[k])}
+                r.emit(f"ev = ev_{k}")
+                self.vector_lanes_store(lane_indices[k], lanes)
             if exact:
                 r.scopes.pop()
             else:
                 r.pop()
         self.tiles = {}
         self.preloaded = {}
+        self.identity = self.flat_index = None
         r.emit("cuda.syncthreads()")
         r.emit(f"blk = {self.ix('blk + cuda.gridDim.x')}")
         r.pop()
-        self.stream_size = 0
-        return self.finish("transpose tiles", THREADS, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
 
     def preload(self, indices: list, skip: set, guard, ranges: tuple) -> None:
         """Issue now the global reads the outputs will make at each index of `indices` (found by
@@ -913,9 +991,15 @@ class CudaSource:
         r.emit(f"r{axis} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
         lane_index = self.lane_names(full, lanes)
         self.preloaded = self.vector_loads(flat, shape, lanes, vectors, lane_index, "")
+        if ROW_RELOAD:
+            # NOTE: read again (from L1 or L2, where the first read left it) rather than kept
+            # in registers across the row: fewer registers, at the cost of a second read.
+            self.preloaded.update(self.vector_loads(
+                flat, shape, lanes, {n: full for n in self.cached}, lane_index, "r",
+                ROW_RELOAD_LOAD))
         for node_id, name in self.cached.items():
             for lane, index in enumerate(lane_index):
-                self.preloaded[(node_id, index)] = f"{name}[jv * {lanes} + {lane}]"
+                self.preloaded.setdefault((node_id, index), f"{name}[jv * {lanes} + {lane}]")
         row_index, self.row_index = self.row_index, None    # held items: through `preloaded`
         r.emit(f"ev = {flat}")
         self.vector_lanes_store(lane_index, lanes, rows)
@@ -966,7 +1050,8 @@ class CudaSource:
             r.emit(f"{inner_names[-1]} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
             lane_index = self.lane_indices(full, lanes)
             loaded = self.vector_loads(self.offset(shape, contiguous(shape), full), shape, lanes,
-                                       {p.node.id: full for p in held}, lane_index, "")
+                                       {p.node.id: full for p in held}, lane_index, "",
+                                       ROW_HOLD_LOAD if ROW_RELOAD else None)
             for param in held:
                 for lane, index in enumerate(lane_index):
                     r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = "

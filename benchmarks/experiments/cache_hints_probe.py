@@ -6,7 +6,8 @@ torch.compile, in one process.
     python benchmarks/experiments/cache_hints_probe.py [--rounds K] [--only 'a,b']
         [--settings 'LOADS/STORES[/NAME=VALUE,...];...']
 
-A setting's third part sets other cuda_source constants for it (ROW_ITEMS=8), reset after.
+A setting's third part sets other cuda_source constants for it (ROW_ITEMS=8, or a string:
+ROW_HOLD_LOAD=.L1::evict_last), reset after.
 """
 import argparse
 import os
@@ -62,7 +63,7 @@ def main():
             for assignment in filter(None, ",".join(others).split(",")):
                 name, value = assignment.split("=")
                 saved[name] = getattr(source, name)
-                setattr(source, name, int(value))
+                setattr(source, name, type(saved[name])(value))
             source.STREAM_LOADS, source.STREAM_STORES = loads, stores
             fn = autofuse.jit(workload.fn(np))
             result = fn(*inputs)
