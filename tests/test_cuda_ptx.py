@@ -351,24 +351,34 @@ def test_split_reduction_reads_16_byte_vectors():
     assert odd.strategy == "split" and not VECTOR_LOAD.findall(odd.ptx)
 
 
-def test_layernorm_rows_read_and_write_16_byte_vectors():
+def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
     """A rows kernel over 4096-long float32 rows: each thread's 16 items are 4 vectors of the
-    row (held in registers, no local memory), gamma and beta read as vectors where
-    ROW_READ_VECTOR_BYTES says (float32 rows: element by element), the output written as vectors;
-    a misaligned base takes the element-by-element body."""
+    row (held in registers, no local memory), read once more from the caches for the outputs
+    (ROW_RELOAD: kept with evict_last, read again with evict_first), gamma and beta read as
+    plain vectors, the output written as vectors in program order (ROW_STORES, inline PTX);
+    a misaligned base takes the element-by-element body. With ROW_RELOAD 0 and no row-store
+    qualifier the row is read once, and every access is plain."""
     from programs import layernorm
     from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
     (kernel,) = lowered(layernorm, (x, g, g)).kernels
     assert kernel.strategy == "rows, 4-wide vectors"
     ptx = kernel.ptx
-    gamma_beta = 8 if cuda_source.ROW_READ_VECTOR_BYTES >= 4 else 0
-    assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", ptx)) == 4 + gamma_beta
-    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) == 4
+    kept = re.findall(r"ld\.global\.L1::evict_last\.L2::cache_hint\.v4\.f32", ptx)
+    again = re.findall(r"ld\.global\.L1::evict_first\.L2::cache_hint\.v4\.f32", ptx)
+    plain = re.findall(r"ld\.global(?:\.nc)?\.v4\.f32", ptx)
+    assert len(kept) == 4 and len(again) == 4 and len(plain) == 8        # x, x again, gamma/beta
+    assert ptx.count("createpolicy.fractional.L2::evict_last") == 4
+    assert len(re.findall(r"st\.global\.L1::evict_normal\.v4\.f32", ptx)) == 4
     assert re.search(rf"st\.global{CACHE}\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
+    monkeypatch.setattr(cuda_source, "ROW_RELOAD", 0)
+    monkeypatch.setattr(cuda_source, "ROW_STORES", "")
+    (held,) = lowered(layernorm, (x, g, g)).kernels
+    assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.f32", held.ptx)) == 4 + 8
+    assert len(re.findall(r"st\.global\.v4\.f32", held.ptx)) == 4 and "L1::" not in held.ptx
     (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
                                  np.empty(4100, np.float32))).kernels
-    assert "vectors" not in odd.strategy
+    assert "vectors" not in odd.strategy and "L1::" not in odd.ptx
 
 
 def test_rows_kernel_barriers(monkeypatch):

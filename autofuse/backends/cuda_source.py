@@ -65,19 +65,25 @@ STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" f
 #                                slower in benchmarks/gpu.py's (session 8, the same kernels: relu
 #                                chain 0.3194 hinted against 0.3040 plain, whichever system ran
 #                                first), so the gain depends on something outside the kernel.
-ROW_RELOAD = 0                 # rows: the row outputs read held inputs again (from the
-ROW_HOLD_LOAD = ""             # caches) instead of keeping them in registers until the end;
-ROW_RELOAD_LOAD = ""           # PTX qualifiers of the first read and of the second (off:
-#                                see BENCHMARKS.md, session 9)
-ROW_READ_VECTOR_BYTES = 2      # rows: row outputs' other inputs (gamma, beta) read as vectors
-#                                where the row's elements are at most this many bytes. float16
-#                                rows: vectors 0.1054 ms, element reads 0.1120 (session 6).
-#                                float32 layernorm 16384x4096 on an H200 (session 8): element
-#                                reads 48 registers, 5 blocks an SM, 0.1334 ms; vectors 82
-#                                registers (the compiler hoists every vector read above the row's
-#                                stores), 3 blocks, 0.183; vectors with cache-hinted stores (inline
-#                                PTX, which keeps the reads after the stores before them) 64
-#                                registers at 4 blocks (cuda._unless_spilling), 0.1323.
+ROW_RELOAD = 1                 # rows (vector path): the row outputs read held inputs again
+ROW_HOLD_LOAD = ".L1::evict_last.L2::cache_hint|evict_last"    # (first read: keep it cached)
+ROW_RELOAD_LOAD = ".L1::evict_first.L2::cache_hint|evict_first"  # (second: the last use)
+#                                instead of keeping them in registers to the end, with PTX cache
+#                                qualifiers on both reads (Inductor's layernorm does the same).
+ROW_STORES = ".L1::evict_normal"  # rows (vector path): outputs stored by inline PTX with PTX's
+#                                default eviction priority, i.e. plain stores that the compiler
+#                                keeps in order, so that gamma/beta reads stay after the stores
+#                                before them instead of being hoisted to the row's start.
+ROW_READ_VECTOR_BYTES = 4      # rows: row outputs' other inputs (gamma, beta) read as vectors
+#                                where the row's elements are at most this many bytes.
+#                                Measured on an H200 (BENCHMARKS.md, sessions 5-9), float32
+#                                layernorm 16384x4096 beside torch.compile in one process: element
+#                                reads of gamma/beta 0.1342 ms (48 registers, 5 blocks an SM);
+#                                vectors with plain stores 0.183 (82 registers: every vector read
+#                                hoisted); vectors with ordered stores 0.1333 (64, 4 blocks); those
+#                                with the reload 0.1309 (48, 5 blocks), torch.compile 0.1315.
+#                                softmax 0.1329 -> 0.1295 with the reload. Reload hints on the L1
+#                                alone: layernorm 0.1372; held through the row: 0.1342.
 
 
 @dataclass
@@ -449,7 +455,7 @@ class CudaSource:
         return lane_index
 
     def vector_loads(self, flat: str, shape, lanes: int, vectors: dict, lane_index: list,
-                     suffix: str, qualifier: str | None = None) -> dict:
+                     suffix: str, qualifier: str | None = None, label: str = "") -> dict:
         """Emit one vector load per input of `vectors` (vector_reads) for the vector at `flat`
         (whose lanes' indices are `lane_index`, just emitted); returns the preloaded entries
         mapping each lane's read to its register (named with `suffix`)."""
@@ -462,23 +468,27 @@ class CudaSource:
             offset = flat if param.strides is None and node.shape == shape and index == base \
                 else self.offset(node.shape, param.strides or contiguous(node.shape), index)
             names = [f"{param.name}v{lane}{suffix}" for lane in range(lanes)]
-            load = self.vector_function("load", node, lanes, math.prod(shape)) \
-                if qualifier is None else self.hinted("load", lanes, qualifier)
+            load = self.hinted("load", lanes, qualifier, label) \
+                if qualifier is not None and lanes * storage_dtype(node.dtype).itemsize >= 4 \
+                else self.vector_function("load", node, lanes, math.prod(shape))
             self.renderer.emit(f"{', '.join(names)} = {load}({param.name}, {offset})")
             for lane, name in enumerate(names):
                 preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = \
                     self.register(node, name)
         return preloaded
 
-    def vector_lanes_store(self, lane_index, lanes: int, params: list | None = None) -> None:
+    def vector_lanes_store(self, lane_index, lanes: int, params: list | None = None,
+                           qualifier: str | None = None, label: str = "") -> None:
         """Store each output of `params` (default: all) at the vector `ev`, its lanes' values
-        rendered at `lane_index`."""
+        rendered at `lane_index` (with PTX `qualifier`, where given, as inline PTX)."""
         r = self.renderer
         params = self.outputs if params is None else params
         values = [[r.value(p.node, index) for p in params] for index in lane_index]
         for k, param in enumerate(params):
             lane_values = [self.stored(param.node, values[lane][k]) for lane in range(lanes)]
-            store = self.vector_function("store", param.node, lanes, param.node.size)
+            store = self.hinted("store", lanes, qualifier, label) if qualifier is not None and \
+                lanes * storage_dtype(param.node.dtype).itemsize >= 4 else \
+                self.vector_function("store", param.node, lanes, param.node.size)
             r.emit(f"{store}({param.name}, ev, {', '.join(lane_values)})")
 
     def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int) -> str:
@@ -495,7 +505,7 @@ class CudaSource:
 
     def hinted(self, kind: str, lanes: int, qualifier: str, label: str = "") -> str:
         """The name of a `lanes`-wide load or store with PTX `qualifier` ("": plain), made a
-        global of the kernel (cuda_vector.hinted_load / hinted_store)."""
+        global of the kernel (cuda_vector.hinted_load / hinted_store), e.g. `vload4_kept`."""
         if not qualifier:
             return f"v{kind}{lanes}"
         if not label:
@@ -996,13 +1006,13 @@ class CudaSource:
             # in registers across the row: fewer registers, at the cost of a second read.
             self.preloaded.update(self.vector_loads(
                 flat, shape, lanes, {n: full for n in self.cached}, lane_index, "r",
-                ROW_RELOAD_LOAD))
+                ROW_RELOAD_LOAD, "again"))
         for node_id, name in self.cached.items():
             for lane, index in enumerate(lane_index):
                 self.preloaded.setdefault((node_id, index), f"{name}[jv * {lanes} + {lane}]")
         row_index, self.row_index = self.row_index, None    # held items: through `preloaded`
         r.emit(f"ev = {flat}")
-        self.vector_lanes_store(lane_index, lanes, rows)
+        self.vector_lanes_store(lane_index, lanes, rows, ROW_STORES or None, "ordered")
         self.row_index = row_index
         self.preloaded = {}
         r.pop()
@@ -1051,7 +1061,7 @@ class CudaSource:
             lane_index = self.lane_indices(full, lanes)
             loaded = self.vector_loads(self.offset(shape, contiguous(shape), full), shape, lanes,
                                        {p.node.id: full for p in held}, lane_index, "",
-                                       ROW_HOLD_LOAD if ROW_RELOAD else None)
+                                       ROW_HOLD_LOAD if ROW_RELOAD else None, "kept")
             for param in held:
                 for lane, index in enumerate(lane_index):
                     r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = "

@@ -10,8 +10,11 @@ count and the kernel checked at run time that the base addresses are 16-byte ali
 `hinted_load(lanes, qualifier)` and `hinted_store(lanes, qualifier)` make the same accesses with
 PTX cache qualifiers (`.L1::no_allocate`, `.cs`, an L2 eviction policy ...), written as inline PTX
 since NVVM has no other way to ask for them; generated kernels use them for data a kernel reads or
-writes exactly once (cuda_source.STREAM_LOADS, STREAM_STORES), so it does not evict what is read
-again (a layernorm's gamma and beta).
+writes exactly once (cuda_source.STREAM_LOADS, STREAM_STORES, off by default), so it does not
+evict what is read again; and rows kernels use them to read a held row a second time from the
+caches (cuda_source.ROW_RELOAD: evict_last on the first read, evict_first on the second) and to
+store their outputs in program order (ROW_STORES: an inline-PTX store with the default eviction
+priority, which the compiler does not move, so gamma and beta are read where they are used).
 
 Under numba's CUDA simulator (which runs kernels as Python over NumPy arrays) the same names are
 plain Python functions with the same meaning, so the simulator tests the kernels' logic.
