@@ -83,7 +83,7 @@ CASES = [
     ("transpose_exact_tiles", lambda x, y: x.T - y, (f32(64, 32), f32(32, 64))),
     # full tiles take vectors: a row bias (a vector too) and a column one (elements) beside them
     ("transpose_vector_tiles", lambda x, b, c: x.T * b - c[:, None] + x.T,
-     (f32(64, 96), f32(64), f32(96))),
+     (f32(64, 128), f32(64), f32(128))),
     ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (f32(20),)),
     ("setslice", lambda u: u.copy().__setitem__((slice(1, -1),), 0) or u, (f32(5),)),
     ("concatenate", lambda a, b: np.concatenate([a, b * 2], axis=1), (f32(3, 2), f32(3, 4))),
@@ -137,7 +137,7 @@ CASES = [
     ("strip_view_and_reversed", lambda u, w: _stencil(u) + w[::-1],
      (f32(40, 72)[:, 4:68], f32(40, 64))),
     ("strip_misaligned", lambda u: _stencil(u), (_misaligned(24, 64),)),
-    ("transpose_tiles_misaligned", lambda x, y: x.T - y, (_misaligned(64, 32), f32(32, 64))),
+    ("transpose_tiles_misaligned", lambda x, y: x.T - y, (_misaligned(64, 64), f32(64, 64))),
     ("strip_column_offset_view", lambda u: _stencil(u), (f32(24, 65)[:, 1:],)),
     ("strip_float64_bool", lambda u: (u[2:] - u[:-2], u[2:] > u[:-2]),
      (rng.standard_normal((30, 32)),)),
@@ -218,7 +218,7 @@ CASES = [
     ("half_split", lambda x: ((x * x).sum(), x.argmax(), x.min(), x.mean()), (f16(4096),)),
     ("half_matmul", lambda x, w, b: np.maximum(x @ w + b, 0), (f16(20, 36), f16(36, 24), f16(24))),
     ("half_transpose_tiles", lambda x, y: (x.T + y) * 2, (f16(40, 70), f16(70, 40))),
-    ("half_transpose_vector_tiles", lambda x, y: (x.T + y) * 2, (f16(64, 32), f16(32, 64))),
+    ("half_transpose_vector_tiles", lambda x, y: (x.T + y) * 2, (f16(64, 128), f16(128, 64))),
     ("half_strip", lambda u: _stencil(u), (f16(37, 64),)),
     # jit(float16="float32"): intermediates, sums and matmul results stay float32 (no overflow
     # to inf on the way), only stores and explicit casts round, as torch.compile does

@@ -62,14 +62,18 @@ def test_large_full_reduction_is_split_across_blocks():
 
 
 def test_transposed_input_goes_through_shared_memory_tiles():
-    """Full 32 x 32 tiles: each thread reads a 16-byte segment of a tile row of the transposed
-    input and of the other input, and writes one of the output (with an element-by-element
+    """Full TILE_T x TILE_T tiles: each thread reads 16-byte segments of tile rows of the
+    transposed input and of the other input, and writes the output's (with an element-by-element
     path for misaligned base addresses); partial tiles: elements only."""
-    x = np.ones((64, 96), np.float32)
+    from autofuse.backends import cuda_source
+    side = cuda_source.TILE_T
+    x = np.ones((side, 2 * side), np.float32)
     (kernel,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
     assert kernel.strategy == "transpose tiles, 4-wide vectors" and "ld.shared" in kernel.ptx
-    assert len(VECTOR_LOAD.findall(kernel.ptx)) == 2 and len(VECTOR_STORE.findall(kernel.ptx)) == 1
-    x = np.ones((40, 70), np.float32)
+    per_thread = side * side // (4 * cuda_source.THREADS)       # vectors a thread a tile
+    assert len(VECTOR_LOAD.findall(kernel.ptx)) == 2 * per_thread
+    assert len(VECTOR_STORE.findall(kernel.ptx)) == per_thread
+    x = np.ones((side + 8, side + 38), np.float32)
     (edges,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
     assert edges.strategy == "transpose tiles" and not VECTOR_LOAD.findall(edges.ptx)
 
