@@ -361,7 +361,7 @@ def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
     (ROW_RELOAD: kept with evict_last, read again with evict_first), gamma and beta read as
     plain vectors, the output written as vectors in program order (ROW_STORES, inline PTX);
     a misaligned base takes the element-by-element body. With ROW_RELOAD 0 and no row-store
-    qualifier the row is read once, and every access is plain."""
+    qualifier the row is read once, and every access is plain; so are float16 rows'."""
     from programs import layernorm
     from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
@@ -383,6 +383,9 @@ def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
     (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
                                  np.empty(4100, np.float32))).kernels
     assert "vectors" not in odd.strategy and "L1::" not in odd.ptx
+    g16 = np.empty(4096, np.float16)
+    (half,) = lowered(layernorm, (np.empty((64, 4096), np.float16), g16, g16)).kernels
+    assert half.strategy == "rows, 8-wide vectors" and "L1::" not in half.ptx   # ROW_HINT_BYTES
 
 
 def test_rows_kernel_barriers(monkeypatch):

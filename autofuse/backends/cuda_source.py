@@ -76,6 +76,9 @@ ROW_STORES = ".L1::evict_normal"  # rows (vector path): outputs stored by inline
 #                                default eviction priority, i.e. plain stores that the compiler
 #                                keeps in order, so that gamma/beta reads stay after the stores
 #                                before them instead of being hoisted to the row's start.
+ROW_HINT_BYTES = 4             # ... ROW_RELOAD and ROW_STORES apply to rows of elements at least
+#                                this wide: float16 softmax ran 0.125 -> 0.139 ms with them (H200,
+#                                full run at ec9997a), so float16 rows keep their earlier kernels
 ROW_READ_VECTOR_BYTES = 4      # rows: row outputs' other inputs (gamma, beta) read as vectors
 #                                where the row's elements are at most this many bytes.
 #                                Measured on an H200 (BENCHMARKS.md, sessions 5-9), float32
@@ -1002,7 +1005,7 @@ class CudaSource:
         r.emit(f"r{axis} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
         lane_index = self.lane_names(full, lanes)
         self.preloaded = self.vector_loads(flat, shape, lanes, vectors, lane_index, "")
-        if ROW_RELOAD:
+        if ROW_RELOAD and self.row_hints(shape):
             # NOTE: read again (from L1 or L2, where the first read left it) rather than kept
             # in registers across the row: fewer registers, at the cost of a second read.
             self.preloaded.update(self.vector_loads(
@@ -1013,7 +1016,8 @@ class CudaSource:
                 self.preloaded.setdefault((node_id, index), f"{name}[jv * {lanes} + {lane}]")
         row_index, self.row_index = self.row_index, None    # held items: through `preloaded`
         r.emit(f"ev = {flat}")
-        self.vector_lanes_store(lane_index, lanes, rows, ROW_STORES or None, "ordered")
+        self.vector_lanes_store(lane_index, lanes, rows,
+                                (ROW_STORES or None) if self.row_hints(shape) else None, "ordered")
         self.row_index = row_index
         self.preloaded = {}
         r.pop()
@@ -1062,7 +1066,8 @@ class CudaSource:
             lane_index = self.lane_indices(full, lanes)
             loaded = self.vector_loads(self.offset(shape, contiguous(shape), full), shape, lanes,
                                        {p.node.id: full for p in held}, lane_index, "",
-                                       ROW_HOLD_LOAD if ROW_RELOAD else None, "kept")
+                                       ROW_HOLD_LOAD if ROW_RELOAD and self.row_hints(shape)
+                                       else None, "kept")
             for param in held:
                 for lane, index in enumerate(lane_index):
                     r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = "
@@ -1075,6 +1080,13 @@ class CudaSource:
             self.end_row_loop()
         for param in held:
             self.cached[param.node.id] = f"held_{param.name}"
+
+    def row_hints(self, shape) -> bool:
+        """Whether a rows kernel's vector path reads its held row twice and orders its stores
+        (ROW_RELOAD, ROW_STORES): rows of elements at least ROW_HINT_BYTES wide."""
+        params = self.held_params(shape) + [p for p in self.outputs if p.node.shape == shape]
+        return bool(params) and max(storage_dtype(p.node.dtype).itemsize
+                                    for p in params) >= ROW_HINT_BYTES
 
     def held_params(self, shape) -> list[Param]:
         """The inputs a rows kernel holds in registers: row-shaped, read at the row index."""
