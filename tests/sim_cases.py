@@ -63,6 +63,11 @@ def _nested_rows(u):
     return w
 
 
+def _scale_rows_in_place(x):
+    x[...] = x / np.abs(x).sum(1, keepdims=True) * 2 + x.mean(1, keepdims=True)
+    return x
+
+
 def _misaligned(*shape, dtype=np.float32):
     """A C-contiguous array whose data starts one element past a 16-byte boundary."""
     size, itemsize = int(np.prod(shape)), np.dtype(dtype).itemsize
@@ -150,6 +155,10 @@ CASES = [
                                              x.sum(1, keepdims=True)),
      (rng.integers(-3, 4, (4, 128)).astype(np.float32),)),
     ("rows_vector_misaligned", softmax, (_misaligned(3, 128),)),
+    # the argument updated in place: a rows kernel reads its held row again (ROW_RELOAD) while
+    # writing the same buffer
+    ("rows_vector_in_place", _scale_rows_in_place, (f32(4, 256),),
+     {"reference": lambda x: x / np.abs(x).sum(1, keepdims=True) * 2 + x.mean(1, keepdims=True)}),
     ("rows_vector_strided_bias", lambda x, b: softmax(x) * b, (f32(4, 132)[:, :128], f32(128))),
     ("rows_vector_float64_bool", lambda x: (x > x.mean(1, keepdims=True), x / x.sum(1, keepdims=True)),
      (rng.standard_normal((3, 64)),)),

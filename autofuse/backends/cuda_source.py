@@ -660,8 +660,8 @@ class CudaSource:
         full, every output of the tile's shape, the transposed inputs contiguous (so a tile row
         is consecutive), and at least one vector a thread a tile (at most 16 bytes)."""
         rows, cols = shape
-        if not VECTOR or self.simulator and TILE_T * TILE_T < THREADS or \
-                rows % TILE_T or cols % TILE_T or any(p.node.shape != shape for p in self.outputs):
+        if not VECTOR or rows % TILE_T or cols % TILE_T or \
+                any(p.node.shape != shape for p in self.outputs):
             return 0, {}
         lanes = min(self.lanes_for(self.outputs + transposed), TILE_T * TILE_T // THREADS)
         if lanes < 2 or THREADS % (TILE_T // lanes) or TILE_T % (THREADS // (TILE_T // lanes)):
@@ -995,8 +995,9 @@ class CudaSource:
         self.row_lanes = 0
 
     def store_row_vectors(self, rows, full, items, block, lanes, vectors, shape) -> None:
-        """The row outputs a vector at a time: held inputs from registers, other inputs read
-        consecutively as vectors (`vectors`), one vector store per output."""
+        """The row outputs a vector at a time: held inputs from registers (or read again:
+        ROW_RELOAD), other inputs read consecutively as vectors (`vectors`), one vector store
+        per output."""
         r = self.renderer
         axis = len(shape) - 1
         flat = self.offset(shape, contiguous(shape), full)
@@ -1006,8 +1007,11 @@ class CudaSource:
         lane_index = self.lane_names(full, lanes)
         self.preloaded = self.vector_loads(flat, shape, lanes, vectors, lane_index, "")
         if ROW_RELOAD and self.row_hints(shape):
-            # NOTE: read again (from L1 or L2, where the first read left it) rather than kept
-            # in registers across the row: fewer registers, at the cost of a second read.
+            # NOTE: read again (from L1 or L2, where the first read's evict_last left it)
+            # instead of from the registers that held it: the same 48 registers for layernorm,
+            # but 2-3% faster on an H200 (BENCHMARKS.md, session 9). Safe where an output is the
+            # held input's own buffer: a thread reads each element again before it writes it,
+            # and no other thread writes it.
             self.preloaded.update(self.vector_loads(
                 flat, shape, lanes, {n: full for n in self.cached}, lane_index, "r",
                 ROW_RELOAD_LOAD, "again"))
