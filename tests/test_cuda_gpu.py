@@ -3,7 +3,6 @@
 Run on the device machine: `python -m pytest -m gpu tests/test_cuda_gpu.py`.
 """
 import math
-
 import re
 
 import numpy as np

@@ -460,7 +460,7 @@ class CudaSource:
         return lane_index
 
     def vector_loads(self, flat: str, shape, lanes: int, vectors: dict, lane_index: list,
-                     suffix: str, qualifier: str | None = None, label: str = "") -> dict:
+                     suffix: str, qualifier: str | None = None, label: str = "once") -> dict:
         """Emit one vector load per input of `vectors` (vector_reads) for the vector at `flat`
         (whose lanes' indices are `lane_index`, just emitted); returns the preloaded entries
         mapping each lane's read to its register (named with `suffix`)."""
@@ -473,9 +473,7 @@ class CudaSource:
             offset = flat if param.strides is None and node.shape == shape and index == base \
                 else self.offset(node.shape, param.strides or contiguous(node.shape), index)
             names = [f"{param.name}v{lane}{suffix}" for lane in range(lanes)]
-            load = self.hinted("load", lanes, qualifier, label) \
-                if qualifier is not None and lanes * storage_dtype(node.dtype).itemsize >= 4 \
-                else self.vector_function("load", node, lanes, math.prod(shape))
+            load = self.vector_function("load", node, lanes, math.prod(shape), qualifier, label)
             self.renderer.emit(f"{', '.join(names)} = {load}({param.name}, {offset})")
             for lane, name in enumerate(names):
                 preloaded[(node_id, first[:-1] + (lane_index[lane][-1],))] = \
@@ -483,7 +481,7 @@ class CudaSource:
         return preloaded
 
     def vector_lanes_store(self, lane_index, lanes: int, params: list | None = None,
-                           qualifier: str | None = None, label: str = "") -> None:
+                           qualifier: str | None = None, label: str = "once") -> None:
         """Store each output of `params` (default: all) at the vector `ev`, its lanes' values
         rendered at `lane_index` (with PTX `qualifier`, where given, as inline PTX)."""
         r = self.renderer
@@ -491,30 +489,26 @@ class CudaSource:
         values = [[r.value(p.node, index) for p in params] for index in lane_index]
         for k, param in enumerate(params):
             lane_values = [self.stored(param.node, values[lane][k]) for lane in range(lanes)]
-            store = self.hinted("store", lanes, qualifier, label) if qualifier is not None and \
-                lanes * storage_dtype(param.node.dtype).itemsize >= 4 else \
-                self.vector_function("store", param.node, lanes, param.node.size)
+            store = self.vector_function("store", param.node, lanes, param.node.size,
+                                         qualifier, label)
             r.emit(f"{store}({param.name}, ev, {', '.join(lane_values)})")
 
-    def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int) -> str:
+    def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int,
+                        qualifier: str | None = None, label: str = "once") -> str:
         """The vector load or store of `lanes` elements of `node` in a loop over `loop_size`
-        elements: `vload4` and the like, or, where the kernel reads (writes) each element of
-        `node` once (it has as many elements as the loop: nothing broadcast) and STREAM_LOADS
-        (STREAM_STORES) names cache qualifiers, a hinted access (`vload4_once`) that keeps the
-        caches for what is read again."""
-        qualifier = STREAM_LOADS if kind == "load" else STREAM_STORES
-        width = lanes * storage_dtype(node.dtype).itemsize
-        if not qualifier or width < 4 or node.size < loop_size:
+        elements: `vload4` and the like, or a hinted access named after `label` (cuda_vector.
+        hinted_load / hinted_store, as inline PTX) with PTX cache qualifiers: `qualifier` where
+        given (a rows kernel's own: `vload4_kept`), else STREAM_LOADS (STREAM_STORES) where the
+        kernel reads (writes) each element of `node` once (it has as many elements as the
+        loop: nothing broadcast), which keeps the caches for what is read again
+        (`vload4_once`). Accesses under 4 bytes are never hinted."""
+        if qualifier is None:
+            qualifier = STREAM_LOADS if kind == "load" else STREAM_STORES
+            label = "once"
+            if node.size < loop_size:
+                qualifier = ""
+        if not qualifier or lanes * storage_dtype(node.dtype).itemsize < 4:
             return f"v{kind}{lanes}"
-        return self.hinted(kind, lanes, qualifier, "once")
-
-    def hinted(self, kind: str, lanes: int, qualifier: str, label: str = "") -> str:
-        """The name of a `lanes`-wide load or store with PTX `qualifier` ("": plain), made a
-        global of the kernel (cuda_vector.hinted_load / hinted_store), e.g. `vload4_kept`."""
-        if not qualifier:
-            return f"v{kind}{lanes}"
-        if not label:
-            label = "h" + "".join(c if c.isalnum() else "_" for c in qualifier).strip("_")
         name = f"v{kind}{lanes}_{label}" if lanes > 1 else f"{kind}_{label}"
         self.renderer.globals[name] = ("hinted", kind, lanes, qualifier)
         return name

@@ -15,6 +15,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -26,8 +27,6 @@ from workloads import workloads  # noqa: E402
 
 def trace(call, sync, calls: int):
     """(kernel events as (name, start us, duration us), wall ms a call) over `calls` calls."""
-    import time
-
     import torch
     from torch.profiler import ProfilerActivity, profile
     sync(call())
