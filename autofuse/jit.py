@@ -30,7 +30,7 @@ class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=False, float16="numpy"):
+                 cuda_graph=None, float16="numpy"):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
@@ -234,13 +234,17 @@ def _as_returned(value, kind: str):
     return value
 
 
-def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=False,
+def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
         float16="numpy"):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
-    `cuda_graph=True` replays each signature's kernels on the CUDA backend as one CUDA graph (one
-    driver launch a call, like torch.compile's mode="reduce-overhead"; see
-    autofuse/backends/cuda_graph.py); other backends ignore it.
+    `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
+    device arrays (autofuse/backends/cuda_graph.py): by default (None) as one CUDA graph, one
+    driver launch a call, with intermediates allocated per call like results; `True` lets the
+    graph own its intermediates (no allocation for them per call, kept while the signature is
+    cached; like torch.compile's mode="reduce-overhead"); `False` launches the kernels one by
+    one (calls of one signature on different streams may then overlap; a graph's launches are
+    ordered). Results are the same; other backends ignore it.
 
     `float16` says how CUDA kernels round float16 values: "numpy" (the default) rounds every
     float16 op's result to float16 before the next op reads it, as NumPy does (same answers,
@@ -261,8 +265,8 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
         static_argnames = (static_argnames,)
     if isinstance(static_argnums, (str, bytes)) or not hasattr(static_argnums, "__iter__"):
         static_argnums = (static_argnums,)      # one number (or a bad value, refused by Binder)
-    if not isinstance(cuda_graph, bool):
-        raise ArgumentError(f"jit(cuda_graph=...) takes True or False, got {cuda_graph!r}"
+    if cuda_graph is not None and not isinstance(cuda_graph, bool):
+        raise ArgumentError(f"jit(cuda_graph=...) takes None, True or False, got {cuda_graph!r}"
                             f"{where()}")
     if float16 not in ("numpy", "float32"):
         raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}"

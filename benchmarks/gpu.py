@@ -153,9 +153,9 @@ def per_call_overhead():
     three = lambda a: ((a @ a).sum(0), np.exp(a).sum(1), a.T * 2)
     results = {}
     for name, fn, args in (("one kernel", one, (x, y, z)), ("three kernels", three, (m,))):
-        for graph in (False, True):
+        for graph in (None, False, True):      # None: the default (a graph, memory per call)
             jitted = autofuse.jit(fn, cuda_graph=graph)
-            label = name + (", cuda_graph=True" if graph else "")
+            label = name + ("" if graph is None else f", cuda_graph={graph}")
             results[label] = {"us": _host_loop(jitted, args, cupy),
                               "kernels": len(jitted.lower(*args).kernels)}
     fused = cupy.fuse(kernel_name="relu_fma")(lambda a, b, c: cupy.maximum(a * b + c, 0))
@@ -201,23 +201,35 @@ print(f"{(imported - start) * 1000:.1f} {(done - imported) * 1000:.1f}")
 
 def first_call_costs():
     """First call of a one-kernel function: cold (empty disk cache) and from the disk cache, each
-    in a new process; milliseconds beyond `import autofuse`."""
+    in a new process; milliseconds beyond `import autofuse`.
+
+    The children find autofuse's bytecode compiled, as an installed package has it (pip compiles
+    it at install): a priming process writes it to a temporary PYTHONPYCACHEPREFIX. The GPU
+    machine's environment sets PYTHONDONTWRITEBYTECODE, under which every new process compiles
+    autofuse's source again (about 30 ms of a first call, 60 ms of the import); that case is
+    reported too, as "disk cache new process, no bytecode"."""
     import tempfile
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, AUTOFUSE_CACHE_DIR=cache)
-        runs = []
-        for _ in range(2):
-            out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True,
-                                 text=True, check=True).stdout.split()
-            runs.append({"import_ms": float(out[0]), "first_call_ms": float(out[1])})
+    runs = {}
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as bytecode, \
+            tempfile.TemporaryDirectory() as priming:
+        env = dict(os.environ, AUTOFUSE_CACHE_DIR=cache, PYTHONPYCACHEPREFIX=bytecode)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        bare = dict(os.environ, AUTOFUSE_CACHE_DIR=cache, PYTHONDONTWRITEBYTECODE="1")
+        bare.pop("PYTHONPYCACHEPREFIX", None)
+        for label, environment in (("priming", dict(env, AUTOFUSE_CACHE_DIR=priming)),
+                                   ("cold new process", env), ("disk cache new process", env),
+                                   ("disk cache new process, no bytecode", bare)):
+            out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=environment,
+                                 capture_output=True, text=True, check=True).stdout.split()
+            runs[label] = {"import_ms": float(out[0]), "first_call_ms": float(out[1])}
+    del runs["priming"]
     warm = autofuse.jit(lambda x: np.exp(x) - 1)
     import cupy
     x = cupy.ones(4096, dtype=cupy.float32)
     start = time.perf_counter()
     warm(x)
     cupy.cuda.Device().synchronize()
-    return {"cold new process": runs[0], "disk cache new process": runs[1],
-            "cold in a warm process (ms)": (time.perf_counter() - start) * 1000}
+    return dict(runs, **{"cold in a warm process (ms)": (time.perf_counter() - start) * 1000})
 
 
 def versions():

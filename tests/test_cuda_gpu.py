@@ -186,28 +186,48 @@ def test_more_than_2_to_the_31_elements():
     assert int(y[-1]) == 2 and int(y[n // 2]) == 2
 
 
-# -- CUDA graph replay (jit(cuda_graph=True)) --------------------------------------------------
+# -- CUDA graph replay (the default; jit(cuda_graph=True) holds intermediates, False launches
+# kernels one by one) ---------------------------------------------------------------------------
 
 GRAPH_CASES = [c for c in CASES if c[0] in (
     "relu_chain", "sum_squares", "softmax", "layernorm", "mean_var", "arg_reductions",
     "relu_matmul_bias", "batched_matmul", "attention", "ints", "float64", "scalar_arg")]
 
 
+@pytest.mark.parametrize("mode", [None, True, False])
 @pytest.mark.parametrize("name, fn, make, tol", GRAPH_CASES, ids=[c[0] for c in GRAPH_CASES])
-def test_cuda_graph_replay_matches_numpy(name, fn, make, tol):
-    f = autofuse.jit(fn, cuda_graph=True)
+def test_cuda_graph_replay_matches_numpy(name, fn, make, tol, mode):
+    f = autofuse.jit(fn, cuda_graph=mode)
     for _ in range(3):                    # fresh inputs each call: the graph reads the new ones
         args = make()
         device = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
         _check(f(*device), fn(*args), tol)
-    assert "launch_graph(graph, stream)" in f.lower(*device).host_source
+    text = f.lower(*device).host_source
+    assert ("launch_graph(graph, stream)" in text) == (mode is not False)
+    assert ("launch_kernel(kernel0" in text) == (mode is False)
 
 
-def test_cuda_graph_results_are_new_arrays_each_call():
+def test_calls_from_a_new_thread_match_numpy():
+    import threading
+    fn = lambda x, w: np.tanh(x @ w).sum(0) + 1
+    x, w = f32(64, 32), f32(32, 16)
+    for mode in (None, False):
+        f = autofuse.jit(fn, cuda_graph=mode)
+        _check(f(cupy.asarray(x), cupy.asarray(w)), fn(x, w), 1e-4)    # built on this thread
+        found = []
+        thread = threading.Thread(target=lambda: found.append(
+            cupy.asnumpy(f(cupy.asarray(x), cupy.asarray(w)))))
+        thread.start()
+        thread.join()
+        _check(found[0], fn(x, w), 1e-4)
+
+
+@pytest.mark.parametrize("mode", [None, True])
+def test_cuda_graph_results_are_new_arrays_each_call(mode):
     def fn(x):
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True), (x * x).sum()
-    f = autofuse.jit(fn, cuda_graph=True)
+    f = autofuse.jit(fn, cuda_graph=mode)
     a, b = f32(64, 100), f32(64, 100)
     first = f(cupy.asarray(a))
     second = f(cupy.asarray(b))           # must not overwrite the first call's results

@@ -79,7 +79,7 @@ def _count_params(program):
     return counts
 
 
-def graph_for(fn, *shapes):
+def graph_for(fn, *shapes, hold=False):
     program, inputs = program_for(fn, *shapes)
     for kernel in program.kernels:              # (program_for gave each a cuda_driver.Config)
         kernel.function = f"function:{kernel.source.name}"
@@ -93,7 +93,7 @@ def graph_for(fn, *shapes):
         params.count = counts[program.steps.index(step)]
         return original(self, graph, dependencies, count, params)
     driver.cuGraphAddKernelNode = add.__get__(driver)
-    call, text = cuda_graph.build(program, driver)
+    call, text = cuda_graph.build(program, driver, hold)
     return program, inputs, driver, call, text
 
 
@@ -134,9 +134,10 @@ IDS = ["broadcast", "scalar_argument", "matmul_then_loop", "split_and_slice", "c
        "intermediates", "intermediate_only_inputs"]
 
 
+@pytest.mark.parametrize("hold", [False, True], ids=["per_call_memory", "graph_memory"])
 @pytest.mark.parametrize("fn, shapes", CASES, ids=IDS)
-def test_replay_launches_what_the_general_path_does(fn, shapes):
-    program, inputs, driver, call, text = graph_for(fn, *shapes)
+def test_replay_launches_what_the_general_path_does(fn, shapes, hold):
+    program, inputs, driver, call, text = graph_for(fn, *shapes, hold=hold)
     assert text.startswith("def call(inputs):") and "launch_graph(graph, stream)" in text
     general, general_results = recorded(program, program.__call__, inputs)
     for _ in range(2):                       # a second replay reuses the graph and its memory
@@ -163,13 +164,17 @@ def test_each_call_gets_new_results_and_reads_new_arguments():
     assert after[:2] == (other[0].pointer, other[1].pointer) and after[2] == second[0].pointer
 
 
-def test_kernels_that_touch_no_argument_or_result_are_never_updated():
+def _three_kernels(x, w):
     # tanh(x @ w), then a.T @ a, then a column sum of exp: the middle kernel reads and writes
-    # only intermediates, which the graph owns, so only the first and last change per call.
-    def fn(x, w):
-        a = np.tanh(x @ w)
-        return np.exp(a.T @ a).sum(0)
-    program, inputs, driver, call, text = graph_for(fn, (40, 24), (24, 24))
+    # only intermediates.
+    a = np.tanh(x @ w)
+    return np.exp(a.T @ a).sum(0)
+
+
+def test_kernels_that_touch_no_argument_or_result_are_never_updated():
+    # With cuda_graph=True the graph owns the intermediates, so only the first and last kernel
+    # change per call.
+    program, inputs, driver, call, text = graph_for(_three_kernels, (40, 24), (24, 24), hold=True)
     launched = sum(1 for s in program.steps if s.always)
     call(inputs)
     call(inputs)
@@ -177,6 +182,36 @@ def test_kernels_that_touch_no_argument_or_result_are_never_updated():
     assert launched >= 3 and per_call < launched
     assert driver.updates == 2 * per_call
     assert "held by the graph" in text and "fixed when the graph was built" in text
+
+
+@pytest.mark.parametrize("hold", [False, True])
+def test_intermediates_are_allocated_per_call_unless_the_graph_holds_them(hold):
+    program, inputs, driver, call, text = graph_for(_three_kernels, (40, 24), (24, 24), hold=hold)
+    allocated = []
+    empty = call.__globals__["empty"]
+    call.__globals__["empty"] = lambda shape, dtype: allocated.append(shape) or empty(shape, dtype)
+    call(inputs)
+    produced = [shape for s in program.steps for _, shape, _ in s.outputs]
+    results = [n.shape for n in program.graph.outputs]
+    assert len(produced) >= 3 and allocated == (results if hold else produced)
+    assert ("held by the graph" in text) == hold
+    launched = sum(1 for s in program.steps if s.always)
+    assert (text.count("set_params(graph") < launched) == hold
+
+
+def test_a_thread_without_a_context_gets_it_made_current_and_the_call_replayed(monkeypatch):
+    from autofuse.backends import cuda_driver
+    made = []
+    monkeypatch.setattr(cuda_driver, "set_context", lambda: made.append(1))
+    # the driver refuses every call until the context is made current
+    original = Driver.cuGraphExecKernelNodeSetParams
+    monkeypatch.setattr(Driver, "cuGraphExecKernelNodeSetParams",
+                        lambda *args: original(*args) if made else (cuda_driver.INVALID_CONTEXT,))
+    program, inputs, driver, call, _ = graph_for(lambda x: np.tanh(x) * 2, (64,))
+    results = call(inputs)
+    assert made == [1] and len(driver.launches) == 1          # launched once, not twice
+    (_, _, values), = driver.launches[0][1]
+    assert values == (inputs[0].pointer, results[0].pointer)
 
 
 def test_scalar_arguments_are_written_in_their_parameter_type():
@@ -193,6 +228,10 @@ def test_scalar_arguments_are_written_in_their_parameter_type():
 def test_cuda_graph_option_is_checked_and_kept():
     with pytest.raises(ArgumentError, match=r"cuda_graph(.|\n)*at .*test_cuda_graph\.py:\d+"):
         autofuse.jit(lambda x: x, cuda_graph="yes")
+    for value in (None, False):
+        lowered = autofuse.jit(lambda x: x * 2, backend="cuda", cuda_graph=value).lower(
+            np.ones(4, np.float32))
+        assert lowered._entry.options["cuda_graph"] is value
     f = autofuse.jit(lambda x: x * 2, backend="cuda", cuda_graph=True)
     lowered = f.lower(np.ones(4, np.float32))
     assert lowered._entry.options == {"cuda_graph": True, "float16": "numpy"}
@@ -208,5 +247,6 @@ def test_a_failed_replay_is_a_backend_error_naming_the_function_and_line(monkeyp
     monkeypatch.setattr(Driver, "cuGraphLaunch", lambda self, graph, stream: (1,))
     program, inputs, driver, call, _ = graph_for(lambda x: np.tanh(x) * 2, (64,))
     with pytest.raises(autofuse.BackendError,
-                       match=r"(?s)<lambda>\(\): CUDA graph replay: cuGraphLaunch failed.*test_cuda_graph"):
+                       match=r"(?s)<lambda>\(\): CUDA graph replay: cuGraphLaunch failed \(.*\)"
+                             r".*test_cuda_graph"):
         call(inputs)

@@ -297,7 +297,9 @@ class CudaProgram:
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         self.fast = None              # the generated call (cuda_host.py), where it applies
         self.host_source = None
-        self.use_graph = bool(entry.options.get("cuda_graph"))
+        # cuda_graph: None (default) replays as a CUDA graph with intermediates allocated per
+        # call; True, a graph that owns its intermediates; False, kernels launched one by one.
+        self.graph_mode = entry.options.get("cuda_graph")
         self.graph_call = None        # cuda_graph.GraphCall, when replayed as a CUDA graph
 
     def ensure_loaded(self, leaves) -> None:
@@ -314,15 +316,28 @@ class CudaProgram:
             self.launch_packed = cuda_driver.launch_packed
             self.launch_kernel = cuda_driver.driver().cuLaunchKernel
             if cuda_host.plannable(self, leaves):
-                builder = cuda_graph if self.use_graph else cuda_host
-                self.fast, self.host_source = builder.build(self)
-            elif self.use_graph:
+                self.fast, self.host_source = self._host_call()
+            elif self.graph_mode:
                 self.host_source = ("# no CUDA graph for this signature: every array argument must "
                                     f"be a {self.library.name} device array and every result "
                                     "computed; calls take the general path")
             self.loaded = True
             if _DEBUG.active and self.host_source:
                 _debug_host(self.host_source)
+
+    def _host_call(self) -> tuple:
+        """(generated call, its text): a CUDA graph replay (cuda_graph.py) unless the user asked
+        for separate launches (cuda_host.py); where the driver cannot build the graph and none
+        was asked for, separate launches, with the reason at the top of the text."""
+        if self.graph_mode is False:
+            return cuda_host.build(self)
+        try:
+            return cuda_graph.build(self, hold=self.graph_mode is True)
+        except BackendError as error:
+            if self.graph_mode:
+                raise
+            call, text = cuda_host.build(self)
+            return call, f"# no CUDA graph ({error}): kernels launched one by one\n{text}"
 
     def stream(self):
         """The caller's current stream (its library's), as a CUstream."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import BackendError, where
 
+INVALID_CONTEXT = 201          # CUDA_ERROR_INVALID_CONTEXT (cuda.h): no current context
 _lock = threading.Lock()
 _state: dict = {}
 _driver = None
@@ -36,15 +37,17 @@ def check(result, what: str):
     """The value of a cuda.bindings call, or a BackendError naming the call and the error."""
     error = result[0]
     if int(error) != 0:
-        raise BackendError(f"CUDA driver call {what} failed: {_error_text(error)}{where()}")
+        raise BackendError(f"CUDA driver call {what} failed: {error_text(error)}{where()}")
     if len(result) == 1:
         return None
     return result[1] if len(result) == 2 else result[1:]
 
 
-def _error_text(error) -> str:
+def error_text(error) -> str:
+    """A driver error's name (CUDA_ERROR_...), from a CUresult or its number."""
     try:
-        name = driver().cuGetErrorName(error)[1]
+        cu = driver()
+        name = cu.cuGetErrorName(cu.CUresult(int(error)))[1]
         return name.decode() if isinstance(name, bytes) else str(name)
     except Exception:
         return repr(error)
@@ -169,7 +172,7 @@ def launch_packed(stream, config: Config, function, packed: Packed) -> None:
     cu = driver()
     result = cu.cuLaunchKernel(function, *config.args, stream, packed.address, 0)
     if result[0]:
-        if result[0] == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
+        if int(result[0]) == INVALID_CONTEXT:
             set_context()
             result = cu.cuLaunchKernel(function, *config.args, stream, packed.address, 0)
         check(result, "cuLaunchKernel")

@@ -1,24 +1,29 @@
 """CUDA graph replay: a signature's kernels as one CUDA graph, launched with one driver call per
-call (opt-in, `autofuse.jit(fn, cuda_graph=True)`, like torch.compile's mode="reduce-overhead").
+call. It is how a cached CUDA call runs by default, whenever cuda_host.plannable() allows a
+generated host call; `autofuse.jit(fn, cuda_graph=False)` launches the kernels one by one instead.
 
-A call of a several-kernel function otherwise pays one launch (about 3.4 µs on an H200) and one
-allocation per kernel. Here the graph is built once per signature and each call changes only what
-must change:
+Why by default: on an H200 host, cuLaunchKernel took 4.6 µs of a call where updating a graph
+node's parameters and launching the graph took 2.7 µs (cuGraphExecKernelNodeSetParams 0.6 µs,
+cuGraphLaunch 2.1 µs), one kernel, CuPy arguments; every benchmark workload's GPU time was the
+same either way (BENCHMARKS.md, session 10). A call of several kernels saves a launch per kernel.
+
+The graph is built once per signature and each call changes only what must change:
 
 - the kernels are added to the graph explicitly (not by stream capture), chained in program order;
 - every kernel parameter lives in an 8-byte slot of a NumPy array the driver reads when told:
   `cuGraphExecKernelNodeSetParams` copies the values, so launches already queued keep theirs;
 - per call, only the slots of arguments and results change (results are new arrays, as without
-  graphs); intermediates, constants and scratch are allocated once and owned by the graph (as
-  torch's static graph memory pool is), and a kernel that touches no argument or result is never
-  updated;
-- CUDA orders every launch of one executable graph after the previous one, so two launches never
-  share an intermediate at once, even from different streams; a lock makes set-then-launch atomic
-  between threads.
+  graphs), and those of intermediates, which are allocated per call from the caller's pool like
+  results; a kernel that touches none of them is never updated;
+- `cuda_graph=True` (like torch.compile's mode="reduce-overhead") makes the graph own its
+  intermediates instead: allocated once, no allocation or update for them per call, at the cost of
+  keeping them allocated while the signature is cached (they are listed in the generated text);
+- CUDA orders every launch of one executable graph after the previous one, so calls of one
+  signature never run at once, even from different streams (pass cuda_graph=False to let them
+  overlap); a lock makes set-then-launch atomic between threads.
 
-The cost: the graph's intermediates stay allocated while the signature is cached (they are listed
-in the generated call's text). Calls that cannot use a graph (NumPy arguments, which are copied
-in; a result that is an argument; debug output) take the ordinary path with the same results.
+Calls that cannot use a generated call (NumPy arguments, which are copied in; a result that is
+an argument; debug output) take the ordinary path with the same results.
 """
 from __future__ import annotations
 
@@ -31,14 +36,14 @@ from . import cuda_driver, cuda_host
 class GraphCall:
     """The executable graph of one signature and the generated function that replays it."""
 
-    def __init__(self, program, driver=None):
+    def __init__(self, program, driver=None, hold=False):
         if driver is None:
             from cuda.bindings import driver
         self.driver = driver
         self.program = program
         self.memory = {}                           # node -> intermediate owned by the graph
         self.held = []                             # ... described, for the generated text
-        planned = cuda_host.plan(program, self._allocate)
+        planned = cuda_host.plan(program, self._allocate if hold else None)
         assert not isinstance(planned, str), planned      # cuda_host.plannable() checked it
         self.nodes, self.fresh = planned
         self.packed = [cuda_driver.Packed(len(node.slots)) for node in self.nodes]
@@ -83,8 +88,12 @@ class GraphCall:
         program = self.program
         driver = self.driver
         namespace = dict(self.namespace, set_params=driver.cuGraphExecKernelNodeSetParams,
-                         launch_graph=driver.cuGraphLaunch, graph=self.exec, failed=self._failed)
+                         launch_graph=driver.cuGraphLaunch, graph=self.exec, replay=self._replay)
         lines = cuda_host.preamble(program, self.fresh, namespace)
+        # NOTE: one condition, short-circuited: the first driver call that fails skips the rest,
+        # and _replay() does them all again, checked (after making the context current, where
+        # that was what failed), so nothing is launched twice.
+        calls = []
         for n, (node, fill) in enumerate(zip(self.nodes, self.fills)):
             kernel = program.steps[node.step].kernel.source.name
             if not node.per_call:
@@ -93,11 +102,11 @@ class GraphCall:
             lines += fill
             namespace[f"node{n}"] = self.handles[n]
             namespace[f"params{n}"] = self.params[n]
-            lines.append(f"        if set_params(graph, node{n}, params{n})[0]:    # {kernel}")
-            lines.append("            failed('cuGraphExecKernelNodeSetParams')")
+            calls.append(f"set_params(graph, node{n}, params{n})[0]    # {kernel}")
         if self.nodes:
-            lines.append("        if launch_graph(graph, stream)[0]:")
-            lines.append("            failed('cuGraphLaunch')")
+            calls.append("launch_graph(graph, stream)[0]")
+            lines.append("        if (" + "\n                or ".join(calls) + "):")
+            lines.append("            replay(stream)")
         else:
             lines.append("        pass    # every result is empty: nothing to launch")
         lines.append(cuda_host.results_line(program))
@@ -107,8 +116,24 @@ class GraphCall:
         exec(compile(text, "<autofuse graph call>", "exec"), namespace)
         return namespace["call"], text
 
-    def _failed(self, what: str):
-        raise BackendError(f"{self.program.name}(): CUDA graph replay: {what} failed{where()}")
+    def _replay(self, stream, retry=True) -> None:
+        """The generated call's driver calls again, each checked: a BackendError names the one
+        that fails. A thread that never used the GPU has no current context (the generated call
+        found CUDA_ERROR_INVALID_CONTEXT): made current, then tried once more."""
+        driver = self.driver
+        steps = [(driver.cuGraphExecKernelNodeSetParams, (self.exec, handle, params),
+                  "cuGraphExecKernelNodeSetParams")
+                 for node, handle, params in zip(self.nodes, self.handles, self.params)
+                 if node.per_call]
+        steps.append((driver.cuGraphLaunch, (self.exec, stream), "cuGraphLaunch"))
+        for function, args, what in steps:
+            error = int(function(*args)[0])
+            if error == cuda_driver.INVALID_CONTEXT and retry:
+                cuda_driver.set_context()
+                return self._replay(stream, retry=False)
+            if error:
+                raise BackendError(f"{self.program.name}(): CUDA graph replay: {what} failed "
+                                   f"({cuda_driver.error_text(error)}){where()}")
 
     def __del__(self):
         driver = getattr(self, "driver", None)
@@ -121,9 +146,9 @@ class GraphCall:
             pass
 
 
-def build(program, driver=None) -> tuple:
+def build(program, driver=None, hold=False) -> tuple:
     """(call function, its source) replaying `program` as one CUDA graph (`driver`: cuda.bindings'
-    driver module, or a stand-in for tests)."""
-    graph = GraphCall(program, driver)
+    driver module, or a stand-in for tests); `hold`: the graph owns the intermediates."""
+    graph = GraphCall(program, driver, hold)
     program.graph_call = graph
     return graph.call, graph.text

@@ -12,6 +12,10 @@ It allocates and reads the current stream through the library's own functions (c
 `allocate` and `current_stream`: for CuPy, no Python frame of autofuse's or CuPy's) and finds
 that stream's CUstream with one dictionary lookup (cuda_driver.streams).
 
+By default the same plan is replayed as a CUDA graph (cuda_graph.py: one cuGraphLaunch instead of
+a cuLaunchKernel per kernel); this module's launches are what `jit(cuda_graph=False)` runs, and
+what runs where the driver cannot build a graph. plan(), preamble() and fill() serve both.
+
 The text is kept (`CudaProgram.host_source`) so a user can read exactly what a call does.
 """
 from __future__ import annotations
