@@ -295,7 +295,7 @@ class CudaProgram:
         self.constants = {}
         self.inputs = [(n.id, n.ndim > 0) for n in self.graph.inputs]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
-        self.fast = None              # the generated call (cuda_host.py), where it applies
+        self.fast = None              # the generated call (cuda_graph.py or cuda_host.py)
         self.host_source = None
         # cuda_graph: None (default) replays as a CUDA graph with intermediates allocated per
         # call; True, a graph that owns its intermediates; False, kernels launched one by one.
