@@ -134,6 +134,35 @@ def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     assert kernel.cache_key("sm_90") != key
 
 
+def test_cuda_cubin_key_covers_the_linker_and_driver_versions(monkeypatch):
+    """A cubin linked by one nvJitLink or under one driver is not reused after either changes
+    (the driver must load what the linker made, and links where nvJitLink is absent)."""
+    pytest.importorskip("numba_cuda")
+    from autofuse.backends import cuda
+    monkeypatch.setattr(cuda, "_version", lambda package: "1.0")
+    monkeypatch.setattr(cuda, "_distributions", lambda family: "nvidia_nvjitlink-13.0.88")
+    kernel = cuda_kernel(lambda x: x * 2 + 1, np.ones(64, np.float32))
+    key = kernel.cache_key("sm_90", 13000)
+    assert key == kernel.cache_key("sm_90", 13000) != kernel.cache_key("sm_90", 12080)
+    monkeypatch.setattr(cuda, "_distributions", lambda family: "nvidia_nvjitlink-13.1.80")
+    assert kernel.cache_key("sm_90", 13000) != key
+
+
+def test_installed_distributions_of_a_family_are_found_by_name(monkeypatch):
+    pytest.importorskip("numba_cuda")
+    from autofuse.backends import cuda
+    monkeypatch.setattr(cuda, "_dist_infos", lambda: (
+        "numpy-2.4.6.dist-info", "nvidia_nvjitlink_cu12-12.8.93.dist-info",
+        "nvidia_nvjitlink-13.0.88.dist-info", "nvidia_nvjitlink-13.0.88.dist-info"))
+    cuda._distributions.cache_clear()
+    try:
+        assert cuda._distributions("nvidia-nvjitlink") == \
+            "nvidia_nvjitlink-13.0.88,nvidia_nvjitlink_cu12-12.8.93"
+        assert cuda._distributions("nvidia-cublas") == ""
+    finally:
+        cuda._distributions.cache_clear()
+
+
 def test_cuda_versions_read_without_importlib_metadata():
     """The cubin key's toolchain versions come from the .dist-info folder names (importing
     importlib.metadata would cost a first call 15-25 ms): the same as importlib.metadata says."""
@@ -158,7 +187,7 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
                         lambda cubin, ptx, arch, entry, blocks: checked.append(arch) or (cubin, 3))
     monkeypatch.setattr(cuda.cuda_driver, "load", lambda cubin, entry: loaded.append(cubin) or entry)
     monkeypatch.setattr(cuda.cuda_driver, "resources", lambda function: {"registers": 32})
-    device = {"cc": (9, 0), "sms": 132}
+    device = {"cc": (9, 0), "sms": 132, "driver": 13000}
     x = np.ones(64, np.float32)
     first = cuda_kernel(lambda x: x * 2 + 1, x)
     first.load(device)

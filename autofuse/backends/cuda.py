@@ -146,18 +146,21 @@ class CudaKernel:
             self.prepare_ptx()
         return self.ptx
 
-    def cache_key(self, arch: str) -> str:
+    def cache_key(self, arch: str, driver: int = 0) -> str:
         """The cubin's disk-cache key: everything its machine code depends on (the module's
         text, parameter types, target, generator version, the intrinsics' source, numba-cuda's
-        and cuda.core's versions)."""
+        and cuda.core's versions) and the CUDA versions that made it: the linker's (nvJitLink,
+        where installed as a package) and the driver's (`driver`, as cuDriverGetVersion gives it:
+        12080 for 12.8), which links where nvJitLink is absent and must load what was linked."""
         return disk_cache.digest(self.text, signature_text(self.source), arch, GENERATOR_VERSION,
-                                 _intrinsics_text(), _version("numba-cuda"), _version("cuda-core"))
+                                 _intrinsics_text(), _version("numba-cuda"), _version("cuda-core"),
+                                 _distributions("nvidia-nvjitlink"), str(driver))
 
     def load(self, device: dict) -> None:
         """The cubin for this device, from the disk cache or linked now, loaded."""
         cc = device["cc"]
         arch = f"sm_{cc[0]}{cc[1]}"
-        key = self.cache_key(arch)
+        key = self.cache_key(arch, device["driver"])
         folder = disk_cache.cache_dir() / "cuda"
         cubin_path, meta_path = folder / f"k_{key}.cubin", folder / f"k_{key}.json"
         blocks = self.source.min_blocks
@@ -227,16 +230,33 @@ def _version(package: str) -> str:
     is on sys.path: importing importlib.metadata alone takes 15-25 ms, a third of a first call
     served from the disk cache."""
     prefix = re.sub(r"[-_.]+", "_", package).lower() + "-"
+    for name in _dist_infos():
+        if name.lower().startswith(prefix):
+            return name[len(prefix):-len(".dist-info")]
+    from importlib import metadata
+    return metadata.version(package)
+
+
+@functools.cache
+def _distributions(family: str) -> str:
+    """Every installed distribution whose name starts with `family` (nvidia-nvjitlink,
+    nvidia-nvjitlink-cu12, ...), as `name-version` folder names sorted; "" where none is."""
+    prefix = re.sub(r"[-_.]+", "_", family).lower()
+    return ",".join(sorted({name[:-len(".dist-info")] for name in _dist_infos()
+                            if name.lower().startswith(prefix)}))
+
+
+@functools.cache
+def _dist_infos() -> tuple:
+    """The `.dist-info` folder names on sys.path, in its order."""
+    found = []
     for folder in sys.path:
         try:
             names = os.listdir(folder or ".")
         except OSError:
             continue
-        for name in names:
-            if name.lower().startswith(prefix) and name.endswith(".dist-info"):
-                return name[len(prefix):-len(".dist-info")]
-    from importlib import metadata
-    return metadata.version(package)
+        found += [name for name in names if name.endswith(".dist-info")]
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=1)

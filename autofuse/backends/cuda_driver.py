@@ -67,7 +67,7 @@ def available() -> str | None:
 
 def ensure_context() -> dict:
     """A current context on this thread (the one CuPy/torch use: the device's primary context),
-    and that device's compute capability and multiprocessor count."""
+    and that device's compute capability, multiprocessor count and the driver's CUDA version."""
     cu = driver()
     context = check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
     if context is not None and int(context) != 0:
@@ -86,7 +86,8 @@ def ensure_context() -> dict:
             "context": context,
             "cc": (get(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
                    get(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
-            "sms": get(attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)}
+            "sms": get(attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            "driver": int(check(cu.cuDriverGetVersion(), "cuDriverGetVersion"))}
     return _state[key]
 
 
