@@ -250,3 +250,28 @@ def test_a_failed_replay_is_a_backend_error_naming_the_function_and_line(monkeyp
                        match=r"(?s)<lambda>\(\): CUDA graph replay: cuGraphLaunch failed \(.*\)"
                              r".*test_cuda_graph"):
         call(inputs)
+
+
+@pytest.mark.parametrize("mode", [None, True, False])
+def test_where_no_graph_can_be_built_the_default_launches_kernels_one_by_one(monkeypatch, mode):
+    """A driver that cannot build the graph: the default falls back to separate launches and
+    says why at the top of the host call's text; cuda_graph=True (asked for) raises;
+    cuda_graph=False never builds one."""
+    from test_cuda_host import program_for
+    program, inputs = program_for(lambda x: np.tanh(x) * 2, (64,))
+    program.graph_mode = mode
+
+    def refuse(program, driver=None, hold=False):
+        raise autofuse.BackendError("CUDA driver call cuGraphInstantiate failed: CUDA_ERROR_X")
+    monkeypatch.setattr(cuda_graph, "build", refuse)
+    if mode is True:
+        with pytest.raises(autofuse.BackendError, match="cuGraphInstantiate"):
+            program._host_call()
+        return
+    call, text = program._host_call()
+    assert text.startswith("# no CUDA graph (CUDA driver call cuGraphInstantiate") == \
+        (mode is None)
+    assert "launch_kernel(kernel0" in text
+    results = call(inputs)
+    (_, _, _, args), = program.launch_kernel.calls
+    assert args[0] == inputs[0].pointer and args[1] == results[0].pointer
