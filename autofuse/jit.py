@@ -12,6 +12,7 @@ import numpy as np
 from . import tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, \
     run_program as _debug_run
+from .dlpack import foreign, import_arguments
 from .errors import ArgumentError, DTypeError, UnsupportedError, where
 from .lowered import Lowered
 from .signature import Binder
@@ -51,15 +52,21 @@ class JitFunction:
             self._fast.clear()
 
     def _entry(self, args, kwargs, backend=None, running=True):
+        """(entry, leaves, imported): the built program for this call's signature, the call's
+        leaves, and its DLPack-only arguments' record (dlpack.Imported; None where none)."""
         from .backends import choose_backend
         args, kwargs = self._binder.bind(args, kwargs)
         key, leaves, statics, structure = self._binder.split(args, kwargs)
+        imported = None
+        if any(map(foreign, leaves)):
+            args, kwargs, imported = import_arguments(self._binder.name, args, kwargs)
+            key, leaves, statics, structure = self._binder.split(args, kwargs)
         backend = choose_backend(backend or self.backend, leaves, running)
         full_key = (backend, key)
         entry = self._cache.get(full_key)
         if entry is not None:
             self._info.hits += 1
-            return entry, leaves
+            return entry, leaves, imported
         with self._lock:
             entry = self._cache.get(full_key)
             if entry is None:
@@ -73,7 +80,7 @@ class JitFunction:
                     _debug_compiled(entry)
             else:
                 self._info.hits += 1
-        return entry, leaves
+        return entry, leaves, imported
 
     def __call__(self, *args, **kwargs):
         # NOTE: the fast path: a flat positional call is looked up by a cheap per-argument key
@@ -87,8 +94,10 @@ class JitFunction:
             if call is not None:
                 self._info.hits += 1
                 return call(args)
-        entry, leaves = self._entry(args, kwargs)
+        entry, leaves, imported = self._entry(args, kwargs)
         result = run(entry, leaves)
+        if imported is not None:
+            return imported.back(result)
         if fast is not None and len(leaves) == len(args):
             # NOTE: chosen after the run: a program settles how it runs on its first call (CUDA:
             # its generated host call, where one applies).
@@ -97,13 +106,14 @@ class JitFunction:
 
     def _call_debug(self, args, kwargs):
         """A call while debug output may be due (autofuse.debug / $AUTOFUSE_DEBUG): the full path."""
-        entry, leaves = self._entry(args, kwargs)
+        entry, leaves, imported = self._entry(args, kwargs)
         _debug_hit(entry)
-        return _debug_run(entry, lambda: run(entry, leaves))
+        result = _debug_run(entry, lambda: run(entry, leaves))
+        return result if imported is None else imported.back(result)
 
     def lower(self, *args, backend=None, **kwargs) -> Lowered:
         """The program autofuse builds for these arguments, for inspection; runs nothing."""
-        entry, _ = self._entry(args, kwargs, backend, running=False)
+        entry, _, _ = self._entry(args, kwargs, backend, running=False)
         return Lowered(entry)
 
     def __repr__(self):

@@ -266,6 +266,51 @@ def test_cuda_graph_with_mutation_and_with_numpy_inputs():
     assert "no CUDA graph" in f.lower(host).host_source
 
 
+class _DLPackOnly:
+    """A CuPy array seen only through DLPack (no __cuda_array_interface__), whose array-API
+    namespace wraps CuPy arrays the same way."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __array_namespace__(self, api_version=None):
+        return _DLPackNamespace
+
+
+class _DLPackNamespace:
+    @staticmethod
+    def from_dlpack(value):
+        return _DLPackOnly(cupy.from_dlpack(value))
+
+
+def test_dlpack_only_device_arrays_are_read_in_place_and_answered_in_kind():
+    fn = lambda x, w: (np.maximum(x @ w, 0), np.exp(x).sum(axis=1))
+    x, w = f32(64, 32), f32(32, 16)
+    f = autofuse.jit(fn)
+    for _ in range(2):                    # the second call is a cache hit
+        got = f(_DLPackOnly(cupy.asarray(x)), _DLPackOnly(cupy.asarray(w)))
+        assert all(type(g) is _DLPackOnly for g in got)
+        _check(tuple(g.array for g in got), fn(x, w), 1e-4)
+    assert f.cache_info().traces == 1
+
+    def step(u):
+        u[1:-1] = 0.5 * (u[2:] + u[:-2])
+        return u.sum()
+    host = f32(100)
+    expected = host.copy()
+    total = step(expected)
+    argument = _DLPackOnly(cupy.asarray(host))
+    got = autofuse.jit(step)(argument)
+    np.testing.assert_allclose(cupy.asnumpy(argument.array), expected, rtol=1e-6)
+    np.testing.assert_allclose(float(got.array), total, rtol=1e-5)
+
+
 def test_float32_matmul_vector_kernel_against_numpy():
     """cuda_matmul.py's kernel: ragged M/N/K (K % 8 == 4), a batch broadcast, two outputs,
     operands read transposed (x @ w.T, x.T @ w, attention's q @ k^T), and operands and a result
