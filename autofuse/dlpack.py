@@ -73,12 +73,9 @@ def _is_array(value) -> bool:
     return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__")
 
 
-def import_arguments(name: str, args: tuple, kwargs: dict):
-    """(args, kwargs, Imported) with every foreign leaf read as an array autofuse takes; Imported
-    is None where there was none (the arguments are returned as they are)."""
-    leaves, structure = tree.flatten((args, kwargs))
-    if not any(foreign(leaf) for leaf in leaves):
-        return args, kwargs, None
+def import_leaves(name: str, leaves: list) -> tuple[list, Imported]:
+    """(leaves, Imported): a call's leaves with every foreign one read as an array autofuse takes
+    (`name`: the function, for errors), and the record that hands results back."""
     originals = {}
     converted = []
     for index, leaf in enumerate(leaves):
@@ -87,8 +84,7 @@ def import_arguments(name: str, args: tuple, kwargs: dict):
             originals[id(array)] = (array, leaf)
             leaf = array
         converted.append(leaf)
-    args, kwargs = tree.unflatten(structure, converted)
-    return args, kwargs, Imported(originals)
+    return converted, Imported(originals)
 
 
 def read(value, what: str):

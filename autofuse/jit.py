@@ -12,7 +12,7 @@ import numpy as np
 from . import tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, \
     run_program as _debug_run
-from .dlpack import foreign, import_arguments
+from .dlpack import foreign, import_leaves
 from .errors import ArgumentError, DTypeError, UnsupportedError, where
 from .lowered import Lowered
 from .signature import Binder
@@ -59,7 +59,8 @@ class JitFunction:
         key, leaves, statics, structure = self._binder.split(args, kwargs)
         imported = None
         if any(map(foreign, leaves)):
-            args, kwargs, imported = import_arguments(self._binder.name, args, kwargs)
+            leaves, imported = import_leaves(self._binder.name, leaves)
+            args, kwargs = tree.unflatten(structure, leaves)
             key, leaves, statics, structure = self._binder.split(args, kwargs)
         backend = choose_backend(backend or self.backend, leaves, running)
         full_key = (backend, key)
