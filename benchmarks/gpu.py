@@ -4,8 +4,12 @@ and jax.jit, on the same inputs, in one process, against the memory floor measur
     python benchmarks/gpu.py                   # full sizes; writes benchmarks/results/gpu.json
     python benchmarks/gpu.py --scale 4 --only softmax --systems autofuse,torch.compile
 
-Method: each system's result is checked against NumPy first; then warm-up, and the median over
-repeats of a batch of calls timed with CUDA events (per-call time = batch time / calls).
+Method: each system's result is checked against NumPy first; then every system of a workload is
+warmed up and timed in interleaved rounds: a round times one synchronized batch of calls of each
+system (host clock around the batch and a final synchronize; per-call time = batch time / calls),
+in an order rotated from round to round, so that a drift of the clocks or of the machine's load
+falls on every system alike. A system's time is the median of its rounds; the rounds themselves are
+kept, so that autofuse's ratio to a peer can be taken round by round (report.py).
 """
 from __future__ import annotations
 
@@ -28,24 +32,43 @@ from workloads import workloads  # noqa: E402
 SYSTEMS = ("autofuse", "cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
 
 
-def time_calls(call, sync, calls=20, repeats=5, warmup=3):
-    """Median milliseconds per call over `repeats` synchronized batches of `calls` calls.
+def _batch(call, sync, calls: int) -> float:
+    """Milliseconds per call of one synchronized batch of `calls` calls."""
+    start = time.perf_counter()
+    result = None
+    for _ in range(calls):
+        result = call()
+    sync(result)
+    return (time.perf_counter() - start) * 1000 / calls
+
+
+def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0) -> dict:
+    """{name: [ms per call, one a round]} for `entries` {name: (call, sync)}, timed in rounds.
 
     `sync(result)` waits for a result (jax dispatches asynchronously on its own stream, so CUDA
     events on CuPy's stream would not see its work; a synchronized batch times every system alike).
+    Each round times one batch of every entry, the order rotated by one each round. A batch is
+    `calls` calls, fewer for an entry whose warm-up shows a call longer than batch_ms / calls
+    (cupy.fuse's sum takes a quarter of a second a call), at least one.
     """
-    result = None
-    for _ in range(warmup):
-        result = call()
-    sync(result)
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            result = call()
-        sync(result)
-        samples.append((time.perf_counter() - start) * 1000 / calls)
-    return float(np.median(samples))
+    sizes = {}
+    for name, (call, sync) in entries.items():
+        _batch(call, sync, warmup)
+        each = _batch(call, sync, 1)
+        sizes[name] = max(1, min(calls, int(batch_ms / max(each, 1e-6))))
+    names = list(entries)
+    samples = {name: [] for name in names}
+    for k in range(rounds):
+        shift = k % len(names) if names else 0
+        for name in names[shift:] + names[:shift]:
+            call, sync = entries[name]
+            samples[name].append(_batch(call, sync, sizes[name]))
+    return samples
+
+
+def time_calls(call, sync, calls=20, repeats=5, warmup=3):
+    """Median milliseconds per call of one callable over `repeats` synchronized batches."""
+    return float(np.median(time_rounds({"": (call, sync)}, repeats, calls, warmup)[""]))
 
 
 def copy_bandwidth():
@@ -108,22 +131,24 @@ def check(result, reference, tolerance: float) -> None:
                                atol=tolerance * max(1.0, float(np.abs(reference).max())))
 
 
-def run_workload(workload, systems, bandwidth, rng):
+def run_workload(workload, systems, bandwidth, rng, rounds=7):
     host = workload.make(rng)
     reference = workload.fn(np)(*host)
     floor_ms = workload.floor_bytes(host) / bandwidth * 1000
     row = {"workload": workload.name, "floor_ms": floor_ms, "times": {}, "notes": {}}
     if workload.flops:
         row["flops"] = workload.flops(host)
+    entries = {}
     for system in systems:
         try:
             call, sync = system_call(system, workload, host)
             result = call()
             sync(result)
             check(to_host(result), reference, workload.tolerance)
-            row["times"][system] = time_calls(call, sync)
+            entries[system] = (call, sync)
         except Exception as error:       # a peer that fails is reported, not hidden
             row["notes"][system] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+    variant = 'autofuse float16="float32"'
     if workload.name.endswith("f16") and "autofuse" in systems:
         # NOTE: autofuse rounds float16 after each op as NumPy does; jit(float16="float32")
         # rounds only stores, as torch.compile and jax.jit do: timed too, shown beside the table
@@ -131,8 +156,13 @@ def run_workload(workload, systems, bandwidth, rng):
         fn = autofuse.jit(workload.fn(np), float16="float32")
         inputs = [cupy.asarray(a) for a in host]
         check(to_host(fn(*inputs)), reference, workload.tolerance)
-        row["variants"] = {'float16="float32"': time_calls(
-            lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())}
+        entries[variant] = (lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
+    row["rounds"] = time_rounds(entries, rounds=rounds)
+    for name, samples in row["rounds"].items():
+        if name == variant:
+            row["variants"] = {'float16="float32"': float(np.median(samples))}
+        else:
+            row["times"][name] = float(np.median(samples))
     try:
         import cupy
         lowered = autofuse.jit(workload.fn(np)).lower(*[cupy.asarray(a) for a in host])
@@ -265,6 +295,7 @@ def main():
     parser.add_argument("--scale", type=int, default=1, help="divide sizes by this")
     parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds")
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu.json"))
     args = parser.parse_args()
@@ -279,7 +310,7 @@ def main():
     for workload in workloads(args.scale):
         if args.only and not any(s in workload.name for s in args.only.split(",")):
             continue
-        row = run_workload(workload, systems, bandwidth, rng)
+        row = run_workload(workload, systems, bandwidth, rng, args.rounds)
         report["rows"].append(row)
         print(json.dumps(row), flush=True)
         save(report, args.out)

@@ -11,18 +11,41 @@ PEERS = ("cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
 TF32 = {"jax.jit": "TF32 matmul (jax's default precision)"}
 
 
+def best_peer_name(row: dict) -> str | None:
+    """The fastest peer of `row` by median time (TF32 matmuls left out), or None where none ran."""
+    precise = {k: v for k, v in row["times"].items()
+               if k != "autofuse" and not (row.get("flops") and k in TF32)}
+    return min(precise, key=precise.get) if precise else None
+
+
 def best_peer(row: dict) -> float | None:
     """The fastest peer's time for `row` (TF32 matmuls left out), or None where none ran."""
-    precise = [v for k, v in row["times"].items()
-               if k != "autofuse" and not (row.get("flops") and k in TF32)]
-    return min(precise) if precise else None
+    name = best_peer_name(row)
+    return row["times"][name] if name else None
+
+
+def paired(row: dict) -> dict | None:
+    """autofuse's time over the best peer's, round by round (the two were timed in the same round,
+    moments apart): median, lowest and highest ratio, rounds autofuse was faster; and the spread of
+    each system's own rounds ((highest - lowest) / median), the measurement's noise. None where
+    the row has no rounds (runs before session 11) or no peer."""
+    rounds, peer = row.get("rounds", {}), best_peer_name(row)
+    if peer is None or "autofuse" not in rounds or peer not in rounds:
+        return None
+    ratios = sorted(a / b for a, b in zip(rounds["autofuse"], rounds[peer]))
+    spread = lambda v: (max(v) - min(v)) / sorted(v)[len(v) // 2]
+    middle = len(ratios) // 2
+    median = (ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2)
+    return {"peer": peer, "median": median, "low": ratios[0], "high": ratios[-1],
+            "faster": sum(r < 1 for r in ratios), "rounds": len(ratios),
+            "spread": max(spread(rounds["autofuse"]), spread(rounds[peer]))}
 
 
 def markdown(report: dict) -> str:
     lines = [f"Device: {report['device']}; date {report['date']}; commit {report['commit']}; "
              f"copy bandwidth {report['copy_bandwidth_TBps']:.2f} TB/s (read + write).",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items()) + ".", "",
-             "Milliseconds per call (median of 5 synchronized batches of 20 calls, after warm-up; "
+             f"Milliseconds per call (median of {_rounds(report)}, after warm-up; "
              "every result checked against NumPy first). Floor = bytes that must move / copy "
              "bandwidth. `x floor` and `x best peer` are autofuse's time over those (lower is "
              "better; under 1.00 beats it).", "",
@@ -48,6 +71,16 @@ def markdown(report: dict) -> str:
             f" | {ours / best:.2f} | {', '.join(row.get('autofuse_kernels', []))} |"
             if ours is not None else f"| {row['workload']} | {floor:.3f} | fails | | " +
             " | ".join(cells) + " | | |")
+    pairs = [(row, paired(row)) for row in report["rows"]]
+    if any(p for _, p in pairs):
+        lines += ["", "autofuse's time over the best peer's, round by round (both timed in the same "
+                  "round): median [lowest, highest], rounds autofuse was faster; noise = the larger "
+                  "spread of the two systems' own rounds, (highest - lowest) / median:", "",
+                  "| workload | best peer | ratio, median | lowest | highest | faster in | noise |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {row['workload']} | {p['peer']} | {p['median']:.3f} | {p['low']:.3f} | "
+                  f"{p['high']:.3f} | {p['faster']} of {p['rounds']} | {p['spread'] * 100:.1f}% |"
+                  for row, p in pairs if p]
     lines.append("")
     lines.append("`*` jax.jit's float32 matmul runs in TF32 by default (lower precision); it is not "
                  "counted as the best peer for matmul workloads. `x floor` is shown for memory-bound "
@@ -92,6 +125,15 @@ def markdown(report: dict) -> str:
                          f"kernel so far came from the disk cache): "
                          f"{first['first compile in this process (ms)']:.0f} ms")
     return "\n".join(lines) + "\n"
+
+
+def _rounds(report: dict) -> str:
+    """How the table's times were taken, from the rows' recorded rounds."""
+    counts = {len(v) for row in report["rows"] for v in row.get("rounds", {}).values()}
+    if not counts:      # runs before session 11: each system timed on its own
+        return "5 synchronized batches of 20 calls"
+    return (f"{max(counts)} interleaved rounds, one synchronized batch of up to 20 calls of every "
+            "system a round")
 
 
 def plot(report: dict, path: str) -> None:

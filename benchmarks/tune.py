@@ -1,12 +1,17 @@
-"""Sweeps a CUDA code-generation constant over GPU workloads (autofuse only), to choose it by
-measurement:  python benchmarks/tune.py ROW_ITEMS 4,8,16 "softmax rows,layernorm rows"
+"""Sweeps a CUDA code-generation constant over GPU workloads, to choose it by measurement:
+    python benchmarks/tune.py ROW_ITEMS 4,8,16 "softmax rows,layernorm rows"
 A name `module.NAME` sets NAME in autofuse/backends/module.py (cuda_matmul.ENABLED 0,1). Values
 that are not integers are set as strings (STREAM_LOADS ",.nc.L1::no_allocate": "" first). More
 arguments NAME=VALUE hold other constants fixed for the sweep:
     python benchmarks/tune.py cuda_matmul.WIDE 128,256 attention cuda_matmul.NARROW=64
+Each value's kernels are compiled under it and checked against NumPy; then all values and
+torch.compile (where torch is installed) are timed in the same interleaved rounds (gpu.time_rounds;
+TUNE_ROUNDS, default 7; TUNE_FLOAT16=float32 compiles with jit(float16="float32")), and each value's time is shown with its ratio to torch.compile taken round
+by round (median).
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -38,21 +43,41 @@ def main():
     import cupy
     rng = np.random.default_rng(5)
     bandwidth = gpu.copy_bandwidth()
+    sync = lambda _: cupy.cuda.Device().synchronize()
+    options = {"float16": os.environ["TUNE_FLOAT16"]} if os.environ.get("TUNE_FLOAT16") else {}
     for workload in workloads():
         if workload.name not in names:
             continue
         host = workload.make(rng)
+        reference = workload.fn(np)(*host)
         inputs = [cupy.asarray(a) for a in host]
         floor = workload.floor_bytes(host) / bandwidth * 1000
+        entries, strategies, before = {}, {}, getattr(module, attribute)
         for value in values:
             setattr(module, attribute, _value(value))
-            fn = gpu.autofuse.jit(workload.fn(np))
-            ms = gpu.time_calls(lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
-            strategy = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
+            fn = gpu.autofuse.jit(workload.fn(np), **options)
+            gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
+            label = f"{name}={value or repr('')}"
+            entries[label] = (lambda fn=fn: fn(*inputs), sync)
+            strategies[label] = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
+        setattr(module, attribute, before)
+        try:
+            import torch
+            tensors = [torch.from_numpy(a).cuda() for a in host]
+            compiled = torch.compile(workload.torch_fn(torch))
+            compiled(*tensors)
+            entries["torch.compile"] = (lambda: compiled(*tensors), lambda _: torch.cuda.synchronize())
+        except ImportError:
+            pass
+        rounds = gpu.time_rounds(entries, rounds=int(os.environ.get("TUNE_ROUNDS", 7)))
+        peer = rounds.get("torch.compile")
+        for label, samples in rounds.items():
+            ms = float(np.median(samples))
             extra = (f"  {workload.flops(host) / ms / 1e9:6.1f} TFLOP/s" if workload.flops else "")
-            shown = value or "''"
-            print(f"{workload.name:16s} {name}={shown:>10s} {ms:8.4f} ms  floor x{ms / floor:5.2f}"
-                  f"{extra}  {strategy}")
+            ratio = (f"  x torch.compile {np.median([a / b for a, b in zip(samples, peer)]):.3f}"
+                     if peer and label != "torch.compile" else "")
+            print(f"{workload.name:16s} {label:>24s} {ms:8.4f} ms  floor x{ms / floor:5.2f}"
+                  f"{ratio}{extra}  {strategies.get(label, '')}", flush=True)
 
 
 if __name__ == "__main__":

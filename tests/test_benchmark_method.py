@@ -1,0 +1,68 @@
+"""The GPU benchmark's timing method and report, without a GPU: systems are timed in interleaved
+rounds with the order rotated, slow calls get smaller batches, and the report takes autofuse's
+ratio to the best peer round by round."""
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "benchmarks"))
+gpu = pytest.importorskip("gpu")
+report = pytest.importorskip("report")
+
+
+def test_rounds_time_every_entry_once_a_round_in_rotated_order():
+    order = []
+    entry = lambda name: (lambda: order.append(name), lambda _: order.append("|"))
+    samples = gpu.time_rounds({"a": entry("a"), "b": entry("b"), "c": entry("c")},
+                              rounds=3, calls=2, warmup=1)
+    assert {k: len(v) for k, v in samples.items()} == {"a": 3, "b": 3, "c": 3}
+    assert all(v > 0 for vs in samples.values() for v in vs)
+    timed = "".join(order).split("|")[6:-1]     # after each entry's warm-up and single-call batch
+    assert timed == ["aa", "bb", "cc", "bb", "cc", "aa", "cc", "aa", "bb"]
+
+
+def test_a_slow_call_gets_a_smaller_batch_never_none():
+    import time
+    counts = {"slow": 0, "fast": 0}
+
+    def call(name, seconds):
+        def go():
+            counts[name] += 1
+            time.sleep(seconds)
+        return go, lambda _: None
+
+    gpu.time_rounds({"slow": call("slow", 0.02), "fast": call("fast", 0.0)},
+                    rounds=2, calls=20, warmup=1, batch_ms=30.0)
+    assert counts["slow"] == 1 + 1 + 2 * 1      # warm-up, estimate, a call a round
+    assert counts["fast"] == 1 + 1 + 2 * 20
+
+
+ROW = {"workload": "relu chain", "floor_ms": 0.30, "notes": {},
+       "times": {"autofuse": 0.302, "torch.compile": 0.303, "jax.jit": 0.33},
+       "rounds": {"autofuse": [0.30, 0.302, 0.31], "torch.compile": [0.31, 0.30, 0.303],
+                  "jax.jit": [0.33, 0.33, 0.33]}}
+
+
+def test_paired_ratio_is_taken_round_by_round_against_the_best_peer():
+    p = report.paired(ROW)
+    assert p["peer"] == "torch.compile"
+    ratios = sorted([0.30 / 0.31, 0.302 / 0.30, 0.31 / 0.303])
+    assert p["median"] == pytest.approx(ratios[1])
+    assert (p["low"], p["high"]) == (pytest.approx(ratios[0]), pytest.approx(ratios[2]))
+    assert (p["faster"], p["rounds"]) == (1, 3)
+    assert p["spread"] == pytest.approx((0.31 - 0.30) / 0.302)
+
+
+def test_report_shows_the_paired_table_and_reads_runs_without_rounds():
+    run = {"device": "GPU", "date": "d", "commit": "c", "versions": {}, "copy_bandwidth_TBps": 4.2,
+           "rows": [ROW]}
+    text = report.markdown(run)
+    assert "3 interleaved rounds" in text
+    assert "| relu chain | torch.compile | 1.007 |" in text and "1 of 3" in text
+    old = json.loads(json.dumps(run))
+    del old["rows"][0]["rounds"]
+    text = report.markdown(old)
+    assert "5 synchronized batches of 20 calls" in text and "round by round" not in text
