@@ -428,6 +428,21 @@ def test_rows_kernels_carry_launch_bounds():
         assert ".minnctapersm" not in other.ptx and "min_blocks_per_sm" not in other.launch
 
 
+def test_float16_rows_hold_as_many_bytes_a_thread_as_float32_rows():
+    """A thread of a rows kernel holds ROW_BYTES of the row: 16 float32 elements (256 threads
+    for a 4096-long row) but 32 float16 ones (128 threads, four 16-byte vectors each), under the
+    same ROW_THREADS_PER_SM bound; float64 rows keep ROW_ITEMS elements."""
+    from programs import layernorm, softmax
+    from autofuse.backends import cuda_source
+    for dtype, block in ((np.float16, 128), (np.float32, 256), (np.float64, 256)):
+        x, g = np.empty((64, 4096), dtype), np.empty(4096, dtype)
+        for fn, args in ((softmax, (x,)), (layernorm, (x, g, g))):
+            (kernel,) = lowered(fn, args).kernels
+            assert kernel.launch["block"] == block, (dtype, fn.__name__)
+            assert kernel.launch["min_blocks_per_sm"] == cuda_source.ROW_THREADS_PER_SM // block
+            assert re.search(rf"^\.maxntid {block}, 1, 1$", kernel.ptx, re.MULTILINE)
+
+
 def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
     """cuda._unless_spilling keeps the bounded cubin unless it spills; then it links the PTX
     again with one block an SM fewer, down to half the blocks asked, and at last without
