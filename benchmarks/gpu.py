@@ -8,8 +8,12 @@ Method: each system's result is checked against NumPy first; then every system o
 warmed up and timed in interleaved rounds: a round times one synchronized batch of calls of each
 system (host clock around the batch and a final synchronize; per-call time = batch time / calls),
 in an order rotated from round to round, so that a drift of the clocks or of the machine's load
-falls on every system alike. A system's time is the median of its rounds; the rounds themselves are
-kept, so that autofuse's ratio to a peer can be taken round by round (report.py).
+falls on every system alike. A round's figure for a system is the difference between a batch of
+2 + 20 calls and one of 2, over 20 (--short): the steady rate of calls, leaving out what a batch
+pays once (the host's first call, the final synchronize), which differs between systems as
+their calls cost the host more or less; the floor's copy is timed the same way. A system's time
+is the median of its rounds; the rounds themselves are kept (and the long batches' own times,
+as `batch_rounds`), so that autofuse's ratio to a peer can be taken round by round (report.py).
 """
 from __future__ import annotations
 
@@ -42,7 +46,8 @@ def _batch(call, sync, calls: int) -> float:
     return (time.perf_counter() - start) * 1000 / calls
 
 
-def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0) -> dict:
+def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, short=0,
+                plain: dict | None = None) -> dict:
     """{name: [ms per call, one a round]} for `entries` {name: (call, sync)}, timed in rounds.
 
     `sync(result)` waits for a result (jax dispatches asynchronously on its own stream, so CUDA
@@ -50,6 +55,12 @@ def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0) -> 
     Each round times one batch of every entry, the order rotated by one each round. A batch is
     `calls` calls, fewer for an entry whose warm-up shows a call longer than batch_ms / calls
     (cupy.fuse's sum takes a quarter of a second a call), at least one.
+
+    With `short` > 0, each round times a batch of `short` calls, then one of `short` + n, and the
+    round's figure is their difference over n: the steady rate of calls, without what a batch
+    pays once (the host's first call before the device starts, the final synchronize), which a
+    slow host makes larger for systems whose call costs the host more. `plain`, where given,
+    receives the long batches' own per-call times.
     """
     sizes = {}
     for name, (call, sync) in entries.items():
@@ -58,11 +69,20 @@ def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0) -> 
         sizes[name] = max(1, min(calls, int(batch_ms / max(each, 1e-6))))
     names = list(entries)
     samples = {name: [] for name in names}
+    for name in names if plain is not None else ():
+        plain[name] = []
     for k in range(rounds):
         shift = k % len(names) if names else 0
         for name in names[shift:] + names[:shift]:
             call, sync = entries[name]
-            samples[name].append(_batch(call, sync, sizes[name]))
+            if not short:
+                samples[name].append(_batch(call, sync, sizes[name]))
+                continue
+            first = _batch(call, sync, short) * short
+            total = _batch(call, sync, short + sizes[name]) * (short + sizes[name])
+            samples[name].append((total - first) / sizes[name])
+            if plain is not None:
+                plain[name].append(total / (short + sizes[name]))
     return samples
 
 
@@ -71,13 +91,14 @@ def time_calls(call, sync, calls=20, repeats=5, warmup=3):
     return float(np.median(time_rounds({"": (call, sync)}, repeats, calls, warmup)[""]))
 
 
-def copy_bandwidth():
-    """Device-to-device copy bandwidth (bytes read + written per second) of a 2 GiB buffer."""
+def copy_bandwidth(short=0):
+    """Device-to-device copy bandwidth (bytes read + written per second) of a 2 GiB buffer, timed
+    as the workloads are (`short`: time_rounds)."""
     import cupy
     a = cupy.empty(1 << 29, dtype=cupy.float32)
     b = cupy.empty_like(a)
-    ms = time_calls(lambda: b.__setitem__(Ellipsis, a), lambda _: cupy.cuda.Device().synchronize(),
-                    calls=10)
+    copy = (lambda: b.__setitem__(Ellipsis, a), lambda _: cupy.cuda.Device().synchronize())
+    ms = float(np.median(time_rounds({"copy": copy}, 5, 10, short=short)["copy"]))
     return 2 * a.nbytes / (ms / 1000)
 
 
@@ -131,7 +152,7 @@ def check(result, reference, tolerance: float) -> None:
                                atol=tolerance * max(1.0, float(np.abs(reference).max())))
 
 
-def run_workload(workload, systems, bandwidth, rng, rounds=7):
+def run_workload(workload, systems, bandwidth, rng, rounds=7, short=2):
     host = workload.make(rng)
     reference = workload.fn(np)(*host)
     floor_ms = workload.floor_bytes(host) / bandwidth * 1000
@@ -157,7 +178,9 @@ def run_workload(workload, systems, bandwidth, rng, rounds=7):
         inputs = [cupy.asarray(a) for a in host]
         check(to_host(fn(*inputs)), reference, workload.tolerance)
         entries[variant] = (lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
-    row["rounds"] = time_rounds(entries, rounds=rounds)
+    row["batch_rounds"] = {} if short else None
+    row["rounds"] = time_rounds(entries, rounds=rounds, short=short, plain=row["batch_rounds"])
+    row["short"] = short
     for name, samples in row["rounds"].items():
         if name == variant:
             row["variants"] = {'float16="float32"': float(np.median(samples))}
@@ -296,13 +319,16 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds")
+    parser.add_argument("--short", type=int, default=2,
+                        help="time a call by the difference of batches of SHORT + 20 and SHORT "
+                             "calls (0: by whole batches of 20)")
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu.json"))
     args = parser.parse_args()
     import cupy
     systems = [s for s in args.systems.split(",") if s]
     rng = np.random.default_rng(2026)
-    bandwidth = copy_bandwidth()
+    bandwidth = copy_bandwidth(args.short)
     props = cupy.cuda.runtime.getDeviceProperties(0)
     report = {"device": props["name"].decode(), "date": time.strftime("%Y-%m-%d"),
               "commit": _commit(), "versions": versions(), "copy_bandwidth_TBps": bandwidth / 1e12,
@@ -310,7 +336,7 @@ def main():
     for workload in workloads(args.scale):
         if args.only and not any(s in workload.name for s in args.only.split(",")):
             continue
-        row = run_workload(workload, systems, bandwidth, rng, args.rounds)
+        row = run_workload(workload, systems, bandwidth, rng, args.rounds, args.short)
         report["rows"].append(row)
         print(json.dumps(row), flush=True)
         save(report, args.out)

@@ -24,21 +24,29 @@ def best_peer(row: dict) -> float | None:
     return row["times"][name] if name else None
 
 
+def _median(values) -> float:
+    values = sorted(values)
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
 def paired(row: dict) -> dict | None:
     """autofuse's time over the best peer's, round by round (the two were timed in the same round,
     moments apart): median, lowest and highest ratio, rounds autofuse was faster; and the spread of
-    each system's own rounds ((highest - lowest) / median), the measurement's noise. None where
-    the row has no rounds (runs before session 11) or no peer."""
+    each system's own rounds ((highest - lowest) / median), the measurement's noise; where the
+    rounds were differences of batches, `whole` is the median ratio of the long batches' own
+    times. None where the row has no rounds (runs before session 11) or no peer."""
     rounds, peer = row.get("rounds", {}), best_peer_name(row)
     if peer is None or "autofuse" not in rounds or peer not in rounds:
         return None
     ratios = sorted(a / b for a, b in zip(rounds["autofuse"], rounds[peer]))
-    spread = lambda v: (max(v) - min(v)) / sorted(v)[len(v) // 2]
-    middle = len(ratios) // 2
-    median = (ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2)
-    return {"peer": peer, "median": median, "low": ratios[0], "high": ratios[-1],
+    spread = lambda v: (max(v) - min(v)) / _median(v)
+    whole = row.get("batch_rounds") or {}
+    return {"peer": peer, "median": _median(ratios), "low": ratios[0], "high": ratios[-1],
             "faster": sum(r < 1 for r in ratios), "rounds": len(ratios),
-            "spread": max(spread(rounds["autofuse"]), spread(rounds[peer]))}
+            "spread": max(spread(rounds["autofuse"]), spread(rounds[peer])),
+            "whole": _median([a / b for a, b in zip(whole["autofuse"], whole[peer])])
+            if "autofuse" in whole and peer in whole else None}
 
 
 def markdown(report: dict) -> str:
@@ -73,13 +81,18 @@ def markdown(report: dict) -> str:
             " | ".join(cells) + " | | |")
     pairs = [(row, paired(row)) for row in report["rows"]]
     if any(p for _, p in pairs):
+        whole = any(p and p["whole"] is not None for _, p in pairs)
         lines += ["", "autofuse's time over the best peer's, round by round (both timed in the same "
                   "round): median [lowest, highest], rounds autofuse was faster; noise = the larger "
-                  "spread of the two systems' own rounds, (highest - lowest) / median:", "",
-                  "| workload | best peer | ratio, median | lowest | highest | faster in | noise |",
-                  "|---|---|---|---|---|---|---|"]
+                  "spread of the two systems' own rounds, (highest - lowest) / median" +
+                  ("; `whole batches` = the median ratio of the long batches' own times, what a "
+                   "batch pays once included:" if whole else ":"), "",
+                  "| workload | best peer | ratio, median | lowest | highest | faster in | noise |" +
+                  (" whole batches |" if whole else ""),
+                  "|---|---|---|---|---|---|---|" + ("---|" if whole else "")]
         lines += [f"| {row['workload']} | {p['peer']} | {p['median']:.3f} | {p['low']:.3f} | "
-                  f"{p['high']:.3f} | {p['faster']} of {p['rounds']} | {p['spread'] * 100:.1f}% |"
+                  f"{p['high']:.3f} | {p['faster']} of {p['rounds']} | {p['spread'] * 100:.1f}% |" +
+                  ((f" {p['whole']:.3f} |" if p["whole"] is not None else " |") if whole else "")
                   for row, p in pairs if p]
     lines.append("")
     lines.append("`*` jax.jit's float32 matmul runs in TF32 by default (lower precision); it is not "
@@ -132,8 +145,16 @@ def _rounds(report: dict) -> str:
     counts = {len(v) for row in report["rows"] for v in row.get("rounds", {}).values()}
     if not counts:      # runs before session 11: each system timed on its own
         return "5 synchronized batches of 20 calls"
-    return (f"{max(counts)} interleaved rounds, one synchronized batch of up to 20 calls of every "
-            "system a round")
+    shorts = {row.get("short", 0) for row in report["rows"]}
+    how = (f"{max(counts)} interleaved rounds, one synchronized batch of up to 20 calls of every "
+           "system a round")
+    if shorts == {0}:
+        return how
+    short = max(shorts)
+    return (f"{max(counts)} interleaved rounds; a system's figure for a round is the difference "
+            f"between a synchronized batch of {short} + up to 20 calls and one of {short} calls, "
+            "over the difference in calls, which leaves out what a batch pays once; the floor's "
+            "copy is timed the same way")
 
 
 def plot(report: dict, path: str) -> None:

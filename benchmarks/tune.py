@@ -5,9 +5,10 @@ that are not integers are set as strings (STREAM_LOADS ",.nc.L1::no_allocate": "
 arguments NAME=VALUE hold other constants fixed for the sweep:
     python benchmarks/tune.py cuda_matmul.WIDE 128,256 attention cuda_matmul.NARROW=64
 Each value's kernels are compiled under it and checked against NumPy; then all values and
-torch.compile (where torch is installed) are timed in the same interleaved rounds (gpu.time_rounds;
-TUNE_ROUNDS, default 7; TUNE_FLOAT16=float32 compiles with jit(float16="float32")), and each value's time is shown with its ratio to torch.compile taken round
-by round (median).
+torch.compile (where torch is installed) are timed in the same interleaved rounds, as
+benchmarks/gpu.py times them (gpu.time_rounds: the difference of batches of 22 and 2 calls;
+TUNE_ROUNDS rounds, default 7). TUNE_FLOAT16=float32 compiles with jit(float16="float32"). Each
+value's time is shown with its ratio to torch.compile taken round by round (median).
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def main():
     module, attribute = _place(name)
     import cupy
     rng = np.random.default_rng(5)
-    bandwidth = gpu.copy_bandwidth()
+    bandwidth = gpu.copy_bandwidth(short=2)
     sync = lambda _: cupy.cuda.Device().synchronize()
     options = {"float16": os.environ["TUNE_FLOAT16"]} if os.environ.get("TUNE_FLOAT16") else {}
     for workload in workloads():
@@ -69,7 +70,7 @@ def main():
             entries["torch.compile"] = (lambda: compiled(*tensors), lambda _: torch.cuda.synchronize())
         except ImportError:
             pass
-        rounds = gpu.time_rounds(entries, rounds=int(os.environ.get("TUNE_ROUNDS", 7)))
+        rounds = gpu.time_rounds(entries, rounds=int(os.environ.get("TUNE_ROUNDS", 7)), short=2)
         peer = rounds.get("torch.compile")
         for label, samples in rounds.items():
             ms = float(np.median(samples))

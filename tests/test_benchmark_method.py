@@ -66,3 +66,31 @@ def test_report_shows_the_paired_table_and_reads_runs_without_rounds():
     del old["rows"][0]["rounds"]
     text = report.markdown(old)
     assert "5 synchronized batches of 20 calls" in text and "round by round" not in text
+
+
+def test_difference_of_batches_leaves_out_what_a_batch_pays_once():
+    """A call of 2 ms whose batch pays 30 ms once (a slow synchronize): whole batches of 5 say
+    8 ms a call; the difference of a batch of 1 + 5 calls and one of 1 says 2."""
+    import time
+    calls = lambda: time.sleep(0.002)
+    once = lambda _: time.sleep(0.03)
+    plain = {}
+    steady = gpu.time_rounds({"slow sync": (calls, once)}, rounds=2, calls=5, warmup=1, short=1,
+                             plain=plain)["slow sync"]
+    whole = gpu.time_rounds({"slow sync": (calls, once)}, rounds=2, calls=5, warmup=1)["slow sync"]
+    assert all(1.8 < ms < 5.0 for ms in steady), steady
+    assert all(ms > 6.5 for ms in whole) and all(ms > 5.5 for ms in plain["slow sync"])
+
+
+def test_report_names_the_difference_method_and_shows_whole_batches():
+    row = json.loads(json.dumps(ROW))
+    row["short"] = 2
+    row["batch_rounds"] = {"autofuse": [0.31, 0.312, 0.32], "torch.compile": [0.33, 0.32, 0.33],
+                           "jax.jit": [0.34, 0.34, 0.34]}
+    run = {"device": "GPU", "date": "d", "commit": "c", "versions": {}, "copy_bandwidth_TBps": 4.2,
+           "rows": [row]}
+    assert report.paired(row)["whole"] == pytest.approx(sorted(
+        [0.31 / 0.33, 0.312 / 0.32, 0.32 / 0.33])[1])
+    text = report.markdown(run)
+    assert "batch of 2 + up to 20 calls and one of 2 calls" in text
+    assert "whole batches |" in text and "| 1 of 3 | 3.3% | 0.970 |" in text
