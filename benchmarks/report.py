@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from statistics import median
 
 PEERS = ("cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
 TF32 = {"jax.jit": "TF32 matmul (jax's default precision)"}
@@ -24,12 +25,6 @@ def best_peer(row: dict) -> float | None:
     return row["times"][name] if name else None
 
 
-def _median(values) -> float:
-    values = sorted(values)
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-
-
 def paired(row: dict) -> dict | None:
     """autofuse's time over the best peer's, round by round (the two were timed in the same round,
     moments apart): median, lowest and highest ratio, rounds autofuse was faster; and the spread of
@@ -40,12 +35,12 @@ def paired(row: dict) -> dict | None:
     if peer is None or "autofuse" not in rounds or peer not in rounds:
         return None
     ratios = sorted(a / b for a, b in zip(rounds["autofuse"], rounds[peer]))
-    spread = lambda v: (max(v) - min(v)) / _median(v)
+    spread = lambda v: (max(v) - min(v)) / median(v)
     whole = row.get("batch_rounds") or {}
-    return {"peer": peer, "median": _median(ratios), "low": ratios[0], "high": ratios[-1],
+    return {"peer": peer, "median": median(ratios), "low": ratios[0], "high": ratios[-1],
             "faster": sum(r < 1 for r in ratios), "rounds": len(ratios),
             "spread": max(spread(rounds["autofuse"]), spread(rounds[peer])),
-            "whole": _median([a / b for a, b in zip(whole["autofuse"], whole[peer])])
+            "whole": median([a / b for a, b in zip(whole["autofuse"], whole[peer])])
             if "autofuse" in whole and peer in whole else None}
 
 
