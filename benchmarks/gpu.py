@@ -9,16 +9,19 @@ warmed up and timed in interleaved rounds: a round times one synchronized batch 
 system (host clock around the batch and a final synchronize; per-call time = batch time / calls),
 in an order rotated from round to round, so that a drift of the clocks or of the machine's load
 falls on every system alike. A round's figure for a system is the difference between a batch of
-2 + 20 calls and one of 2, over 20 (--short): the steady rate of calls, leaving out what a batch
-pays once (the host's first call, the final synchronize), which differs between systems as
-their calls cost the host more or less; the floor's copy is timed the same way. A system's time
-is the median of its rounds; the rounds themselves are kept (and the long batches' own times,
-as `batch_rounds`), so that autofuse's ratio to a peer can be taken round by round (report.py).
+L + n calls and one of L, over n (--short: L at least 2 calls and 4 ms of them, n at least 20
+calls and 20 ms): the steady rate of calls, leaving out what a batch pays once (the host's first
+call, the final synchronize, and the calls that catch up behind a late start), which differs
+between systems as their calls cost the host more or less; the floor's copy is timed the same
+way. A system's time is the median of its rounds; the rounds themselves are kept (and the long
+batches' own times, as `batch_rounds`), so that autofuse's ratio to a peer can be taken round by
+round (report.py).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
@@ -34,20 +37,38 @@ import autofuse  # noqa: E402
 from workloads import workloads  # noqa: E402
 
 SYSTEMS = ("autofuse", "cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit")
+LEAD_MS = 4.0       # the lead batch of the difference method holds at least this much of calls
+SPAN_MS = 20.0      # ... and the calls whose difference is timed at least this much
 
 
-def _batch(call, sync, calls: int) -> float:
-    """Milliseconds per call of one synchronized batch of `calls` calls."""
+def _batch(call, sync, calls: int, device: list | None = None, mark: int = 0) -> float:
+    """Milliseconds per call of one synchronized batch of `calls` calls. With `device`, CUDA events
+    on the legacy default stream (CuPy's and torch's unless they were told otherwise) after `mark`
+    calls and after the last also time the calls after the mark on the GPU's own clock, appended
+    to `device` as milliseconds a call."""
+    events = None
+    if device is not None:
+        import cupy
+        events = cupy.cuda.Event(), cupy.cuda.Event()
     start = time.perf_counter()
     result = None
-    for _ in range(calls):
+    for k in range(calls):
+        if events and k == mark:
+            events[0].record(cupy.cuda.Stream.null)
         result = call()
+    if events:
+        events[1].record(cupy.cuda.Stream.null)
     sync(result)
-    return (time.perf_counter() - start) * 1000 / calls
+    elapsed = (time.perf_counter() - start) * 1000 / calls
+    if events:
+        events[1].synchronize()
+        device.append(cupy.cuda.get_elapsed_time(*events) / (calls - mark))
+    return elapsed
 
 
 def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, short=0,
-                plain: dict | None = None) -> dict:
+                plain: dict | None = None, lead_ms=LEAD_MS, span_ms=SPAN_MS,
+                device: dict | None = None) -> dict:
     """{name: [ms per call, one a round]} for `entries` {name: (call, sync)}, timed in rounds.
 
     `sync(result)` waits for a result (jax dispatches asynchronously on its own stream, so CUDA
@@ -56,17 +77,24 @@ def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, sho
     `calls` calls, fewer for an entry whose warm-up shows a call longer than batch_ms / calls
     (cupy.fuse's sum takes a quarter of a second a call), at least one.
 
-    With `short` > 0, each round times a batch of `short` calls, then one of `short` + n, and the
-    round's figure is their difference over n: the steady rate of calls, without what a batch
-    pays once (the host's first call before the device starts, the final synchronize), which a
-    slow host makes larger for systems whose call costs the host more. `plain`, where given,
-    receives the long batches' own per-call times.
+    With `short` > 0, each round times a lead batch of L calls, then one of L + n, and the round's
+    figure is their difference over n: the steady rate of calls, without what a batch pays once
+    (the first call's host time, the final synchronize). L is at least `short` calls and lead_ms
+    of them, n at least `calls` calls and span_ms of them (at most batch_ms). Before them an
+    untimed batch of L calls takes what the first batch after another system's pays and the two
+    timed batches do not: on an H200 (benchmarks/experiments/batch_shape.py) that first batch
+    took up to 0.4 ms more, and a lead batch that paid it alone took it off the difference.
+    `plain`, where given, receives the long batches' own per-call times; `device`, where given as
+    {name: []} for entries whose work is ordered on the legacy default stream, their n calls'
+    time on the GPU's clock (CUDA events; the host's latency is not in it).
     """
-    sizes = {}
+    sizes, leads = {}, {}
     for name, (call, sync) in entries.items():
         _batch(call, sync, warmup)
-        each = _batch(call, sync, 1)
-        sizes[name] = max(1, min(calls, int(batch_ms / max(each, 1e-6))))
+        each = max(_batch(call, sync, 1), 1e-6)
+        most = max(1, int(batch_ms / each))
+        sizes[name] = min(most, max(calls, math.ceil(span_ms / each) if short else 0))
+        leads[name] = max(short, min(most, math.ceil(lead_ms / each)))
     names = list(entries)
     samples = {name: [] for name in names}
     for name in names if plain is not None else ():
@@ -78,11 +106,13 @@ def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, sho
             if not short:
                 samples[name].append(_batch(call, sync, sizes[name]))
                 continue
-            first = _batch(call, sync, short) * short
-            total = _batch(call, sync, short + sizes[name]) * (short + sizes[name])
-            samples[name].append((total - first) / sizes[name])
+            lead, n = leads[name], sizes[name]
+            _batch(call, sync, lead)
+            first = _batch(call, sync, lead) * lead
+            total = _batch(call, sync, lead + n, (device or {}).get(name), lead) * (lead + n)
+            samples[name].append((total - first) / n)
             if plain is not None:
-                plain[name].append(total / (short + sizes[name]))
+                plain[name].append(total / (lead + n))
     return samples
 
 
@@ -179,8 +209,14 @@ def run_workload(workload, systems, bandwidth, rng, rounds=7, short=2):
         check(to_host(fn(*inputs)), reference, workload.tolerance)
         entries[variant] = (lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
     row["batch_rounds"] = {} if short else None
-    row["rounds"] = time_rounds(entries, rounds=rounds, short=short, plain=row["batch_rounds"])
+    # NOTE: every system but jax orders its work on the legacy default stream, where CUDA events
+    # time its calls on the GPU's clock too, a check on the host-timed figures
+    row["device_rounds"] = {name: [] for name in entries if name != "jax.jit"} if short else None
+    row["rounds"] = time_rounds(entries, rounds=rounds, short=short, plain=row["batch_rounds"],
+                                device=row["device_rounds"])
     row["short"] = short
+    if short:
+        row["lead_ms"], row["span_ms"] = LEAD_MS, SPAN_MS
     for name, samples in row["rounds"].items():
         if name == variant:
             row["variants"] = {'float16="float32"': float(np.median(samples))}
@@ -320,8 +356,9 @@ def main():
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds")
     parser.add_argument("--short", type=int, default=2,
-                        help="time a call by the difference of batches of SHORT + 20 and SHORT "
-                             "calls (0: by whole batches of 20)")
+                        help="time a call by the difference of batches of L + n and L calls, L at "
+                             "least SHORT calls and 4 ms, n at least 20 calls and 20 ms (0: by "
+                             "whole batches of 20)")
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu.json"))
     args = parser.parse_args()

@@ -30,18 +30,27 @@ def paired(row: dict) -> dict | None:
     moments apart): median, lowest and highest ratio, rounds autofuse was faster; and the spread of
     each system's own rounds ((highest - lowest) / median), the measurement's noise; where the
     rounds were differences of batches, `whole` is the median ratio of the long batches' own
-    times. None where the row has no rounds (runs before session 11) or no peer."""
+    times, and `gpu` (peer, median ratio) the same taken from the CUDA-event times on the GPU's own
+    clock against the fastest peer that has them (all but jax.jit). None where the row has no
+    rounds (runs before session 11) or no peer."""
     rounds, peer = row.get("rounds", {}), best_peer_name(row)
     if peer is None or "autofuse" not in rounds or peer not in rounds:
         return None
     ratios = sorted(a / b for a, b in zip(rounds["autofuse"], rounds[peer]))
     spread = lambda v: (max(v) - min(v)) / median(v)
     whole = row.get("batch_rounds") or {}
+    device = {k: v for k, v in (row.get("device_rounds") or {}).items() if v}
+    gpu = None
+    timed = {k: median(v) for k, v in device.items()
+             if k != "autofuse" and k in row["times"] and not (row.get("flops") and k in TF32)}
+    if "autofuse" in device and timed:
+        rival = min(timed, key=timed.get)
+        gpu = (rival, median([a / b for a, b in zip(device["autofuse"], device[rival])]))
     return {"peer": peer, "median": median(ratios), "low": ratios[0], "high": ratios[-1],
             "faster": sum(r < 1 for r in ratios), "rounds": len(ratios),
             "spread": max(spread(rounds["autofuse"]), spread(rounds[peer])),
             "whole": median([a / b for a, b in zip(whole["autofuse"], whole[peer])])
-            if "autofuse" in whole and peer in whole else None}
+            if "autofuse" in whole and peer in whole else None, "gpu": gpu}
 
 
 def markdown(report: dict) -> str:
@@ -77,17 +86,23 @@ def markdown(report: dict) -> str:
     pairs = [(row, paired(row)) for row in report["rows"]]
     if any(p for _, p in pairs):
         whole = any(p and p["whole"] is not None for _, p in pairs)
+        clock = any(p and p["gpu"] for _, p in pairs)
         lines += ["", "autofuse's time over the best peer's, round by round (both timed in the same "
                   "round): median [lowest, highest], rounds autofuse was faster; noise = the larger "
                   "spread of the two systems' own rounds, (highest - lowest) / median" +
                   ("; `whole batches` = the median ratio of the long batches' own times, what a "
-                   "batch pays once included:" if whole else ":"), "",
+                   "batch pays once included" if whole else "") +
+                  ("; `GPU clock` = the median ratio of the same calls timed by CUDA events on the "
+                   "GPU (no host latency in them), against the fastest peer that orders its work "
+                   "on the default stream (all but jax.jit)" if clock else "") + ":", "",
                   "| workload | best peer | ratio, median | lowest | highest | faster in | noise |" +
-                  (" whole batches |" if whole else ""),
-                  "|---|---|---|---|---|---|---|" + ("---|" if whole else "")]
+                  (" whole batches |" if whole else "") + (" GPU clock |" if clock else ""),
+                  "|---|---|---|---|---|---|---|" + ("---|" if whole else "") +
+                  ("---|" if clock else "")]
         lines += [f"| {row['workload']} | {p['peer']} | {p['median']:.3f} | {p['low']:.3f} | "
                   f"{p['high']:.3f} | {p['faster']} of {p['rounds']} | {p['spread'] * 100:.1f}% |" +
-                  ((f" {p['whole']:.3f} |" if p["whole"] is not None else " |") if whole else "")
+                  ((f" {p['whole']:.3f} |" if p["whole"] is not None else " |") if whole else "") +
+                  ((f" {p['gpu'][1]:.3f} ({p['gpu'][0]}) |" if p["gpu"] else " |") if clock else "")
                   for row, p in pairs if p]
     lines.append("")
     lines.append("`*` jax.jit's float32 matmul runs in TF32 by default (lower precision); it is not "
@@ -146,10 +161,19 @@ def _rounds(report: dict) -> str:
     if shorts == {0}:
         return how
     short = max(shorts)
+    leads = {(row.get("lead_ms"), row.get("span_ms")) for row in report["rows"]} - {(None, None)}
+    if not leads:       # session 11's runs: a lead batch of `short` calls, 20 more
+        return (f"{max(counts)} interleaved rounds; a system's figure for a round is the "
+                f"difference between a synchronized batch of {short} + up to 20 calls and one of "
+                f"{short} calls, over the difference in calls, which leaves out what a batch pays "
+                "once; the floor's copy is timed the same way")
+    lead_ms, span_ms = max(leads)
     return (f"{max(counts)} interleaved rounds; a system's figure for a round is the difference "
-            f"between a synchronized batch of {short} + up to 20 calls and one of {short} calls, "
-            "over the difference in calls, which leaves out what a batch pays once; the floor's "
-            "copy is timed the same way")
+            f"between a synchronized batch of L + n calls and one of L calls, over n, where the "
+            f"lead L is at least {short} calls and {lead_ms:g} ms of them and n at least 20 calls "
+            f"and {span_ms:g} ms: the steady rate of calls, without what a batch pays once (the "
+            "first call's host time, the final synchronize, the calls that catch up behind a late "
+            "start); the floor's copy is timed the same way")
 
 
 def plot(report: dict, path: str) -> None:

@@ -6,9 +6,11 @@ arguments NAME=VALUE hold other constants fixed for the sweep:
     python benchmarks/tune.py cuda_matmul.WIDE 128,256 attention cuda_matmul.NARROW=64
 Each value's kernels are compiled under it and checked against NumPy; then all values and
 torch.compile (where torch is installed) are timed in the same interleaved rounds, as
-benchmarks/gpu.py times them (gpu.time_rounds: the difference of batches of 22 and 2 calls;
-TUNE_ROUNDS rounds, default 7). TUNE_FLOAT16=float32 compiles with jit(float16="float32"). Each
-value's time is shown with its ratio to torch.compile taken round by round (median).
+benchmarks/gpu.py times them (gpu.time_rounds: the difference of a long and a lead batch;
+TUNE_ROUNDS rounds, default 7), and on the GPU's clock by CUDA events in the same batches (all of
+them order their work on the default stream). TUNE_FLOAT16=float32 compiles with
+jit(float16="float32"). Each value's time is shown with its ratio to torch.compile taken round
+by round (median), by the host's clock and by the GPU's.
 """
 from __future__ import annotations
 
@@ -70,13 +72,17 @@ def main():
             entries["torch.compile"] = (lambda: compiled(*tensors), lambda _: torch.cuda.synchronize())
         except ImportError:
             pass
-        rounds = gpu.time_rounds(entries, rounds=int(os.environ.get("TUNE_ROUNDS", 7)), short=2)
-        peer = rounds.get("torch.compile")
+        device = {label: [] for label in entries}
+        rounds = gpu.time_rounds(entries, rounds=int(os.environ.get("TUNE_ROUNDS", 7)), short=2,
+                                 device=device)
+        peer, peer_gpu = rounds.get("torch.compile"), device.get("torch.compile")
         for label, samples in rounds.items():
-            ms = float(np.median(samples))
+            ms, on_gpu = float(np.median(samples)), float(np.median(device[label]))
             extra = (f"  {workload.flops(host) / ms / 1e9:6.1f} TFLOP/s" if workload.flops else "")
             ratio = (f"  x torch.compile {np.median([a / b for a, b in zip(samples, peer)]):.3f}"
-                     if peer and label != "torch.compile" else "")
+                     f" (GPU clock {on_gpu:.4f} ms,"
+                     f" {np.median([a / b for a, b in zip(device[label], peer_gpu)]):.3f})"
+                     if peer and label != "torch.compile" else f" (GPU clock {on_gpu:.4f} ms)")
             print(f"{workload.name:16s} {label:>24s} {ms:8.4f} ms  floor x{ms / floor:5.2f}"
                   f"{ratio}{extra}  {strategies.get(label, '')}", flush=True)
 

@@ -94,3 +94,45 @@ def test_report_names_the_difference_method_and_shows_whole_batches():
     text = report.markdown(run)
     assert "batch of 2 + up to 20 calls and one of 2 calls" in text
     assert "whole batches |" in text and "| 1 of 3 | 3.3% | 0.970 |" in text
+
+
+def test_an_untimed_batch_takes_what_the_first_batch_after_another_system_pays():
+    """Each call takes 1 ms, and the first call after another system's takes 20 ms more (as a
+    batch after a switch paid up to 0.4 ms more on an H200). A lead batch that paid it alone would
+    take it off the difference (1 - 20/20 = 0 ms a call); the untimed batch before it keeps the
+    figure at 1 ms."""
+    import time
+    last = [None]
+
+    def entry(name):
+        def go():
+            time.sleep(0.001 + (0.02 if last[0] != name else 0.0))
+            last[0] = name
+        return go, lambda _: None
+
+    samples = gpu.time_rounds({"a": entry("a"), "b": entry("b")}, rounds=3, calls=5, warmup=1,
+                              short=2, lead_ms=2.0, span_ms=20.0)
+    assert all(0.8 < ms < 1.6 for ms in samples["a"] + samples["b"]), samples
+
+
+def test_lead_and_span_set_the_batch_sizes_of_the_difference():
+    counts = {"n": 0}
+
+    def go():
+        counts["n"] += 1
+    gpu.time_rounds({"x": (go, lambda _: None)}, rounds=2, calls=3, warmup=1, short=2,
+                    lead_ms=0.0, span_ms=0.0)
+    assert counts["n"] == 1 + 1 + 2 * (2 + 2 + 2 + 3)   # warm-up, estimate; settle, lead, lead + n
+
+
+def test_report_gives_the_gpu_clock_ratio_against_the_fastest_stream_peer():
+    row = json.loads(json.dumps(ROW))
+    row["short"], row["lead_ms"], row["span_ms"] = 2, 4.0, 20.0
+    row["device_rounds"] = {"autofuse": [0.30, 0.30, 0.30], "torch.compile": [0.31, 0.30, 0.32]}
+    p = report.paired(row)
+    assert p["gpu"][0] == "torch.compile"
+    assert p["gpu"][1] == pytest.approx(0.30 / 0.31)
+    text = report.markdown({"device": "GPU", "date": "d", "commit": "c", "versions": {},
+                            "copy_bandwidth_TBps": 4.2, "rows": [row]})
+    assert "GPU clock |" in text and "0.968 (torch.compile) |" in text
+    assert "lead L is at least 2 calls and 4 ms" in text
