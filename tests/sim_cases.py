@@ -126,6 +126,13 @@ CASES = [
                                                              rng.standard_normal(64))),
     ("vector_widening", lambda x: x.astype(np.float64) * 3, (f32(4, 64),)),
     ("vector_bool_out", lambda x, y: (x > y) | (x < -1), (f32(8, 64), f32(8, 64))),
+    # two vectors a thread a step (VECTOR_ILP), each with index names of its own, then the
+    # remainder a vector at a time: a row bias and a broadcast column beside them, float16
+    ("vector_ilp_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w, (f32(9, 64),) * 4,
+     {"VECTOR_ILP": 2}),
+    ("vector_ilp_bias_column", lambda x, b, c, y: x * b + c - y,
+     (f32(9, 64), f32(64), f32(9, 1), f32(9, 68)[:, :64]), {"VECTOR_ILP": 2}),
+    ("vector_ilp_half", lambda x, b: np.tanh(x + b) * 0.5, (f16(9, 64), f16(64)), {"VECTOR_ILP": 2}),
     # slice assignments under vectors: interior vectors branch-free, edge vectors lane by lane
     ("vector_stencil", lambda u: _stencil(u), (f32(6, 128),)),    # too few rows for strips
     ("vector_nested_setslice", lambda u: _nested(u), (f32(12, 48),)),

@@ -59,6 +59,7 @@ MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
 MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
+VECTOR_ILP = 1                 # ... and this many vectors a thread a grid-stride step (1 or 2)
 SETSLICE_FAST = 1              # ... and a branch-free path for vectors inside every assigned region
 NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured 11.2 ms without,
 #                                12.6 ms with, on an H200)
@@ -334,21 +335,31 @@ class CudaSource:
 
         lanes = self.vector_lanes(shape, size, threads)
         vectors = self.vector_reads(shape, lanes) if lanes else {}
+        steps = [vectors]
+        if lanes and VECTOR_ILP > 1 and size >= VECTOR_ILP * lanes * threads and not any(
+                m.op == "setslice" for m in self.group.members.values()):
+            # each vector of a step has index names of its own (i0_1, ...): its reads, found again
+            steps = [self.vector_reads(shape, lanes, base=tuple(f"i{d}_{u}" for d in range(
+                len(shape)))) for u in range(VECTOR_ILP)]
+            if any(step.keys() != vectors.keys() for step in steps):
+                steps = [vectors]
+        vector_ilp = len(steps)
         if lanes:
             aligned = " | ".join(f"address({p.name})" for p in
                                  [self.names[n] for n in vectors] + self.outputs)
             r.emit(f"if ({aligned}) % 16 == 0:")
             r.push()
-            self.vector_loop(shape, size, lanes, vectors)
+            self.vector_loop(shape, size, lanes, vectors, steps)
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
         self.strided_loop(size, shape, ilp, compute, store)
         if lanes:
             r.pop()
-        width = lanes or ilp
+        width = lanes * vector_ilp or ilp
         blocks = max(1, min(-(-size // (threads * width)), MAX_GRID))
-        strategy = "grid-stride" + (f", {lanes}-wide vectors" if lanes else "")
+        strategy = "grid-stride" + (f", {lanes}-wide vectors" if lanes else "") + (
+            f" x{vector_ilp}" if vector_ilp > 1 else "")
         if ilp > 1:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
         return self.finish(strategy, threads, (blocks, 1, 1))
@@ -433,14 +444,36 @@ class CudaSource:
         return [base if lane == 0 else base[:-1] + (f"{base[-1]}v{lane}",)
                 for lane in range(lanes)]
 
-    def vector_loop(self, shape, size: int, lanes: int, vectors: dict) -> None:
+    def vector_loop(self, shape, size: int, lanes: int, vectors: dict,
+                    steps: list | None = None) -> None:
         """The grid-stride loop a vector at a time: one vector load per input in `vectors`, the
-        lanes computed as scalars, one vector store per output."""
+        lanes computed as scalars, one vector store per output. With `steps`, the vector reads of
+        each of several vectors whose index names end _0, _1, ..., a step takes that many vectors
+        a grid-stride apart, every load of all of them before any store (a store through a raw
+        pointer may alias a later load, so the compiler keeps them in order), and a loop a vector
+        at a time takes the remainder."""
         r = self.renderer
         for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
             r.globals[name] = ("vector", name)
         r.emit(f"e = {self.ix('cuda.grid(1)')}")
         r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
+        ilp = len(steps or [])
+        if ilp > 1:
+            r.emit(f"while e + {ilp - 1} * step < {size // lanes}:")
+            r.push()
+            taken, self.preloaded = [], {}
+            for u, reads in enumerate(steps):
+                flat = "ev" if u == 0 else f"ev{u}"
+                r.emit(f"{flat} = {self.ix(f'(e + {u} * step) * {lanes}' if u else f'e * {lanes}')}")
+                lane_index = self.lane_names(self.element_index(flat, shape, f"_{u}"), lanes)
+                self.preloaded.update(self.vector_loads(flat, shape, lanes, reads, lane_index,
+                                                        f"_{u}"))
+                taken.append((flat, lane_index))
+            for flat, lane_index in taken:
+                self.vector_lanes_store(lane_index, lanes, at=flat)
+            self.preloaded = {}
+            r.emit(f"e = {self.ix(f'e + {ilp} * step')}")
+            r.pop()
         r.emit(f"while e < {size // lanes}:")
         r.push()
         r.emit(f"ev = {self.ix(f'e * {lanes}')}")
@@ -487,9 +520,11 @@ class CudaSource:
         return preloaded
 
     def vector_lanes_store(self, lane_index, lanes: int, params: list | None = None,
-                           qualifier: str | None = None, label: str = "once") -> None:
-        """Store each output of `params` (default: all) at the vector `ev`, its lanes' values
-        rendered at `lane_index` (with PTX `qualifier`, where given, as inline PTX)."""
+                           qualifier: str | None = None, label: str = "once",
+                           at: str = "ev") -> None:
+        """Store each output of `params` (default: all) at the vector starting at flat element
+        `at`, its lanes' values rendered at `lane_index` (with PTX `qualifier`, where given, as
+        inline PTX)."""
         r = self.renderer
         params = self.outputs if params is None else params
         values = [[r.value(p.node, index) for p in params] for index in lane_index]
@@ -497,7 +532,7 @@ class CudaSource:
             lane_values = [self.stored(param.node, values[lane][k]) for lane in range(lanes)]
             store = self.vector_function("store", param.node, lanes, param.node.size,
                                          qualifier, label)
-            r.emit(f"{store}({param.name}, ev, {', '.join(lane_values)})")
+            r.emit(f"{store}({param.name}, {at}, {', '.join(lane_values)})")
 
     def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int,
                         qualifier: str | None = None, label: str = "once") -> str:
