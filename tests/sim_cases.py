@@ -175,6 +175,8 @@ CASES = [
     # keep the first position, broadcast partners read element by element, a misaligned base
     ("split_vector_ties", lambda x: (x.argmax(), x.argmin(), x.sum()),
      (rng.integers(-3, 4, 4000).astype(np.float32),)),
+    ("split_vector_tail_halves", lambda x: (x.argmax(), x.argmin(), x.sum()),
+     (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_TAIL_HALVES": 1}),
     ("split_vector_broadcast", lambda x, c: (x * c).sum(), (f32(40, 64), f32(40, 1))),
     ("split_vector_misaligned", lambda x: (x * x).sum(), (_misaligned(40, 64),)),
     ("split_vector_float64", lambda x: ((x > 2).any(), x.max(), x.mean()),

@@ -124,6 +124,25 @@ def test_cache_hinted_accesses(name, fn, make, tol, monkeypatch):
                for k in jitted.lower(*device_args).kernels)
 
 
+VARIANTS = [c for c in CASES if c[0] in ("relu_chain", "bias_gelu", "half_gelu", "sum_squares",
+                                          "half_split_reductions", "arg_reductions")]
+
+
+@pytest.mark.parametrize("name, fn, make, tol", VARIANTS, ids=[c[0] for c in VARIANTS])
+def test_generator_variants_off_by_default(name, fn, make, tol, monkeypatch):
+    """Two vectors a thread a step in grid-stride loops (VECTOR_ILP) and split reductions' tails
+    in halving steps (REDUCE_TAIL_HALVES), measured and left off, still give NumPy's results."""
+    from autofuse.backends import cuda_source
+    monkeypatch.setattr(cuda_source, "VECTOR_ILP", 2)
+    monkeypatch.setattr(cuda_source, "REDUCE_TAIL_HALVES", 1)
+    args = make()
+    device_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    jitted = autofuse.jit(fn)
+    _check(jitted(*device_args), fn(*args), tol)
+    assert any(" x2" in k.strategy or "split" in k.strategy
+               for k in jitted.lower(*device_args).kernels)
+
+
 @pytest.mark.parametrize("name, fn, make, tol", CASES[:8], ids=[c[0] for c in CASES[:8]])
 def test_numpy_inputs_with_cuda_backend(name, fn, make, tol):
     args = make()

@@ -65,6 +65,7 @@ NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured
 #                                12.6 ms with, on an H200)
 REDUCE_VECTORS = 4             # split reductions: 16-byte vectors a thread loads per step
 #                                (sum(x*x), 2^28 float32, H200: 1 0.248 ms, 2 0.243, 4 0.242)
+REDUCE_TAIL_HALVES = 0         # ... then half as many down to 2 before single vectors take the rest
 STREAM_LOADS = ""              # reads of data a kernel reads once, and writes: PTX cache
 STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" for plain
 #                                accesses). Off: on an H200, loads .nc.L1::no_allocate with stores
@@ -1326,14 +1327,19 @@ class CudaSource:
                            combine) -> None:
         """The grid-stride loop of a reduction, REDUCE_VECTORS vectors a step: every vector load
         of the step issued first, then each lane computed and combined in element order (so an
-        argmax keeps the first of equal values); a loop of single vectors takes the remainder."""
+        argmax keeps the first of equal values); loops of half as many vectors (REDUCE_TAIL_HALVES)
+        and of single vectors take the remainder, so a thread's last vectors are not read one
+        round trip after another."""
         r = self.renderer
         for name in ("address", f"vload{lanes}"):
             r.globals[name] = ("vector", name)
         count = size // lanes
         r.emit(f"e = {self.ix('cuda.grid(1)')}")
         r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
-        for width in sorted({REDUCE_VECTORS, 1}, reverse=True):
+        widths = [REDUCE_VECTORS]
+        while REDUCE_TAIL_HALVES and widths[-1] > 2:
+            widths.append(widths[-1] // 2)
+        for width in sorted(set(widths) | {1}, reverse=True):
             r.emit(f"while e + {width - 1} * step < {count}:" if width > 1 else
                    f"while e < {count}:")
             r.push()
