@@ -59,13 +59,18 @@ MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
 MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
-VECTOR_ILP = 1                 # ... and this many vectors a thread a grid-stride step (1 or 2)
+VECTOR_ILP = 1                 # ... and this many vectors a thread a grid-stride step (H200,
+#                                on the GPU's clock beside torch.compile: relu chain 1.005x at 1,
+#                                1.013x at 2, with 128 threads a block too; bias+GELU 0.996x, 0.998x)
 SETSLICE_FAST = 1              # ... and a branch-free path for vectors inside every assigned region
 NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured 11.2 ms without,
 #                                12.6 ms with, on an H200)
 REDUCE_VECTORS = 4             # split reductions: 16-byte vectors a thread loads per step
 #                                (sum(x*x), 2^28 float32, H200: 1 0.248 ms, 2 0.243, 4 0.242)
 REDUCE_TAIL_HALVES = 0         # ... then half as many down to 2 before single vectors take the rest
+#                                (sum(x*x), H200, GPU clock: 0.2412 ms without, 0.2410 with; torch.
+#                                compile 0.2356. SPLIT_BLOCKS 1024 0.2425, 2112 0.2408; 8 vectors
+#                                a step as 4)
 STREAM_LOADS = ""              # reads of data a kernel reads once, and writes: PTX cache
 STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" for plain
 #                                accesses). Off: on an H200, loads .nc.L1::no_allocate with stores
@@ -75,6 +80,9 @@ STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" f
 #                                slower in benchmarks/gpu.py's (session 8, the same kernels: relu
 #                                chain 0.3194 hinted against 0.3040 plain, whichever system ran
 #                                first), so the gain depends on something outside the kernel.
+#                                Session 12, timed by CUDA events and a fixed difference of batches
+#                                (gpu.time_rounds), loads .nc.L1::no_allocate alone: relu chain
+#                                0.3052 -> 0.3203 ms, (x.T+y)*2 0.1896 -> 0.1990, sum 0.2409 -> 0.2401.
 ROW_RELOAD = 1                 # rows (vector path): the row outputs read held inputs again
 ROW_HOLD_LOAD = ".L1::evict_last.L2::cache_hint|evict_last"    # (first read: keep it cached)
 ROW_RELOAD_LOAD = ".L1::evict_first.L2::cache_hint|evict_first"  # (second: the last use)
