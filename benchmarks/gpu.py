@@ -176,6 +176,20 @@ def system_call(system, workload, host_inputs):
     raise ValueError(system)
 
 
+def checked_calls(workload, host_inputs, systems) -> dict:
+    """{system: (callable, sync)} for each of `systems` on device copies of the inputs, each
+    one's result checked against NumPy's first (raises where a system fails or differs)."""
+    reference = workload.fn(np)(*host_inputs)
+    found = {}
+    for system in systems:
+        call, sync = system_call(system, workload, host_inputs)
+        result = call()
+        sync(result)
+        check(to_host(result), reference, workload.tolerance)
+        found[system] = (call, sync)
+    return found
+
+
 def check(result, reference, tolerance: float) -> None:
     """`result` is NumPy's `reference` within `tolerance`, relative and of the largest value."""
     np.testing.assert_allclose(result, reference, rtol=tolerance,

@@ -61,15 +61,9 @@ def main():
         if workload.name not in names:
             continue
         host = workload.make(rng)
-        reference = workload.fn(np)(*host)
-        systems = {}
-        for system in args.systems.split(","):
-            call, sync = gpu.system_call(system, workload, host)
-            result = call()
-            sync(result)
-            gpu.check(gpu.to_host(result), reference, workload.tolerance)
+        systems = gpu.checked_calls(workload, host, args.systems.split(","))
+        for call, sync in systems.values():
             gpu._batch(call, sync, 5)
-            systems[system] = (call, sync)
         totals = {s: {n: [] for n in lengths} for s in systems}
         events = {s: [] for s in systems if s != "jax.jit"}
         order = list(systems)

@@ -68,15 +68,7 @@ def main():
     for workload in workloads():
         if workload.name not in names:
             continue
-        host = workload.make(rng)
-        reference = workload.fn(np)(*host)
-        systems = {}
-        for system in args.systems.split(","):
-            call, sync = gpu.system_call(system, workload, host)
-            result = call()
-            sync(result)
-            gpu.check(gpu.to_host(result), reference, workload.tolerance)
-            systems[system] = (call, sync)
+        systems = gpu.checked_calls(workload, workload.make(rng), args.systems.split(","))
         for round_ in range(args.rounds):
             for system, (call, sync) in systems.items():
                 kernels, wall = trace(call, sync, args.calls)
