@@ -162,7 +162,7 @@ def _rounds(report: dict) -> str:
         return how
     short = max(shorts)
     leads = {(row.get("lead_ms"), row.get("span_ms")) for row in report["rows"]} - {(None, None)}
-    if not leads:       # session 11's runs: a lead batch of `short` calls, 20 more
+    if not leads:       # runs before 2a81cc2: a lead batch of `short` calls, 20 more, no settling
         return (f"{max(counts)} interleaved rounds; a system's figure for a round is the "
                 f"difference between a synchronized batch of {short} + up to 20 calls and one of "
                 f"{short} calls, over the difference in calls, which leaves out what a batch pays "
