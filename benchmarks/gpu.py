@@ -10,12 +10,13 @@ system (host clock around the batch and a final synchronize; per-call time = bat
 in an order rotated from round to round, so that a drift of the clocks or of the machine's load
 falls on every system alike. A round's figure for a system is the difference between a batch of
 L + n calls and one of L, over n, both after an untimed batch of L (--short: L at least 2 calls
-and 4 ms of them, n at least 20 calls and 20 ms): the steady rate of calls, leaving out what a batch pays once (the host's first
-call, the final synchronize, and the calls that catch up behind a late start), which differs
-between systems as their calls cost the host more or less; the floor's copy is timed the same
-way. A system's time is the median of its rounds; the rounds themselves are kept (and the long
-batches' own times, as `batch_rounds`), so that autofuse's ratio to a peer can be taken round by
-round (report.py).
+and 4 ms of them, n at least 20 calls and 20 ms): the steady rate of calls, leaving out what a
+batch pays once (the host's first call, the final synchronize) and what the first batch after
+another system's pays, which differ between systems as their calls cost the host more or less;
+the floor's copy is timed the same way. Every system but jax.jit is also timed on the GPU's clock
+(CUDA events in the long batch). A system's time is the median of its rounds; the rounds
+themselves are kept (and the long batches' own times, as `batch_rounds`, and the events', as
+`device_rounds`), so that autofuse's ratio to a peer can be taken round by round (report.py).
 """
 from __future__ import annotations
 

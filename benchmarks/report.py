@@ -169,11 +169,11 @@ def _rounds(report: dict) -> str:
                 "once; the floor's copy is timed the same way")
     lead_ms, span_ms = max(leads)
     return (f"{max(counts)} interleaved rounds; a system's figure for a round is the difference "
-            f"between a synchronized batch of L + n calls and one of L calls, over n, where the "
-            f"lead L is at least {short} calls and {lead_ms:g} ms of them and n at least 20 calls "
-            f"and {span_ms:g} ms: the steady rate of calls, without what a batch pays once (the "
-            "first call's host time, the final synchronize, the calls that catch up behind a late "
-            "start); the floor's copy is timed the same way")
+            f"between a synchronized batch of L + n calls and one of L calls, over n, both after an "
+            f"untimed batch of L, where the lead L is at least {short} calls and {lead_ms:g} ms of "
+            f"them and n at least 20 calls and {span_ms:g} ms: the steady rate of calls, without "
+            "what a batch pays once (the first call's host time, the final synchronize) or what "
+            "the first batch after another system's pays; the floor's copy is timed the same way")
 
 
 def plot(report: dict, path: str) -> None:
