@@ -97,22 +97,22 @@ def test_report_names_the_difference_method_and_shows_whole_batches():
 
 
 def test_an_untimed_batch_takes_what_the_first_batch_after_another_system_pays():
-    """Each call takes 1 ms, and the first call after another system's takes 20 ms more (as a
+    """Each call takes 1 ms, and the first call after another system's takes 30 ms more (as a
     batch after a switch paid up to 0.4 ms more on an H200). A lead batch that paid it alone would
-    take it off the difference (1 - 20/20 = 0 ms a call); the untimed batch before it keeps the
-    figure at 1 ms."""
+    take it off the difference (about 1 - 30/20 ms a call, under 0); the untimed batch before it
+    keeps the figure near 1 ms (a sleep's own jitter moves a round by a few tenths)."""
     import time
     last = [None]
 
     def entry(name):
         def go():
-            time.sleep(0.001 + (0.02 if last[0] != name else 0.0))
+            time.sleep(0.001 + (0.03 if last[0] != name else 0.0))
             last[0] = name
         return go, lambda _: None
 
     samples = gpu.time_rounds({"a": entry("a"), "b": entry("b")}, rounds=3, calls=5, warmup=1,
                               short=2, lead_ms=2.0, span_ms=20.0)
-    assert all(0.8 < ms < 1.6 for ms in samples["a"] + samples["b"]), samples
+    assert all(0.4 < ms < 2.5 for ms in samples["a"] + samples["b"]), samples
 
 
 def test_lead_and_span_set_the_batch_sizes_of_the_difference():
