@@ -84,7 +84,7 @@ def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, sho
     of them, n at least `calls` calls and span_ms of them (at most batch_ms). Before them an
     untimed batch of L calls takes what the first batch after another system's pays and the two
     timed batches do not: on an H200 (benchmarks/experiments/batch_shape.py) that first batch
-    took up to 0.4 ms more, and a lead batch that paid it alone took it off the difference.
+    took 0.15-0.47 ms more, and a lead batch that paid it alone took it off the difference.
     `plain`, where given, receives the long batches' own per-call times; `device`, where given as
     {name: []} for entries whose work is ordered on the legacy default stream, their n calls'
     time on the GPU's clock (CUDA events; the host's latency is not in it).

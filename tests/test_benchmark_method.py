@@ -98,7 +98,7 @@ def test_report_names_the_difference_method_and_shows_whole_batches():
 
 def test_an_untimed_batch_takes_what_the_first_batch_after_another_system_pays():
     """Each call takes 1 ms, and the first call after another system's takes 30 ms more (as a
-    batch after a switch paid up to 0.4 ms more on an H200). A lead batch that paid it alone would
+    batch after a switch paid 0.15-0.47 ms more on an H200). A lead batch that paid it alone would
     take it off the difference (about 1 - 30/20 ms a call, under 0); the untimed batch before it
     keeps the figure near 1 ms (a sleep's own jitter moves a round by a few tenths)."""
     import time
