@@ -65,11 +65,7 @@ def main():
             strategies[label] = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
         setattr(module, attribute, before)
         try:
-            import torch
-            tensors = [torch.from_numpy(a).cuda() for a in host]
-            compiled = torch.compile(workload.torch_fn(torch))
-            compiled(*tensors)
-            entries["torch.compile"] = (lambda: compiled(*tensors), lambda _: torch.cuda.synchronize())
+            entries["torch.compile"] = gpu.system_call("torch.compile", workload, host)
         except ImportError:
             pass
         device = {label: [] for label in entries}

@@ -913,9 +913,7 @@ class CudaSource:
         ones: ROW_BYTES), from a warp up to 512."""
         # NOTE: at most 512 threads: a row kept in registers (and a kept intermediate) needs up to
         # ~100 registers a thread, and 1024 such threads exceed an SM's 64K registers.
-        row = self.held_params(shape) + [p for p in self.outputs if p.node.shape == shape]
-        width = max((storage_dtype(p.node.dtype).itemsize for p in row), default=4)
-        items = min(MAX_ROW_ITEMS, max(ROW_ITEMS, ROW_BYTES // width))
+        items = min(MAX_ROW_ITEMS, max(ROW_ITEMS, ROW_BYTES // (self.row_itemsize(shape) or 4)))
         block = 32
         while block < 512 and block * items < inner:
             block *= 2
@@ -1137,9 +1135,14 @@ class CudaSource:
     def row_hints(self, shape) -> bool:
         """Whether a rows kernel's vector path reads its held row twice and orders its stores
         (ROW_RELOAD, ROW_STORES): rows of elements at least ROW_HINT_BYTES wide."""
-        params = self.held_params(shape) + [p for p in self.outputs if p.node.shape == shape]
-        return bool(params) and max(storage_dtype(p.node.dtype).itemsize
-                                    for p in params) >= ROW_HINT_BYTES
+        width = self.row_itemsize(shape)
+        return width > 0 and width >= ROW_HINT_BYTES
+
+    def row_itemsize(self, shape) -> int:
+        """Bytes of the widest element of a rows kernel's row: its held inputs and row-shaped
+        outputs (0 where there are none)."""
+        row = self.held_params(shape) + [p for p in self.outputs if p.node.shape == shape]
+        return max((storage_dtype(p.node.dtype).itemsize for p in row), default=0)
 
     def held_params(self, shape) -> list[Param]:
         """The inputs a rows kernel holds in registers: row-shaped, read at the row index."""

@@ -19,7 +19,6 @@ import autofuse  # noqa: E402
 
 def main():
     import cupy
-    import torch
     only = sys.argv[1].split(",") if len(sys.argv) > 1 else None
     rng = np.random.default_rng(5)
     bandwidth = gpu.copy_bandwidth()
@@ -37,9 +36,7 @@ def main():
             sync(result)
             gpu.check(cupy.asnumpy(result), reference, workload.tolerance)
             calls[label] = (lambda fn=fn: fn(*inputs), sync)
-        tensors = [torch.from_numpy(a).cuda() for a in host]
-        compiled = torch.compile(workload.torch_fn(torch))
-        calls["torch.compile"] = (lambda: compiled(*tensors), lambda _: torch.cuda.synchronize())
+        calls["torch.compile"] = gpu.system_call("torch.compile", workload, host)
         times = {name: [] for name in calls}
         for _ in range(3):
             for name, (call, wait) in calls.items():
