@@ -4,6 +4,9 @@ A name `module.NAME` sets NAME in autofuse/backends/module.py (cuda_matmul.ENABL
 that are not integers are set as strings (STREAM_LOADS ",.nc.L1::no_allocate": "" first). More
 arguments NAME=VALUE hold other constants fixed for the sweep:
     python benchmarks/tune.py cuda_matmul.WIDE 128,256 attention cuda_matmul.NARROW=64
+The name `variants` sweeps sets of constants instead, each value NAME=VALUE pairs joined by "+"
+(an empty value: the defaults):
+    python benchmarks/tune.py variants ",VECTOR_ILP=2+THREADS=128" "relu(x*y+z)*w"
 Each value's kernels are compiled under it and checked against NumPy; then all values and
 torch.compile (where torch is installed) are timed in the same interleaved rounds, as
 benchmarks/gpu.py times them (gpu.time_rounds: the difference of a long and a lead batch;
@@ -37,12 +40,17 @@ def _value(text: str):
     return int(text) if text.lstrip("-").isdigit() else text
 
 
+def _settings(name: str, value: str) -> dict:
+    """{(module, attribute): value} that one value of the sweep sets."""
+    pairs = [p.split("=", 1) for p in value.split("+") if p] if name == "variants" else [(name, value)]
+    return {_place(key): _value(text) for key, text in pairs}
+
+
 def main():
     name, values, names = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
     for fixed in sys.argv[4:]:
         key, value = fixed.split("=", 1)
         setattr(*_place(key), _value(value))
-    module, attribute = _place(name)
     import cupy
     rng = np.random.default_rng(5)
     bandwidth = gpu.copy_bandwidth(short=2)
@@ -55,15 +63,22 @@ def main():
         reference = workload.fn(np)(*host)
         inputs = [cupy.asarray(a) for a in host]
         floor = workload.floor_bytes(host) / bandwidth * 1000
-        entries, strategies, before = {}, {}, getattr(module, attribute)
+        entries, strategies = {}, {}
         for value in values:
-            setattr(module, attribute, _value(value))
-            fn = gpu.autofuse.jit(workload.fn(np), **options)
-            gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
-            label = f"{name}={value or repr('')}"
+            settings = _settings(name, value)
+            before = {place: getattr(*place) for place in settings}
+            for place, setting in settings.items():
+                setattr(*place, setting)
+            try:
+                fn = gpu.autofuse.jit(workload.fn(np), **options)
+                gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
+                strategies_now = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
+            finally:
+                for place, setting in before.items():
+                    setattr(*place, setting)
+            label = (value or "defaults") if name == "variants" else f"{name}={value or repr('')}"
             entries[label] = (lambda fn=fn: fn(*inputs), sync)
-            strategies[label] = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
-        setattr(module, attribute, before)
+            strategies[label] = strategies_now
         try:
             entries["torch.compile"] = gpu.system_call("torch.compile", workload, host)
         except ImportError:

@@ -133,6 +133,13 @@ CASES = [
     ("vector_ilp_bias_column", lambda x, b, c, y: x * b + c - y,
      (f32(9, 64), f32(64), f32(9, 1), f32(9, 68)[:, :64]), {"VECTOR_ILP": 2}),
     ("vector_ilp_half", lambda x, b: np.tanh(x + b) * 0.5, (f16(9, 64), f16(64)), {"VECTOR_ILP": 2}),
+    # ... placed a block apart inside the block's own stretch (VECTOR_SPREAD "block"): a ragged
+    # last stretch, and more vectors a step than some blocks have left
+    ("vector_block_spread_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
+     (f32(9, 64),) * 4, {"VECTOR_ILP": 2, "VECTOR_SPREAD": "block"}),
+    ("vector_block_spread_bias_column", lambda x, b, c, y: x * b + c - y,
+     (f32(11, 64), f32(64), f32(11, 1), f32(11, 68)[:, :64]),
+     {"VECTOR_ILP": 3, "VECTOR_SPREAD": "block"}),
     # slice assignments under vectors: interior vectors branch-free, edge vectors lane by lane
     ("vector_stencil", lambda u: _stencil(u), (f32(6, 128),)),    # too few rows for strips
     ("vector_nested_setslice", lambda u: _nested(u), (f32(12, 48),)),
@@ -177,6 +184,14 @@ CASES = [
      (rng.integers(-3, 4, 4000).astype(np.float32),)),
     ("split_vector_tail_halves", lambda x: (x.argmax(), x.argmin(), x.sum()),
      (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_TAIL_HALVES": 1}),
+    # each block a contiguous range of its own (REDUCE_SPREAD "chunk"), the last one shorter;
+    # with the halving tails; a block apart inside a grid-stride step ("block")
+    ("split_vector_chunks", lambda x: (x.argmax(), x.argmin(), x.sum()),
+     (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_SPREAD": "chunk"}),
+    ("split_vector_chunks_halves", lambda x, c: ((x * c).sum(), x.max()),
+     (f32(40, 64), f32(40, 1)), {"REDUCE_SPREAD": "chunk", "REDUCE_TAIL_HALVES": 1}),
+    ("split_vector_block_spread", lambda x: (x.argmax(), x.sum()),
+     (rng.integers(-3, 4, 4100).astype(np.float32),), {"REDUCE_SPREAD": "block"}),
     ("split_vector_broadcast", lambda x, c: (x * c).sum(), (f32(40, 64), f32(40, 1))),
     ("split_vector_misaligned", lambda x: (x * x).sum(), (_misaligned(40, 64),)),
     ("split_vector_float64", lambda x: ((x > 2).any(), x.max(), x.mean()),

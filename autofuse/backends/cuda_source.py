@@ -18,6 +18,7 @@ import keyword
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -62,6 +63,10 @@ MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes 
 VECTOR_ILP = 1                 # ... and this many vectors a thread a grid-stride step (H200,
 #                                on the GPU's clock beside torch.compile: relu chain 1.005x at 1,
 #                                1.013x at 2, with 128 threads a block too; bias+GELU 0.996x, 0.998x)
+VECTOR_SPREAD = "grid"         # ... placed a grid-stride apart ("grid") or a block apart inside
+#                                the block's own consecutive vectors ("block", Inductor's layout)
+REDUCE_SPREAD = "grid"         # split reductions' vector steps likewise, or "chunk": each block
+#                                walks a contiguous range of its own (Inductor's split kernels)
 SETSLICE_FAST = 1              # ... and a branch-free path for vectors inside every assigned region
 NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured 11.2 ms without,
 #                                12.6 ms with, on an H200)
@@ -114,6 +119,24 @@ class Param:
     name: str
     by_value: bool = False
     strides: tuple | None = None     # element strides of a non-contiguous graph input
+
+
+@dataclass
+class Frame:
+    """How a vector loop's steps are placed (Generator.vector_frame): the loop's bound `end`, the
+    distance `spacing` between a step's vectors, and `advance(w)`, e's next value after a step of
+    w vectors, as text."""
+    end: str
+    spacing: str
+    advance: Callable[[int], str]
+
+    def at(self, u: int, lanes: int) -> str:
+        """The flat element index of a step's vector u (of `lanes` elements)."""
+        return f"(e + {u} * {self.spacing}) * {lanes}" if u else f"e * {lanes}"
+
+    def last(self, width: int) -> str:
+        """The vector index of a step's last vector, which the loop's condition bounds."""
+        return f"e + {width - 1} * {self.spacing}" if width > 1 else "e"
 
 
 @dataclass
@@ -358,7 +381,7 @@ class CudaSource:
                                  [self.names[n] for n in vectors] + self.outputs)
             r.emit(f"if ({aligned}) % 16 == 0:")
             r.push()
-            self.vector_loop(shape, size, lanes, vectors, steps)
+            self.vector_loop(shape, size, lanes, vectors, threads, steps)
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
@@ -453,27 +476,26 @@ class CudaSource:
         return [base if lane == 0 else base[:-1] + (f"{base[-1]}v{lane}",)
                 for lane in range(lanes)]
 
-    def vector_loop(self, shape, size: int, lanes: int, vectors: dict,
+    def vector_loop(self, shape, size: int, lanes: int, vectors: dict, threads: int,
                     steps: list | None = None) -> None:
         """The grid-stride loop a vector at a time: one vector load per input in `vectors`, the
         lanes computed as scalars, one vector store per output. With `steps`, the vector reads of
         each of several vectors whose index names end _0, _1, ..., a step takes that many vectors
-        a grid-stride apart, every load of all of them before any store (a store through a raw
-        pointer may alias a later load, so the compiler keeps them in order), and a loop a vector
-        at a time takes the remainder."""
+        (placed as VECTOR_SPREAD says: vector_frame), every load of all of them before any store
+        (a store through a raw pointer may alias a later load, so the compiler keeps them in
+        order), and a loop a vector at a time takes the remainder."""
         r = self.renderer
         for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
             r.globals[name] = ("vector", name)
-        r.emit(f"e = {self.ix('cuda.grid(1)')}")
-        r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
         ilp = len(steps or [])
+        frame = self.vector_frame(size // lanes, max(1, ilp), threads, VECTOR_SPREAD)
         if ilp > 1:
-            r.emit(f"while e + {ilp - 1} * step < {size // lanes}:")
+            r.emit(f"while {frame.last(ilp)} < {frame.end}:")
             r.push()
             taken, self.preloaded = [], {}
             for u, reads in enumerate(steps):
                 flat = "ev" if u == 0 else f"ev{u}"
-                r.emit(f"{flat} = {self.ix(f'(e + {u} * step) * {lanes}' if u else f'e * {lanes}')}")
+                r.emit(f"{flat} = {self.ix(frame.at(u, lanes))}")
                 lane_index = self.lane_names(self.element_index(flat, shape, f"_{u}"), lanes)
                 self.preloaded.update(self.vector_loads(flat, shape, lanes, reads, lane_index,
                                                         f"_{u}"))
@@ -481,9 +503,9 @@ class CudaSource:
             for flat, lane_index in taken:
                 self.vector_lanes_store(lane_index, lanes, at=flat)
             self.preloaded = {}
-            r.emit(f"e = {self.ix(f'e + {ilp} * step')}")
+            r.emit(f"e = {self.ix(frame.advance(ilp))}")
             r.pop()
-        r.emit(f"while e < {size // lanes}:")
+        r.emit(f"while e < {frame.end}:")
         r.push()
         r.emit(f"ev = {self.ix(f'e * {lanes}')}")
         lane_index = self.vector_index("ev", shape, lanes)
@@ -491,8 +513,37 @@ class CudaSource:
         if not (SETSLICE_FAST and self.interior_first(lane_index, lanes)):
             self.vector_lanes_store(lane_index, lanes)
         self.preloaded = {}
-        r.emit(f"e = {self.ix('e + step')}")
+        r.emit(f"e = {self.ix(frame.advance(1))}")
         r.pop()
+
+    def vector_frame(self, count: int, width: int, threads: int, spread: str,
+                     blocks: int = 0) -> "Frame":
+        """Emit the start of a loop over `count` vectors whose first steps take `width` vectors a
+        thread, and return how its steps are placed (Frame). Spreads:
+        - "grid": a step's vectors a grid-stride apart; all the grid's threads sweep the array
+          together, each step of the grid covering `width` grid-wide stretches;
+        - "block": a block's step covers width x threads consecutive vectors, a thread's vectors a
+          block apart (Inductor's pointwise layout), and the grid strides on by `width` grids;
+        - "chunk" (for `blocks` blocks): each block walks a contiguous range of its own, whole
+          blocks of vectors long (so each starts aligned), the last one shorter.
+        Narrower steps after the first ones take what a thread has left: under "grid" a grid
+        stride apart, otherwise a block apart, which stays inside the block's stretch."""
+        r = self.renderer
+        if spread == "grid" or (spread == "block" and width == 1):
+            r.emit(f"e = {self.ix('cuda.grid(1)')}")
+            r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
+            return Frame(str(count), "step", lambda w: f"e + {w} * step" if w > 1 else "e + step")
+        if spread == "block":
+            r.emit(f"e = {self.ix(f'cuda.blockIdx.x * {width * threads} + cuda.threadIdx.x')}")
+            r.emit(f"step = {self.ix(f'cuda.gridsize(1) * {width}')}")
+            return Frame(str(count), str(threads),
+                         lambda w: "e + step" if w == width else f"e + {w * threads}")
+        if spread != "chunk" or not blocks:
+            raise ValueError(f"vector loops spread by 'grid', 'block' or 'chunk', not {spread!r}")
+        chunk = -(-count // (blocks * threads)) * threads
+        r.emit(f"e = {self.ix(f'cuda.blockIdx.x * {chunk} + cuda.threadIdx.x')}")
+        r.emit(f"end = {self.ix(f'min(cuda.blockIdx.x * {chunk} + {chunk}, {count})')}")
+        return Frame("end", str(threads), lambda w: f"e + {w * threads}")
 
     def vector_index(self, flat: str, shape, lanes: int) -> list:
         """Emit the multi-index of the vector starting at flat element `flat` and its lanes' last
@@ -1278,7 +1329,7 @@ class CudaSource:
             aligned = " | ".join(f"address({self.names[n].name})" for n in vectors)
             r.emit(f"if ({aligned}) % 16 == 0:")
             r.push()
-            self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine)
+            self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine, block, blocks)
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
@@ -1335,7 +1386,7 @@ class CudaSource:
         return lanes
 
     def vector_reduce_loop(self, shape, size: int, lanes: int, vectors: dict, compute,
-                           combine) -> None:
+                           combine, threads: int, blocks: int) -> None:
         """The grid-stride loop of a reduction, REDUCE_VECTORS vectors a step: every vector load
         of the step issued first, then each lane computed and combined in element order (so an
         argmax keeps the first of equal values); loops of half as many vectors (REDUCE_TAIL_HALVES)
@@ -1344,20 +1395,17 @@ class CudaSource:
         r = self.renderer
         for name in ("address", f"vload{lanes}"):
             r.globals[name] = ("vector", name)
-        count = size // lanes
-        r.emit(f"e = {self.ix('cuda.grid(1)')}")
-        r.emit(f"step = {self.ix('cuda.gridsize(1)')}")
         widths = [REDUCE_VECTORS]
         while REDUCE_TAIL_HALVES and widths[-1] > 2:
             widths.append(widths[-1] // 2)
+        frame = self.vector_frame(size // lanes, REDUCE_VECTORS, threads, REDUCE_SPREAD, blocks)
         for width in sorted(set(widths) | {1}, reverse=True):
-            r.emit(f"while e + {width - 1} * step < {count}:" if width > 1 else
-                   f"while e < {count}:")
+            r.emit(f"while {frame.last(width)} < {frame.end}:")
             r.push()
             loaded = []
             for u in range(width):
                 flat = f"ev{u}"
-                r.emit(f"{flat} = {self.ix(f'(e + {u} * step) * {lanes}' if u else f'e * {lanes}')}")
+                r.emit(f"{flat} = {self.ix(frame.at(u, lanes))}")
                 lane_index = self.vector_index(flat, shape, lanes)
                 loaded.append((flat, lane_index,
                                self.vector_loads(flat, shape, lanes, vectors, lane_index, f"_{u}")))
@@ -1372,7 +1420,7 @@ class CudaSource:
                     combine(position, index)
                 self.preloaded = {}
                 r.scopes.pop()
-            r.emit(f"e = {self.ix(f'e + {width} * step')}")
+            r.emit(f"e = {self.ix(frame.advance(width))}")
             r.pop()
 
     # -- matmul --------------------------------------------------------------------------------------
