@@ -132,13 +132,22 @@ VARIANTS = [c for c in CASES if c[0] in ("bias_gelu", "half_gelu", "sum_squares"
      lambda: (rng.integers(-3, 4, (1 << 20) + 12).astype(np.float32),), 1e-3)]
 
 
+SPREADS = [("grid", "grid"), ("block", "block"), ("block", "chunk")]
+
+
+@pytest.mark.parametrize("vector_spread, reduce_spread", SPREADS, ids=["-".join(s) for s in SPREADS])
 @pytest.mark.parametrize("name, fn, make, tol", VARIANTS, ids=[c[0] for c in VARIANTS])
-def test_generator_variants_off_by_default(name, fn, make, tol, monkeypatch):
-    """Two vectors a thread a step in grid-stride loops (VECTOR_ILP) and split reductions' tails
-    in halving steps (REDUCE_TAIL_HALVES), measured and left off, still give NumPy's results."""
+def test_generator_variants_off_by_default(name, fn, make, tol, vector_spread, reduce_spread,
+                                           monkeypatch):
+    """Two vectors a thread a step in grid-stride loops (VECTOR_ILP), split reductions' tails in
+    halving steps (REDUCE_TAIL_HALVES), and both loops' steps placed a block apart or a block's
+    range contiguous (VECTOR_SPREAD, REDUCE_SPREAD), measured and left off, still give NumPy's
+    results."""
     from autofuse.backends import cuda_source
     monkeypatch.setattr(cuda_source, "VECTOR_ILP", 2)
     monkeypatch.setattr(cuda_source, "REDUCE_TAIL_HALVES", 1)
+    monkeypatch.setattr(cuda_source, "VECTOR_SPREAD", vector_spread)
+    monkeypatch.setattr(cuda_source, "REDUCE_SPREAD", reduce_spread)
     args = make()
     device_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
     jitted = autofuse.jit(fn)
