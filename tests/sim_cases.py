@@ -135,6 +135,11 @@ CASES = [
     ("vector_ilp_half", lambda x, b: np.tanh(x + b) * 0.5, (f16(9, 64), f16(64)), {"VECTOR_ILP": 2}),
     # ... placed a block apart inside the block's own stretch (VECTOR_SPREAD "block"): a ragged
     # last stretch, and more vectors a step than some blocks have left
+    # 8-byte vectors of float32 (VECTOR_BYTES), plain and with coherent hinted loads
+    ("vector_8_bytes", lambda x, b, c: np.maximum(x * b + c, 0), (f32(9, 64), f32(64), f32(9, 1)),
+     {"VECTOR_BYTES": 8}),
+    ("vector_8_bytes_hinted", lambda x, y: x * y - 1, (f32(9, 64), f32(9, 64)),
+     {"VECTOR_BYTES": 8, "STREAM_LOADS": ".L1::evict_normal"}),
     ("vector_block_spread_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
      (f32(9, 64),) * 4, {"VECTOR_ILP": 2, "VECTOR_SPREAD": "block"}),
     ("vector_block_spread_bias_column", lambda x, b, c, y: x * b + c - y,

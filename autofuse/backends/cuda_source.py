@@ -60,6 +60,7 @@ MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
 MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
+VECTOR_BYTES = 16              # ... of this many bytes (8: Inductor's relu chain on an H200)
 VECTOR_ILP = 1                 # ... and this many vectors a thread a grid-stride step (H200,
 #                                on the GPU's clock beside torch.compile: relu chain 1.005x at 1,
 #                                1.013x at 2, with 128 threads a block too; bias+GELU 0.996x, 0.998x)
@@ -398,9 +399,9 @@ class CudaSource:
 
     # -- vector access ---------------------------------------------------------------------------
     @staticmethod
-    def lanes_for(params) -> int:
-        """Elements of a vector: 16 bytes of the widest of `params`, at most MAX_LANES."""
-        return min(MAX_LANES, 16 // max(storage_dtype(p.node.dtype).itemsize for p in params))
+    def lanes_for(params, width: int = 16) -> int:
+        """Elements of a vector: `width` bytes of the widest of `params`, at most MAX_LANES."""
+        return min(MAX_LANES, width // max(storage_dtype(p.node.dtype).itemsize for p in params))
 
     def vector_lanes(self, shape, size: int, threads: int) -> int:
         """Elements a thread takes as one vector (lanes_for the outputs and array inputs), or
@@ -408,7 +409,7 @@ class CudaSource:
         index) and the last axis a multiple of the lanes (so a vector never crosses a row)."""
         if not VECTOR or not shape or any(p.node.shape != shape for p in self.outputs):
             return 0
-        lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape])
+        lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape], VECTOR_BYTES)
         if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
             return 0
         return lanes
