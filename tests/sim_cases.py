@@ -195,6 +195,8 @@ CASES = [
      (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_SPREAD": "chunk"}),
     ("split_vector_chunks_halves", lambda x, c: ((x * c).sum(), x.max()),
      (f32(40, 64), f32(40, 1)), {"REDUCE_SPREAD": "chunk", "REDUCE_TAIL_HALVES": 1}),
+    ("split_vector_hinted_loads", lambda x, c: ((x * c).sum(), x.argmin()), (f32(40, 64), f32(40, 1)),
+     {"REDUCE_LOADS": ".L1::evict_first.L2::cache_hint|evict_first"}),
     ("split_vector_block_spread", lambda x: (x.argmax(), x.sum()),
      (rng.integers(-3, 4, 4100).astype(np.float32),), {"REDUCE_SPREAD": "block"}),
     ("split_vector_broadcast", lambda x, c: (x * c).sum(), (f32(40, 64), f32(40, 1))),

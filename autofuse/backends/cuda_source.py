@@ -77,6 +77,10 @@ REDUCE_TAIL_HALVES = 0         # ... then half as many down to 2 before single v
 #                                (sum(x*x), H200, GPU clock: 0.2412 ms without, 0.2410 with; torch.
 #                                compile 0.2356. SPLIT_BLOCKS 1024 0.2425, 2112 0.2408; 8 vectors
 #                                a step as 4)
+REDUCE_LOADS = ""              # split reductions' vector reads of data read once: PTX cache
+#                                qualifiers as STREAM_LOADS ("": as STREAM_LOADS; H200, sum(x*x)
+#                                beside torch.compile: ".L1::evict_first" 1.009x -> 1.005x, which
+#                                made the relu chain and (x.T+y)*2 6% slower as STREAM_LOADS)
 STREAM_LOADS = ""              # reads of data a kernel reads once, and writes: PTX cache
 STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" for plain
 #                                accesses). Off: on an H200, loads .nc.L1::no_allocate with stores
@@ -216,6 +220,7 @@ class CudaSource:
         self.tiles: dict = {}               # (node id, index) -> its shared-memory element
         self.stream_size = 0                # element loads and stores may be cache-hinted in a
         #                                     loop over this many elements (vector_function)
+        self.once_loads = STREAM_LOADS      # qualifiers of vector loads of data read once
         self.scratch = []
         self.preloaded: dict = {}           # (node id, index) -> a value loaded ahead (a vector
         #                                     lane, or a read issued before a barrier)
@@ -603,9 +608,10 @@ class CudaSource:
         given (a rows kernel's own: `vload4_kept`), else STREAM_LOADS (STREAM_STORES) where the
         kernel reads (writes) each element of `node` once (it has as many elements as the
         loop: nothing broadcast), which keeps the caches for what is read again
-        (`vload4_once`). Accesses under 4 bytes are never hinted."""
+        (`vload4_once`); split reductions' loads take REDUCE_LOADS instead where it is set.
+        Accesses under 4 bytes are never hinted."""
         if qualifier is None:
-            qualifier = STREAM_LOADS if kind == "load" else STREAM_STORES
+            qualifier = self.once_loads if kind == "load" else STREAM_STORES
             label = "once"
             if node.size < loop_size:
                 qualifier = ""
@@ -1305,6 +1311,7 @@ class CudaSource:
         nodes = self.group.reductions
         block = 32 if self.simulator else THREADS
         blocks = 3 if self.simulator else SPLIT_BLOCKS
+        self.once_loads = REDUCE_LOADS or STREAM_LOADS
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
         for node in nodes:
             self.declare_shared(node)
