@@ -135,9 +135,12 @@ CASES = [
     ("vector_ilp_half", lambda x, b: np.tanh(x + b) * 0.5, (f16(9, 64), f16(64)), {"VECTOR_ILP": 2}),
     # ... placed a block apart inside the block's own stretch (VECTOR_SPREAD "block"): a ragged
     # last stretch, and more vectors a step than some blocks have left
-    # 8-byte vectors of float32 (VECTOR_BYTES), plain and with coherent hinted loads
+    # 8-byte vectors of float32 (VECTOR_BYTES), plain and with coherent hinted loads; 16-byte
+    # ones with no limit on a step's bytes (VECTOR_STEP_BYTES 0)
     ("vector_8_bytes", lambda x, b, c: np.maximum(x * b + c, 0), (f32(9, 64), f32(64), f32(9, 1)),
      {"VECTOR_BYTES": 8}),
+    ("vector_16_bytes_many_inputs", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
+     (f32(9, 64),) * 4, {"VECTOR_STEP_BYTES": 0}),
     ("vector_8_bytes_hinted", lambda x, y: x * y - 1, (f32(9, 64), f32(9, 64)),
      {"VECTOR_BYTES": 8, "STREAM_LOADS": ".L1::evict_normal"}),
     ("vector_block_spread_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
@@ -190,15 +193,15 @@ CASES = [
     ("split_vector_tail_halves", lambda x: (x.argmax(), x.argmin(), x.sum()),
      (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_TAIL_HALVES": 1}),
     # each block a contiguous range of its own (REDUCE_SPREAD "chunk"), the last one shorter;
-    # with the halving tails; a block apart inside a grid-stride step ("block")
+    # with the halving tails; a grid-stride apart, with plain loads (the default before)
     ("split_vector_chunks", lambda x: (x.argmax(), x.argmin(), x.sum()),
      (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_SPREAD": "chunk"}),
     ("split_vector_chunks_halves", lambda x, c: ((x * c).sum(), x.max()),
      (f32(40, 64), f32(40, 1)), {"REDUCE_SPREAD": "chunk", "REDUCE_TAIL_HALVES": 1}),
     ("split_vector_hinted_loads", lambda x, c: ((x * c).sum(), x.argmin()), (f32(40, 64), f32(40, 1)),
      {"REDUCE_LOADS": ".L1::evict_first.L2::cache_hint|evict_first"}),
-    ("split_vector_block_spread", lambda x: (x.argmax(), x.sum()),
-     (rng.integers(-3, 4, 4100).astype(np.float32),), {"REDUCE_SPREAD": "block"}),
+    ("split_vector_grid_spread", lambda x: (x.argmax(), x.sum()),
+     (rng.integers(-3, 4, 4100).astype(np.float32),), {"REDUCE_SPREAD": "grid", "REDUCE_LOADS": ""}),
     ("split_vector_broadcast", lambda x, c: (x * c).sum(), (f32(40, 64), f32(40, 1))),
     ("split_vector_misaligned", lambda x: (x * x).sum(), (_misaligned(40, 64),)),
     ("split_vector_float64", lambda x: ((x > 2).any(), x.max(), x.mean()),

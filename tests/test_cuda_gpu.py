@@ -139,10 +139,10 @@ SPREADS = [("grid", "grid"), ("block", "block"), ("block", "chunk")]
 @pytest.mark.parametrize("name, fn, make, tol", VARIANTS, ids=[c[0] for c in VARIANTS])
 def test_generator_variants_off_by_default(name, fn, make, tol, vector_spread, reduce_spread,
                                            monkeypatch):
-    """Two vectors a thread a step in grid-stride loops (VECTOR_ILP), split reductions' tails in
-    halving steps (REDUCE_TAIL_HALVES), and both loops' steps placed a block apart or a block's
-    range contiguous (VECTOR_SPREAD, REDUCE_SPREAD), measured and left off, still give NumPy's
-    results."""
+    """Two vectors a thread a step in grid-stride loops (VECTOR_ILP) and split reductions' tails
+    in halving steps (REDUCE_TAIL_HALVES), measured and left off, with both loops' steps placed a
+    grid-stride or a block apart, or a block's range contiguous (VECTOR_SPREAD, REDUCE_SPREAD),
+    still give NumPy's results."""
     from autofuse.backends import cuda_source
     monkeypatch.setattr(cuda_source, "VECTOR_ILP", 2)
     monkeypatch.setattr(cuda_source, "REDUCE_TAIL_HALVES", 1)

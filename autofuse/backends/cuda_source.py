@@ -60,14 +60,23 @@ MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
 MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
-VECTOR_BYTES = 16              # ... of this many bytes (8: Inductor's relu chain on an H200)
+VECTOR_BYTES = 16              # ... of at most this many bytes, and of 8 where the kernel's
+VECTOR_STEP_BYTES = 32         # array inputs at 16 bytes each would pass this many (0: no limit).
+#                                H200, k-input chains beside torch.compile on the GPU's clock
+#                                (experiments/vector_width_probe.py), 16 / 8 bytes: 1 input 0.991
+#                                / 1.090, 2 0.996 / 1.006, 3 1.002 / 0.999, 4 1.005 / 0.9995, 6
+#                                1.002 / 1.000 (Inductor's autotuner chose 8 for the relu chain)
 VECTOR_ILP = 1                 # ... and this many vectors a thread a grid-stride step (H200,
 #                                on the GPU's clock beside torch.compile: relu chain 1.005x at 1,
 #                                1.013x at 2, with 128 threads a block too; bias+GELU 0.996x, 0.998x)
 VECTOR_SPREAD = "grid"         # ... placed a grid-stride apart ("grid") or a block apart inside
 #                                the block's own consecutive vectors ("block", Inductor's layout)
-REDUCE_SPREAD = "grid"         # split reductions' vector steps likewise, or "chunk": each block
-#                                walks a contiguous range of its own (Inductor's split kernels)
+REDUCE_SPREAD = "block"        # split reductions' vector steps likewise, or "chunk": each block
+#                                walks a contiguous range of its own (Inductor's split kernels).
+#                                H200, sum(x*x) beside torch.compile, GPU clock, two processes:
+#                                grid 1.007 / 0.989, block 1.005 / -, chunk 1.011 / -, block with
+#                                REDUCE_LOADS evict_first - / 0.983 (chunk with 2048 blocks of 512
+#                                threads, Inductor's shape, 1.002)
 SETSLICE_FAST = 1              # ... and a branch-free path for vectors inside every assigned region
 NARROW_MATMUL = 0              # ... in matmul kernels too (relu(x@w+b) measured 11.2 ms without,
 #                                12.6 ms with, on an H200)
@@ -77,10 +86,12 @@ REDUCE_TAIL_HALVES = 0         # ... then half as many down to 2 before single v
 #                                (sum(x*x), H200, GPU clock: 0.2412 ms without, 0.2410 with; torch.
 #                                compile 0.2356. SPLIT_BLOCKS 1024 0.2425, 2112 0.2408; 8 vectors
 #                                a step as 4)
-REDUCE_LOADS = ""              # split reductions' vector reads of data read once: PTX cache
-#                                qualifiers as STREAM_LOADS ("": as STREAM_LOADS; H200, sum(x*x)
-#                                beside torch.compile: ".L1::evict_first" 1.009x -> 1.005x, which
-#                                made the relu chain and (x.T+y)*2 6% slower as STREAM_LOADS)
+REDUCE_LOADS = ".L1::evict_first"  # split reductions' vector reads of data read once: PTX cache
+#                                qualifiers as STREAM_LOADS ("": as STREAM_LOADS). H200, sum(x*x)
+#                                beside torch.compile: 1.009x -> 1.005x and (with REDUCE_SPREAD
+#                                block) 0.989x -> 0.983x; Inductor's split reductions read with
+#                                evict_first too. As STREAM_LOADS it made the relu chain and
+#                                (x.T+y)*2 6% slower.
 STREAM_LOADS = ""              # reads of data a kernel reads once, and writes: PTX cache
 STREAM_STORES = ""             # qualifiers (cuda_vector.hinted_load/store; "" for plain
 #                                accesses). Off: on an H200, loads .nc.L1::no_allocate with stores
@@ -371,7 +382,10 @@ class CudaSource:
         if not isinstance(strip, str):
             return cuda_strip.generate(self, strip, compute, store)
 
-        lanes = self.vector_lanes(shape, size, threads)
+        arrays = sum(1 for p in self.params if not p.by_value and p.node.shape)
+        width = VECTOR_BYTES if not VECTOR_STEP_BYTES or arrays * VECTOR_BYTES <= VECTOR_STEP_BYTES \
+            else min(VECTOR_BYTES, 8)
+        lanes = self.vector_lanes(shape, size, threads, width)
         vectors = self.vector_reads(shape, lanes) if lanes else {}
         steps = [vectors]
         if lanes and VECTOR_ILP > 1 and size >= VECTOR_ILP * lanes * threads and not any(
@@ -408,13 +422,13 @@ class CudaSource:
         """Elements of a vector: `width` bytes of the widest of `params`, at most MAX_LANES."""
         return min(MAX_LANES, width // max(storage_dtype(p.node.dtype).itemsize for p in params))
 
-    def vector_lanes(self, shape, size: int, threads: int) -> int:
+    def vector_lanes(self, shape, size: int, threads: int, width: int = VECTOR_BYTES) -> int:
         """Elements a thread takes as one vector (lanes_for the outputs and array inputs), or
         0 where vectors do not apply: every output must be the loop's shape (stored at the flat
         index) and the last axis a multiple of the lanes (so a vector never crosses a row)."""
         if not VECTOR or not shape or any(p.node.shape != shape for p in self.outputs):
             return 0
-        lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape], VECTOR_BYTES)
+        lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape], width)
         if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
             return 0
         return lanes
