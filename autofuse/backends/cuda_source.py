@@ -61,7 +61,8 @@ INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 3
 VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
 MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
 VECTOR_BYTES = 16              # ... of at most this many bytes, and of 8 where the kernel's
-VECTOR_STEP_BYTES = 32         # array inputs at 16 bytes each would pass this many (0: no limit).
+VECTOR_STEP_BYTES = 32         # full-size array inputs (broadcasts not counted) at 16 bytes each
+#                                would pass this many (0: no limit).
 #                                H200, k-input chains beside torch.compile on the GPU's clock
 #                                (experiments/vector_width_probe.py), 16 / 8 bytes: 1 input 0.991
 #                                / 1.090, 2 0.996 / 1.006, 3 1.002 / 0.999, 4 1.005 / 0.9995, 6
@@ -382,7 +383,7 @@ class CudaSource:
         if not isinstance(strip, str):
             return cuda_strip.generate(self, strip, compute, store)
 
-        arrays = sum(1 for p in self.params if not p.by_value and p.node.shape)
+        arrays = sum(1 for p in self.params if not p.by_value and p.node.size == size)
         width = VECTOR_BYTES if not VECTOR_STEP_BYTES or arrays * VECTOR_BYTES <= VECTOR_STEP_BYTES \
             else min(VECTOR_BYTES, 8)
         lanes = self.vector_lanes(shape, size, threads, width)
