@@ -58,7 +58,7 @@ GRID_PER_SM = 0                # grid-stride kernels launch at most this many bl
 #                                floor, relu chain 1.01x -> 0.97x, stencil 1.39x -> 1.34x)
 MAX_GRID = (1 << 31) - 1       # blocks along a grid's x axis
 INDEX_LIMIT = 1 << 31          # arrays and loops under this many elements use 32-bit index math
-VECTOR = 1                     # grid-stride kernels: 16-byte loads and stores where they apply
+VECTOR = 1                     # grid-stride kernels: vector loads and stores where they apply
 MAX_LANES = 8                  # ... of at most this many elements (8: 16 bytes of float16)
 VECTOR_BYTES = 16              # ... of at most this many bytes, and of 8 where the kernel's
 VECTOR_STEP_BYTES = 32         # full-size array inputs (broadcasts not counted) at 16 bytes each
@@ -538,7 +538,7 @@ class CudaSource:
         r.pop()
 
     def vector_frame(self, count: int, width: int, threads: int, spread: str,
-                     blocks: int = 0) -> "Frame":
+                     blocks: int = 0) -> Frame:
         """Emit the start of a loop over `count` vectors whose first steps take `width` vectors a
         thread, and return how its steps are placed (Frame). Spreads:
         - "grid": a step's vectors a grid-stride apart; all the grid's threads sweep the array
@@ -1410,11 +1410,11 @@ class CudaSource:
 
     def vector_reduce_loop(self, shape, size: int, lanes: int, vectors: dict, compute,
                            combine, threads: int, blocks: int) -> None:
-        """The grid-stride loop of a reduction, REDUCE_VECTORS vectors a step: every vector load
-        of the step issued first, then each lane computed and combined in element order (so an
-        argmax keeps the first of equal values); loops of half as many vectors (REDUCE_TAIL_HALVES)
-        and of single vectors take the remainder, so a thread's last vectors are not read one
-        round trip after another."""
+        """The loop of a split reduction, REDUCE_VECTORS vectors a step placed as REDUCE_SPREAD
+        says (vector_frame): every vector load of the step issued first, then each lane computed
+        and combined in element order (so an argmax keeps the first of equal values); loops of
+        half as many vectors (REDUCE_TAIL_HALVES) and of single vectors take the remainder, so a
+        thread's last vectors are not read one round trip after another."""
         r = self.renderer
         for name in ("address", f"vload{lanes}"):
             r.globals[name] = ("vector", name)
