@@ -389,3 +389,44 @@ def test_rows_kernel_registers_fit_its_launch_bounds(dtype, block):
     assert launch["block"] == block and launch["min_blocks_per_sm"] >= 1024 // block
     assert launch["local_bytes"] == 0
     assert -(-launch["registers"] // 8) * 8 * block * launch["min_blocks_per_sm"] <= 65536
+
+
+def _same_bits(got, want):
+    """Equal bit for bit, any NaN matching any NaN."""
+    got, want = np.asarray(got), np.asarray(want)
+    both_nan = np.isnan(got) & np.isnan(want)
+    differ = (got.view(np.uint32) != want.view(np.uint32)) & ~both_nan
+    return np.flatnonzero(differ)
+
+
+def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit():
+    """cuda_divide: a float32 a / b with b the same over a thread's loop is taken as a multiply by
+    b's reciprocal and a correction. Against NumPy's division bit for bit: every significand at
+    three exponents with random signs, and values outside the correction's ranges (zeros,
+    subnormals, huge values, infinities, NaN), for scalar divisors in and outside the ranges, a
+    constant divisor, and a row's maximum (a rows kernel)."""
+    significands = np.arange(1 << 23, dtype=np.uint32)
+    signs = (rng.random(significands.size) < 0.5).astype(np.uint32) << 31
+    a = np.concatenate([(((e << 23) | significands) | signs).view(np.float32) for e in (127, 167, 87)]
+                       + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 2.0 ** -101,
+                                    -(2.0 ** 101), 3e38, 1e-38, 2.0 ** -100, 2.0 ** 100], np.float32)])
+    device = cupy.asarray(a)
+    by_scalar = autofuse.jit(lambda x, s: x / s, backend="cuda")
+    for s in (3.0, 0.1, 7.3e-3, 1234.5, -2.2, 1 - 2.0 ** -24, 2.0 ** 27, 2.0 ** -27, np.inf, 0.0,
+              -0.0, np.nan, 2.0 ** -26, 2.0 ** 26):
+        s = np.float32(s)
+        with np.errstate(all="ignore"):
+            want = a / s
+        bad = _same_bits(cupy.asnumpy(by_scalar(device, s)), want)
+        assert bad.size == 0, (s, a[bad[:5]])
+    by_constant = autofuse.jit(lambda x: x / 3.0, backend="cuda")
+    assert "cuda.fma" in by_constant.lower(device).kernels[0].source
+    bad = _same_bits(cupy.asnumpy(by_constant(device)), a / np.float32(3.0))
+    assert bad.size == 0, a[bad[:5]]
+    rows = a[:3 * (1 << 23)].reshape(-1, 4096)
+    by_row = autofuse.jit(lambda x: x / np.abs(x).max(axis=1, keepdims=True), backend="cuda")
+    (kernel,) = by_row.lower(cupy.asarray(rows)).kernels
+    assert kernel.strategy.startswith("rows") and "cuda.fma" in kernel.source
+    bad = _same_bits(cupy.asnumpy(by_row(cupy.asarray(rows))),
+                     rows / np.abs(rows).max(axis=1, keepdims=True))
+    assert bad.size == 0, rows.reshape(-1)[bad[:5]]

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
-from . import cuda_matmul, cuda_strip, helpers
+from . import cuda_divide, cuda_matmul, cuda_strip, helpers
 from .render import Accumulators, Renderer, short
 
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
@@ -40,6 +40,11 @@ ROW_BYTES = 64                 # more where they take fewer bytes than this (flo
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 ROW_GRID = 65535               # rows kernels: blocks, one a row; more rows loop
 ROW_THREADS_PER_SM = 1280      # rows kernels ask ptxas to fit this many threads an SM (cuda.py)
+INVARIANT_DIVIDE = 1           # float32 a / b with b the same over a thread's loop (a row's sum,
+#                                a scalar): b's reciprocal once, then a multiply and a correction
+#                                a quotient, exact as IEEE division (cuda_divide)
+TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
+#                                element by element in the grid-stride loop, L2 serving the rows)
 TILE_T = 64                    # transposes: TILE_T x TILE_T tiles through shared memory
 #                                (H200, (x.T+y)*2 8192², vector tiles: 32 0.1917 ms, 64 0.1893,
 #                                torch.compile 0.1904; element tiles: 32 and 64 alike)
@@ -238,6 +243,9 @@ class CudaSource:
         #                                     lane, or a read issued before a barrier)
         self.narrow = self.fits_32_bits()
         self.renderer.index = self.ix
+        if INVARIANT_DIVIDE:
+            self.renderer.invariant_divide = lambda a, b, value: cuda_divide.render(
+                self.renderer, a, b, value, simulator)
 
     # -- index width ---------------------------------------------------------------------------------
     def fits_32_bits(self) -> bool:
@@ -366,7 +374,7 @@ class CudaSource:
         index = tuple(f"i{d}" for d in range(len(shape)))
         self.identity, self.identity_shape = index, shape
         transposed = self.transposed_inputs(shape)
-        if transposed:
+        if transposed and TRANSPOSE_TILES:
             return self.transpose_tiles(shape, index, transposed)
         threads = 32 if self.simulator else THREADS
         ilp = self.ilp(size, threads)
@@ -1066,6 +1074,7 @@ class CudaSource:
         inner_names = [f"r{a}" for a in axes]
         hold = 0 < items <= MAX_ROW_ITEMS
         self.row_index, self.row_lanes = full, lanes
+        r.fixed = {f"i{d}" for d in range(len(shape)) if d not in axes}   # the row's index
         r.emit(f"while row < {outer}:")
         r.push()
         self._outer_index(outer_axes, shape, "row")
@@ -1113,6 +1122,7 @@ class CudaSource:
         self.cached.clear()
         r.special = {k: v for k, v in r.special.items() if k not in self.group.members}
         self.row_lanes = 0
+        r.fixed = set()
 
     def store_row_vectors(self, rows, full, items, block, lanes, vectors, shape) -> None:
         """The row outputs a vector at a time: held inputs from registers (or read again:

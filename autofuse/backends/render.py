@@ -68,6 +68,11 @@ class Renderer:
         # to float, compute, and convert back): the same answers, without float16 arithmetic.
         self.halves_in_singles = target == "cuda"
         self.round_halves = True           # False: an op's float16 result stays in float32
+        self.fixed: set = set()            # index names that stay the same over the loop being
+        #                                    rendered (a rows kernel's row)
+        self.invariant_divide = None       # backend: (a, b, b's value or None) -> the quotient's
+        #                                    name, for float32 divisions by a value that `fixed`
+        #                                    says does not change; None keeps a / b
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -163,7 +168,20 @@ class Renderer:
         args = [self.value(source, broadcast_index(source.shape, node.shape, index))
                 for source in node.inputs]
         computation = node.inputs[-1].dtype if node.op == "where" else node.inputs[0].dtype
+        if node.op == "divide" and self.invariant_divide is not None and \
+                self.held(computation) == SINGLE and not self.unchanging(index) and \
+                self.unchanging(broadcast_index(node.inputs[1].shape, node.shape, index)):
+            divisor = node.inputs[1]
+            value = divisor.attrs["value"].array if is_inline_constant(divisor) else None
+            quotient = self.invariant_divide(args[0], args[1], value)
+            if quotient is not None:
+                return self.convert(node.dtype, quotient, op_result=True) \
+                    if self.held(node.dtype) != node.dtype else quotient
         return self.spell(node, computation, args)
+
+    def unchanging(self, index: tuple) -> bool:
+        """Whether every part of `index` stays the same over the loop being rendered."""
+        return all(i.isdigit() or i in self.fixed for i in index)
 
     def spell(self, node: Node, computation: np.dtype, args: list) -> str:
         computation = self.held(computation)
