@@ -40,9 +40,12 @@ ROW_BYTES = 64                 # more where they take fewer bytes than this (flo
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 ROW_GRID = 65535               # rows kernels: blocks, one a row; more rows loop
 ROW_THREADS_PER_SM = 1280      # rows kernels ask ptxas to fit this many threads an SM (cuda.py)
-INVARIANT_DIVIDE = 1           # float32 a / b with b the same over a thread's loop (a row's sum,
+INVARIANT_DIVIDE = 0           # float32 a / b with b the same over a thread's loop (a row's sum,
 #                                a scalar): b's reciprocal once, then a multiply and a correction
-#                                a quotient, exact as IEEE division (cuda_divide)
+#                                a quotient, exact as IEEE division (cuda_divide). Off: its range
+#                                test's branch a quotient cost more than the division saved (H200,
+#                                x torch.compile: layernorm 1.005 -> 1.013, softmax 0.795 -> 0.827;
+#                                without the test 1.006 and 0.761)
 TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
 #                                element by element in the grid-stride loop, L2 serving the rows)
 TILE_T = 64                    # transposes: TILE_T x TILE_T tiles through shared memory
