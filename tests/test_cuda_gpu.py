@@ -399,9 +399,9 @@ def _same_bits(got, want):
     return np.flatnonzero(differ)
 
 
-def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit():
-    """cuda_divide: a float32 a / b with b the same over a thread's loop is taken as a multiply by
-    b's reciprocal and a correction. Against NumPy's division bit for bit: every significand at
+def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
+    """cuda_divide (cuda_source.INVARIANT_DIVIDE, off by default): a float32 a / b with b the same
+    over a thread's loop is taken as a multiply by b's reciprocal and a correction. Against NumPy's division bit for bit: every significand at
     three exponents with random signs, and values outside the correction's ranges (zeros,
     subnormals, huge values, infinities, NaN), for scalar divisors in and outside the ranges, a
     constant divisor, and a row's maximum (a rows kernel)."""
@@ -411,6 +411,7 @@ def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit():
                        + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 2.0 ** -101,
                                     -(2.0 ** 101), 3e38, 1e-38, 2.0 ** -100, 2.0 ** 100], np.float32)])
     device = cupy.asarray(a)
+    monkeypatch.setattr("autofuse.backends.cuda_source.INVARIANT_DIVIDE", 1)
     by_scalar = autofuse.jit(lambda x, s: x / s, backend="cuda")
     for s in (3.0, 0.1, 7.3e-3, 1234.5, -2.2, 1 - 2.0 ** -24, 2.0 ** 27, 2.0 ** -27, np.inf, 0.0,
               -0.0, np.nan, 2.0 ** -26, 2.0 ** 26):
