@@ -89,6 +89,11 @@ CASES = [
     # full tiles take vectors: a row bias (a vector too) and a column one (elements) beside them
     ("transpose_vector_tiles", lambda x, b, c: x.T * b - c[:, None] + x.T,
      (f32(64, 128), f32(64), f32(128))),
+    # vector tiles 8 threads across a row, two vectors each (no shared-memory bank conflicts)
+    ("transpose_vector_tiles_across_8", lambda x, b, c: x.T * b - c[:, None] + x.T,
+     (f32(64, 128), f32(64), f32(128)), {"TILE_ACROSS": 8}),
+    ("transpose_vector_tiles_512_threads", lambda x, y: (x.T + y) * 2,
+     (f32(128, 64), f32(64, 128)), {"TILE_ACROSS": 8, "TILE_THREADS": 512}),
     ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (f32(20),)),
     ("setslice", lambda u: u.copy().__setitem__((slice(1, -1),), 0) or u, (f32(5),)),
     ("concatenate", lambda a, b: np.concatenate([a, b * 2], axis=1), (f32(3, 2), f32(3, 4))),
@@ -173,6 +178,14 @@ CASES = [
     # time, other inputs read as vectors; ties, strided rows, a misaligned base, other dtypes
     ("rows_vector_layernorm", layernorm, (f32(3, 128), f32(128), f32(128))),
     ("rows_vector_softmax", softmax, (f32(5, 256),)),
+    # division by an unchanging divisor through its reciprocal (cuda_divide), values outside its
+    # ranges included; the reference is NumPy's division, so any difference shows
+    ("reciprocal_rows_softmax", softmax, (f32(5, 256),), {"INVARIANT_DIVIDE": 1}),
+    ("reciprocal_rows_layernorm", layernorm, (f32(3, 128), f32(128), f32(128)),
+     {"INVARIANT_DIVIDE": 1}),
+    ("reciprocal_scalar_and_constant", lambda x, s: (x / s, x / 3.0, x / np.float32(2.0 ** 30)),
+     (np.array([1.5, -0.0, 0.0, np.inf, np.nan, 1e-40, 2.0 ** 110, -3.25] * 16, np.float32),
+      np.float32(0.7)), {"INVARIANT_DIVIDE": 1}),
     ("rows_vector_ties_keepdims", lambda x: (x.argmax(1), x - x.max(1, keepdims=True),
                                              x.sum(1, keepdims=True)),
      (rng.integers(-3, 4, (4, 128)).astype(np.float32),)),

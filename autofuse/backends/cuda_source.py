@@ -49,6 +49,8 @@ INVARIANT_DIVIDE = 0           # float32 a / b with b the same over a thread's l
 TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
 #                                element by element in the grid-stride loop, L2 serving the rows)
 TILE_T = 64                    # transposes: TILE_T x TILE_T tiles through shared memory
+TILE_THREADS = 256             # ... by blocks of this many threads
+TILE_ACROSS = 0                # vector tiles: threads across a tile row (0: one vector each)
 #                                (H200, (x.T+y)*2 8192², vector tiles: 32 0.1917 ms, 64 0.1893,
 #                                torch.compile 0.1904; element tiles: 32 and 64 alike)
 TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
@@ -781,7 +783,7 @@ class CudaSource:
             r.pop()
         self.stream_size = 0
         strategy = "transpose tiles" + (f", {lanes}-wide vectors" if lanes else "")
-        return self.finish(strategy, THREADS, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
+        return self.finish(strategy, TILE_THREADS, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
 
     def transpose_lanes(self, shape, transposed) -> tuple[int, dict]:
         """(lanes, vector reads of the other inputs) for vector tiles, or (0, {}): every tile
@@ -791,8 +793,8 @@ class CudaSource:
         if not VECTOR or rows % TILE_T or cols % TILE_T or \
                 any(p.node.shape != shape for p in self.outputs):
             return 0, {}
-        lanes = min(self.lanes_for(self.outputs + transposed), TILE_T * TILE_T // THREADS)
-        if lanes < 2 or THREADS % (TILE_T // lanes) or TILE_T % (THREADS // (TILE_T // lanes)):
+        lanes = min(self.lanes_for(self.outputs + transposed), TILE_T * TILE_T // TILE_THREADS)
+        if lanes < 2 or TILE_THREADS % (TILE_T // lanes) or TILE_T % (TILE_THREADS // (TILE_T // lanes)):
             return 0, {}
         return lanes, self.vector_reads(shape, lanes)
 
@@ -802,9 +804,14 @@ class CudaSource:
         r = self.renderer
         rows, cols = shape
         side = TILE_T
-        across = side // lanes               # threads across a tile row
-        step = THREADS // across             # tile rows a pass covers
-        passes = side // step
+        across = side // lanes               # threads across a tile row, a vector each, or
+        if lanes > 1 and TILE_ACROSS and side // lanes % TILE_ACROSS == 0:
+            across = TILE_ACROSS             # fewer, each taking vectors TILE_ACROSS apart
+        step = TILE_THREADS // across        # tile rows a pass covers
+        # a thread's (tile row, tile column) offsets: rows a pass apart, columns a row of
+        # threads apart
+        spots = [(step * k, across * lanes * c) for k in range(side // step)
+                 for c in range(side // (across * lanes))]
         tiles_r, tiles_c = -(-rows // side), -(-cols // side)
         exact = rows % side == 0 and cols % side == 0     # every tile full: no bounds guards
         r.emit(f"tx = {self.ix(f't % {across}')}")
@@ -814,34 +821,42 @@ class CudaSource:
         r.push()
         r.emit(f"br = {self.ix(f'blk // {tiles_c}')}")
         r.emit(f"bc = {self.ix(f'blk - br * {tiles_c}')}")
-        column = "tx" if lanes == 1 else f"tx * {lanes}"
-        for k in range(passes):
-            r.emit(f"sr = {self.ix(f'bc * {side} + ty + {step * k}')}")
-            r.emit(f"sc = {self.ix(f'br * {side} + {column}')}")
+
+        def column(offset: int) -> str:
+            base = "tx" if lanes == 1 else f"tx * {lanes}"
+            return f"{base} + {offset}" if offset else base
+
+        for row, col in spots:
+            r.emit(f"sr = {self.ix(f'bc * {side} + ty + {row}')}")
+            r.emit(f"sc = {self.ix(f'br * {side} + {column(col)}')}")
             if not exact:
                 r.emit(f"if sr < {cols} and sc < {rows}:")
                 r.push()
             for param in transposed:
                 if lanes == 1:
-                    r.emit(f"tile_{param.name}[ty + {step * k}, tx] = "
+                    r.emit(f"tile_{param.name}[ty + {row}, tx] = "
                            f"{self.load(param.node, ('sr', 'sc'))}")
                     continue
                 names = [f"{param.name}t{lane}" for lane in range(lanes)]
                 load = self.vector_function("load", param.node, lanes, rows * cols)
                 r.emit(f"{', '.join(names)} = {load}({param.name}, {self.ix(f'sr * {rows} + sc')})")
                 for lane, name in enumerate(names):
-                    r.emit(f"tile_{param.name}[ty + {step * k}, {column} + {lane}] = {name}")
+                    r.emit(f"tile_{param.name}[ty + {row}, {column(col)} + {lane}] = {name}")
             if not exact:
                 r.pop()
         # NOTE: every other global read of the tile's outputs is issued before the barrier, so
         # its latency overlaps the tile loads' (measured on an H200, (x.T+y)*2: 1.00x of the
         # floor with, one tile per block; 1.38x with y read after the barrier, 16 blocks per SM
         # looping over tiles).
-        indices, lane_indices = [], []
-        for k in range(passes):
+        indices, lane_indices, first_column = [], [], {}
+        for k, (row, col) in enumerate(spots):
             i0, i1 = f"i0_{k}", f"i1_{k}"
-            r.emit(f"{i0} = {self.ix(f'br * {side} + ty + {step * k}')}")
-            r.emit(f"{i1} = {self.ix(f'bc * {side} + {column}')}" if k == 0 else f"{i1} = i1_0")
+            r.emit(f"{i0} = {self.ix(f'br * {side} + ty + {row}')}")
+            if col in first_column:
+                r.emit(f"{i1} = {first_column[col]}")
+            else:
+                r.emit(f"{i1} = {self.ix(f'bc * {side} + {column(col)}')}")
+                first_column[col] = i1
             indices.append((i0, i1))
             if lanes > 1:
                 lane_index = self.lane_names((i0, i1), lanes)
@@ -855,7 +870,7 @@ class CudaSource:
                      None if exact else lambda i0, i1: f"{i0} < {rows} and {i1} < {cols}",
                      (rows, cols))
         r.emit("cuda.syncthreads()")
-        for k, (i0, i1) in enumerate(indices):
+        for k, ((i0, i1), (row, col)) in enumerate(zip(indices, spots)):
             if exact:
                 r.scopes.append({})
             else:
@@ -864,13 +879,13 @@ class CudaSource:
             self.identity, self.identity_shape = (i0, i1), shape
             self.flat_index = self.ix(f"{i0} * {cols} + {i1}")
             if lanes == 1:
-                self.tiles = {(p.node.id, (i1, i0)): f"tile_{p.name}[tx, ty + {step * k}]"
+                self.tiles = {(p.node.id, (i1, i0)): f"tile_{p.name}[tx, ty + {row}]"
                               for p in transposed}
                 for param in self.outputs:
                     self.store(param, (i0, i1))
             else:
                 self.tiles = {(p.node.id, (index[1], i0)):
-                              f"tile_{p.name}[{column} + {lane}, ty + {step * k}]"
+                              f"tile_{p.name}[{column(col)} + {lane}, ty + {row}]"
                               for p in transposed for lane, index in enumerate(lane_indices[k])}
                 r.emit(f"ev = ev_{k}")
                 self.vector_lanes_store(lane_indices[k], lanes)
