@@ -70,7 +70,7 @@ def test_transposed_input_goes_through_shared_memory_tiles():
     x = np.ones((side, 2 * side), np.float32)
     (kernel,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
     assert kernel.strategy == "transpose tiles, 4-wide vectors" and "ld.shared" in kernel.ptx
-    per_thread = side * side // (4 * cuda_source.THREADS)       # vectors a thread a tile
+    per_thread = side * side // (4 * cuda_source.TILE_THREADS)  # vectors a thread a tile
     assert len(VECTOR_LOAD.findall(kernel.ptx)) == 2 * per_thread
     assert len(VECTOR_STORE.findall(kernel.ptx)) == per_thread
     x = np.ones((side + 8, side + 38), np.float32)
@@ -228,7 +228,7 @@ def test_transpose_tiles_hint_their_accesses(monkeypatch):
     assert stores and all(".cs" in store for store in stores)
     assert "ld.global.nc.L1::no_allocate.v4.f32" in loads       # the vector path's, hinted
     assert len(re.findall(r"ld\.global\.nc\.L1::no_allocate\.f32", kernel.ptx)) == \
-        2 * (cuda_source.TILE_T ** 2 // cuda_source.THREADS)       # the element path's
+        2 * (cuda_source.TILE_T ** 2 // cuda_source.TILE_THREADS)       # the element path's
     monkeypatch.setattr(cuda_source, "STREAM_LOADS", "")
     monkeypatch.setattr(cuda_source, "STREAM_STORES", "")
     (plain,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels

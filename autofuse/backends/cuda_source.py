@@ -24,6 +24,8 @@ import numpy as np
 
 from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
+from ..ir.ops import ELEMENTWISE
+from ..ir.printer import is_inline_constant
 from . import cuda_divide, cuda_matmul, cuda_strip, helpers
 from .render import Accumulators, Renderer, short
 
@@ -47,12 +49,15 @@ INVARIANT_DIVIDE = 0           # float32 a / b with b the same over a thread's l
 #                                x torch.compile: layernorm 1.005 -> 1.013, softmax 0.795 -> 0.827;
 #                                without the test 1.006 and 0.761)
 TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
-#                                element by element in the grid-stride loop, L2 serving the rows)
+#                                element by element in the grid-stride loop: H200, (x.T+y)*2
+#                                2.73x torch.compile's time, the gathers' sectors through L2)
 TILE_T = 64                    # transposes: TILE_T x TILE_T tiles through shared memory
-TILE_THREADS = 256             # ... by blocks of this many threads
-TILE_ACROSS = 0                # vector tiles: threads across a tile row (0: one vector each)
 #                                (H200, (x.T+y)*2 8192², vector tiles: 32 0.1917 ms, 64 0.1893,
 #                                torch.compile 0.1904; element tiles: 32 and 64 alike)
+TILE_THREADS = 512             # ... by blocks of this many threads (H200, (x.T+y)*2 x torch.compile:
+#                                256 1.006 and 1.003, 512 1.001 and 1.000 in two runs; 128 1.006)
+TILE_ACROSS = 0                # vector tiles: threads across a tile row (0: one vector each; 8:
+#                                two vectors each, 32 lanes on 32 banks: 1.008, with 512 1.003)
 TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K-deep slabs
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
@@ -127,6 +132,8 @@ ROW_STORES = ".L1::evict_normal"  # rows (vector path): outputs stored by inline
 ROW_HINT_BYTES = 4             # ... ROW_RELOAD and ROW_STORES apply to rows of elements at least
 #                                this wide: float16 softmax ran 0.125 -> 0.139 ms with them (H200,
 #                                full run at ec9997a), so float16 rows keep their earlier kernels
+ROW_HOIST = 1                  # rows (vector path): values of one per row rendered before the
+#                                vector loop over the row (hoist_row_values)
 ROW_READ_VECTOR_BYTES = 4      # rows: row outputs' other inputs (gamma, beta) read as vectors
 #                                where the row's elements are at most this many bytes.
 #                                Measured on an H200 (BENCHMARKS.md, sessions 5-9), float32
@@ -621,12 +628,40 @@ class CudaSource:
         inline PTX)."""
         r = self.renderer
         params = self.outputs if params is None else params
+        r.deferred = []
         values = [[r.value(p.node, index) for p in params] for index in lane_index]
+        conditions, r.deferred = r.deferred, None
+        if conditions:
+            values = self.unless(conditions, values, lambda: [
+                [r.value(p.node, index) for p in params] for index in lane_index])
         for k, param in enumerate(params):
             lane_values = [self.stored(param.node, values[lane][k]) for lane in range(lanes)]
             store = self.vector_function("store", param.node, lanes, param.node.size,
                                          qualifier, label)
             r.emit(f"{store}({param.name}, {at}, {', '.join(lane_values)})")
+
+    def unless(self, conditions: list, values: list, again) -> list:
+        """`values` (lists of value names) as new names, given again by `again()` rendered
+        afresh with plain division where any of `conditions` fails (cuda_divide: quotients
+        outside the ranges where the reciprocal's correction is exact)."""
+        r = self.renderer
+        kept = [[r.name("v") for _ in row] for row in values]
+        for names, row in zip(kept, values):
+            for name, value in zip(names, row):
+                r.emit(f"{name} = {value}")
+        every = " & ".join(f"({c})" for c in dict.fromkeys(conditions))
+        r.emit(f"if not ({every}):    # rare: IEEE division")
+        r.push()
+        scopes, divide = r.scopes, r.invariant_divide
+        r.scopes, r.invariant_divide = [{}], None
+        try:
+            for names, row in zip(kept, again()):
+                for name, value in zip(names, row):
+                    r.emit(f"{name} = {value}")
+        finally:
+            r.scopes, r.invariant_divide = scopes, divide
+        r.pop()
+        return kept
 
     def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int,
                         qualifier: str | None = None, label: str = "once") -> str:
@@ -1149,6 +1184,8 @@ class CudaSource:
         r = self.renderer
         axis = len(shape) - 1
         flat = self.offset(shape, contiguous(shape), full)
+        if ROW_HOIST:
+            self.hoist_row_values(shape, (axis,), full)
         r.emit(f"for jv in range({items // lanes}):")
         r.push()
         r.emit(f"r{axis} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
@@ -1173,6 +1210,28 @@ class CudaSource:
         self.row_index = row_index
         self.preloaded = {}
         r.pop()
+
+    def hoist_row_values(self, shape, axes, full) -> None:
+        """Render now, in the row's scope, the group's values of one per row (a row's mean, its
+        deviation, and the reciprocals of row divisors where INVARIANT_DIVIDE takes them), so
+        that the vector loop over the row finds them instead of computing them each step (the
+        compiler kept layernorm's square root inside that loop)."""
+        r = self.renderer
+        per_row = {keepdims_shape(shape, axes): tuple("0" if d in axes else full[d]
+                                                      for d in range(len(shape))),
+                   outer_shape(shape, axes): tuple(full[d] for d in range(len(shape))
+                                                   if d not in axes)}
+        for node in self.group.members.values():
+            if node.kind == ELEMENTWISE and node.shape in per_row and node.shape != shape:
+                r.value(node, per_row[node.shape])
+        if r.invariant_divide is None:
+            return
+        for node in self.group.members.values():
+            divisor = node.inputs[1] if node.op == "divide" and len(node.inputs) == 2 else None
+            if divisor is not None and node.shape == shape and divisor.shape in per_row and \
+                    divisor.shape != shape and r.held(divisor.dtype) == np.float32 and \
+                    not is_inline_constant(divisor):
+                cuda_divide.reciprocal(r, r.value(divisor, per_row[divisor.shape]))
 
     def row_loop(self, items, block, inner, inner_names, shape, axes) -> None:
         r = self.renderer

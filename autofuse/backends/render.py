@@ -73,6 +73,8 @@ class Renderer:
         self.invariant_divide = None       # backend: (a, b, b's value or None) -> the quotient's
         #                                    name, for float32 divisions by a value that `fixed`
         #                                    says does not change; None keeps a / b
+        self.deferred: list | None = None  # conditions the values being rendered rely on (the
+        #                                    backend computes them again where one fails)
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------

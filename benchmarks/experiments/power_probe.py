@@ -75,7 +75,13 @@ def main():
     parser.add_argument("--systems", default="autofuse,torch.compile")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a cuda_source constant for autofuse's kernels (repeatable)")
     args = parser.parse_args()
+    from autofuse.backends import cuda_source
+    for setting in args.set:
+        name, value = setting.split("=", 1)
+        setattr(cuda_source, name, int(value) if value.lstrip("-").isdigit() else value)
     import cupy
     names, systems = args.only.split(","), args.systems.split(",")
     rng = np.random.default_rng(13)
@@ -91,7 +97,7 @@ def main():
             for system in (systems if turn % 2 == 0 else systems[::-1]):
                 spans[system].append(run_for(*calls[system], args.seconds, events))
         rows = np.array(sampler.stop())
-        print(f"== {workload.name} ({len(rows)} samples)")
+        print(f"== {workload.name} ({len(rows)} samples) {' '.join(args.set)}")
         for system in systems:
             inside = np.concatenate([rows[(rows[:, 0] >= a + 0.3) & (rows[:, 0] <= b)]
                                      for a, b, _ in spans[system]]) if len(rows) else np.zeros((0, 5))
