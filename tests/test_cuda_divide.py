@@ -68,16 +68,23 @@ def test_values_outside_the_ranges_take_ieee_division():
         assert np.array_equal(_bits(got)[~np.isnan(want)], _bits(want)[~np.isnan(want)]), b
 
 
-def test_rows_kernel_divides_by_the_reciprocal_only_when_asked(monkeypatch):
+def test_rows_kernel_divides_by_the_reciprocal_in_its_vector_loop(monkeypatch):
     x, g, b = (np.ones((16, 4096), np.float32), np.ones(4096, np.float32), np.ones(4096, np.float32))
     (kernel,) = autofuse.jit(layernorm, backend="cuda").lower(x, g, b).kernels
-    assert "cuda.fma" not in kernel.source
-    monkeypatch.setattr(cuda_source, "INVARIANT_DIVIDE", 1)
-    (kernel,) = autofuse.jit(layernorm, backend="cuda").lower(x, g, b).kernels
     source = kernel.source
-    # one reciprocal a row (per vector step, hoisted by the compiler), one correction a quotient
-    assert source.count("rcp") and source.count("cuda.fma(cuda.fma(") >= 4
+    loop = source[:source.index("element by element")].rindex("for jv in range(")   # the outputs'
+
+    # the reciprocal once a row, before the vector loop (ROW_HOIST); a correction a quotient;
+    # the range tests joined into one branch a vector step, whose other side divides by IEEE
+    assert 0 < source.index("rcp") < loop and source.count("cuda.fma(cuda.fma(") == 4
+    assert source.count("# rare: IEEE division") == 1
     assert "fma.rn.f32" in kernel.ptx
+    # the element-by-element path (base addresses not 16-byte aligned) divides as before
+    element_path = source[source.index("element by element"):]
+    assert "cuda.fma" not in element_path and " / t" in element_path
+    monkeypatch.setattr(cuda_source, "INVARIANT_DIVIDE", 0)
+    (kernel,) = autofuse.jit(layernorm, backend="cuda").lower(x, g, b).kernels
+    assert "cuda.fma" not in kernel.source
     # a quotient that varies with the element (x / x) keeps the plain division
     (kernel,) = autofuse.jit(lambda x: x / (x + 1), backend="cuda").lower(x).kernels
     assert "cuda.fma" not in kernel.source

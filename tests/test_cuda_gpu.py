@@ -400,8 +400,8 @@ def _same_bits(got, want):
 
 
 def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
-    """cuda_divide (cuda_source.INVARIANT_DIVIDE, off by default): a float32 a / b with b the same
-    over a thread's loop is taken as a multiply by b's reciprocal and a correction. Against NumPy's division bit for bit: every significand at
+    """cuda_divide (cuda_source.INVARIANT_DIVIDE): a float32 a / b with b the same over a
+    thread's vector loop is taken as a multiply by b's reciprocal and a correction. Against NumPy's division bit for bit: every significand at
     three exponents with random signs, and values outside the correction's ranges (zeros,
     subnormals, huge values, infinities, NaN), for scalar divisors in and outside the ranges, a
     constant divisor, and a row's maximum (a rows kernel)."""
@@ -409,7 +409,8 @@ def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
     signs = (rng.random(significands.size) < 0.5).astype(np.uint32) << 31
     a = np.concatenate([(((e << 23) | significands) | signs).view(np.float32) for e in (127, 167, 87)]
                        + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 2.0 ** -101,
-                                    -(2.0 ** 101), 3e38, 1e-38, 2.0 ** -100, 2.0 ** 100], np.float32)])
+                                    -(2.0 ** 101), 3e38, 1e-38, 2.0 ** -100, 2.0 ** 100, 2.0 ** -126,
+                                    5.0, -7.5], np.float32)])     # (a multiple of 4: vectors)
     device = cupy.asarray(a)
     monkeypatch.setattr("autofuse.backends.cuda_source.INVARIANT_DIVIDE", 1)
     by_scalar = autofuse.jit(lambda x, s: x / s, backend="cuda")
@@ -420,6 +421,9 @@ def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
             want = a / s
         bad = _same_bits(cupy.asnumpy(by_scalar(device, s)), want)
         assert bad.size == 0, (s, a[bad[:5]])
+    # a base address not 16-byte aligned: the element-by-element path (IEEE division)
+    bad = _same_bits(cupy.asnumpy(by_scalar(device[1:], np.float32(3.0))), a[1:] / np.float32(3.0))
+    assert bad.size == 0, a[1:][bad[:5]]
     by_constant = autofuse.jit(lambda x: x / 3.0, backend="cuda")
     assert "cuda.fma" in by_constant.lower(device).kernels[0].source
     bad = _same_bits(cupy.asnumpy(by_constant(device)), a / np.float32(3.0))

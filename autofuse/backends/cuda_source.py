@@ -42,12 +42,12 @@ ROW_BYTES = 64                 # more where they take fewer bytes than this (flo
 MAX_ROW_ITEMS = 32             # the most a thread holds; longer rows are re-read from memory
 ROW_GRID = 65535               # rows kernels: blocks, one a row; more rows loop
 ROW_THREADS_PER_SM = 1280      # rows kernels ask ptxas to fit this many threads an SM (cuda.py)
-INVARIANT_DIVIDE = 0           # float32 a / b with b the same over a thread's loop (a row's sum,
-#                                a scalar): b's reciprocal once, then a multiply and a correction
-#                                a quotient, exact as IEEE division (cuda_divide). Off: its range
-#                                test's branch a quotient cost more than the division saved (H200,
-#                                x torch.compile: layernorm 1.005 -> 1.013, softmax 0.795 -> 0.827;
-#                                without the test 1.006 and 0.761)
+INVARIANT_DIVIDE = 1           # vector steps: float32 a / b with b the same over the loop (a row's
+#                                sum, a scalar): b's reciprocal once, then a multiply and Markstein's
+#                                correction a quotient, exact as IEEE division (cuda_divide; H200,
+#                                x torch.compile: softmax 0.804 -> 0.774, layernorm 1.011 -> 1.010;
+#                                layernorm run for seconds at the 700 W limit, SM clock beside
+#                                torch.compile's: 1695 vs 1770 MHz before, 1905 vs 1920 with it)
 TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
 #                                element by element in the grid-stride loop: H200, (x.T+y)*2
 #                                2.73x torch.compile's time, the gathers' sectors through L2)
