@@ -1062,6 +1062,13 @@ class CudaSource:
         items = -(-inner // block)
         hold = 0 < items <= MAX_ROW_ITEMS           # (an empty row holds nothing)
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
+        # NOTE: a thread holding more than ROW_ITEMS (float16 rows: 32) is at its launch bounds'
+        # register budget already; with the reciprocal division ptxas spilled there and the
+        # kernel was linked without its bounds (6 blocks an SM instead of 10, on the H200). So
+        # those rows keep IEEE division and compute per-row values in their vector loop.
+        self.hoist = ROW_HOIST and items <= ROW_ITEMS
+        if items > ROW_ITEMS:
+            r.invariant_divide = None
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
         r.emit(f"row = {self.ix('cuda.blockIdx.x')}")
         for node in self.group.reductions:
@@ -1184,7 +1191,7 @@ class CudaSource:
         r = self.renderer
         axis = len(shape) - 1
         flat = self.offset(shape, contiguous(shape), full)
-        if ROW_HOIST:
+        if self.hoist:
             self.hoist_row_values(shape, (axis,), full)
         r.emit(f"for jv in range({items // lanes}):")
         r.push()
