@@ -66,8 +66,7 @@ def divide(a, b):
         corrected = fma32(fma32(-q, b, a), y, q)
         divisor_ok = DIVISOR_RANGE[0] <= abs(b) <= DIVISOR_RANGE[1]
         dividend_ok = (DIVIDEND_RANGE[0] <= np.abs(a)) & (np.abs(a) <= DIVIDEND_RANGE[1])
-        plain = np.where(divisor_ok & (a == 0), q, a / b)
-    return np.where(divisor_ok & dividend_ok, corrected, plain)
+        return np.where(divisor_ok & dividend_ok, corrected, a / b)
 
 
 def render(renderer, a: str, b: str, constant_b=None, simulator: bool = False) -> str | None:
