@@ -1066,7 +1066,6 @@ class CudaSource:
         # register budget already; with the reciprocal division ptxas spilled there and the
         # kernel was linked without its bounds (6 blocks an SM instead of 10, on the H200). So
         # those rows keep IEEE division and compute per-row values in their vector loop.
-        self.hoist = ROW_HOIST and items <= ROW_ITEMS
         if items > ROW_ITEMS:
             r.invariant_divide = None
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
@@ -1191,7 +1190,7 @@ class CudaSource:
         r = self.renderer
         axis = len(shape) - 1
         flat = self.offset(shape, contiguous(shape), full)
-        if self.hoist:
+        if ROW_HOIST and items <= ROW_ITEMS:    # (see the NOTE in rows)
             self.hoist_row_values(shape, (axis,), full)
         r.emit(f"for jv in range({items // lanes}):")
         r.push()
@@ -1234,9 +1233,10 @@ class CudaSource:
         if r.invariant_divide is None:
             return
         for node in self.group.members.values():
-            divisor = node.inputs[1] if node.op == "divide" and len(node.inputs) == 2 else None
+            divisor = node.inputs[1] if node.op == "divide" else None
+            # the divisions Renderer.elementwise takes to invariant_divide: float32 computations
             if divisor is not None and node.shape == shape and divisor.shape in per_row and \
-                    divisor.shape != shape and r.held(divisor.dtype) == np.float32 and \
+                    divisor.shape != shape and r.held(node.inputs[0].dtype) == np.float32 and \
                     not is_inline_constant(divisor):
                 cuda_divide.reciprocal(r, r.value(divisor, per_row[divisor.shape]))
 
