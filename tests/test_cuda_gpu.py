@@ -395,7 +395,8 @@ def _same_bits(got, want):
     """Equal bit for bit, any NaN matching any NaN."""
     got, want = np.asarray(got), np.asarray(want)
     both_nan = np.isnan(got) & np.isnan(want)
-    differ = (got.view(np.uint32) != want.view(np.uint32)) & ~both_nan
+    bits = np.uint16 if want.dtype == np.float16 else np.uint32
+    differ = (got.view(bits) != want.view(bits)) & ~both_nan
     return np.flatnonzero(differ)
 
 
@@ -435,3 +436,33 @@ def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
     bad = _same_bits(cupy.asnumpy(by_row(cupy.asarray(rows))),
                      rows / np.abs(rows).max(axis=1, keepdims=True))
     assert bad.size == 0, rows.reshape(-1)[bad[:5]]
+
+
+def test_float16_native_ops_are_numpys_bit_for_bit():
+    """cuda_half (cuda_source.NATIVE_HALVES): float16 add, subtract and multiply as add.rn.f16 and
+    the like, and chains of them kept in halves, against NumPy's float16 loops bit for bit: every
+    float16 value (subnormals, zeros of both signs, infinities, NaN) against four shuffles of
+    them, a chain whose multiplies and adds must not fuse, a row vector, a scalar argument, and
+    float32 ops (square root, division: correctly rounded) between float16 ones."""
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    a = np.tile(every, 4)
+    b = np.concatenate([rng.permutation(every) for _ in range(4)])
+    x, y = cupy.asarray(a), cupy.asarray(b)
+    programs = [
+        ("sum, difference, product", lambda p, q: (p + q, p - q, p * q)),
+        ("chain", lambda p, q: (p * q + p) * q - p * 0.3),
+        ("with float32 ops", lambda p, q: np.sqrt(np.abs(p * q)) * q + p / q),
+    ]
+    with np.errstate(all="ignore"):
+        for name, fn in programs:
+            jitted = autofuse.jit(fn, backend="cuda")
+            assert "half_multiply" in jitted.lower(x, y).kernels[0].source, name
+            got, want = jitted(x, y), fn(a, b)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                bad = _same_bits(cupy.asnumpy(g), w)
+                assert bad.size == 0, (name, a[bad[:5]], b[bad[:5]])
+        rows, row = a.reshape(-1, 1024), b[:1024]
+        bad = _same_bits(cupy.asnumpy(autofuse.jit(lambda p, r, s: p * r - s, backend="cuda")(
+            cupy.asarray(rows), cupy.asarray(row), np.float16(1.5))), rows * row - np.float16(1.5))
+        assert bad.size == 0, rows.reshape(-1)[bad[:5]]

@@ -60,6 +60,8 @@ def module_text(kernel, simulator: bool) -> str:
             lines.append(f"{name} = numba.{value[1]}")
         elif isinstance(value, tuple) and value[0] == "vector":
             lines.append(f"from autofuse.backends.cuda_vector import {value[1]}")
+        elif isinstance(value, tuple) and value[0] == "half":
+            lines.append(f"from autofuse.backends.cuda_half import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "divide":
             lines.append(f"from autofuse.backends.cuda_divide import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "hinted":

@@ -26,7 +26,7 @@ from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE
 from ..ir.printer import is_inline_constant
-from . import cuda_divide, cuda_matmul, cuda_strip, helpers
+from . import cuda_divide, cuda_half, cuda_matmul, cuda_strip, helpers
 from .render import Accumulators, Renderer, short
 
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
@@ -48,6 +48,9 @@ INVARIANT_DIVIDE = 1           # vector steps: float32 a / b with b the same ove
 #                                x torch.compile: softmax 0.804 -> 0.774, layernorm 1.011 -> 1.010;
 #                                layernorm run for seconds at the 700 W limit, SM clock beside
 #                                torch.compile's: 1695 vs 1770 MHz before, 1905 vs 1920 with it)
+NATIVE_HALVES = 1              # float16 kernels: casts as LLVM's (folded where they meet) and
+#                                float16 add, subtract and multiply as one f16 instruction each,
+#                                the answers NumPy's (cuda_half); 0: numba's casts, float32 ops
 TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
 #                                element by element in the grid-stride loop: H200, (x.T+y)*2
 #                                2.73x torch.compile's time, the gathers' sectors through L2)
@@ -255,6 +258,8 @@ class CudaSource:
         #                                     lane, or a read issued before a barrier)
         self.narrow = self.fits_32_bits()
         self.renderer.index = self.ix
+        if NATIVE_HALVES:
+            self.renderer.halves = cuda_half.Spelling(self.renderer)
         if INVARIANT_DIVIDE:
             self.renderer.invariant_divide = lambda a, b, value: cuda_divide.render(
                 self.renderer, a, b, value, simulator)
@@ -329,6 +334,8 @@ class CudaSource:
         if node.dtype.kind == "b":
             return f"({value} != 0)"
         if self.renderer.held(node.dtype) != node.dtype:
+            if self.renderer.halves is not None:
+                return self.renderer.halves.widen(value)
             return f"{self.renderer.ctor(self.renderer.held(node.dtype))}({value})"
         return value
 
@@ -337,6 +344,8 @@ class CudaSource:
         if node.dtype.kind == "b":
             return f"{self.renderer.ctor(np.uint8)}({value})"
         if self.renderer.held(node.dtype) != node.dtype:
+            if self.renderer.halves is not None:
+                return self.renderer.halves.narrow(value)
             return f"{self.renderer.ctor(node.dtype)}({value})"
         return value
 

@@ -68,6 +68,8 @@ class Renderer:
         # to float, compute, and convert back): the same answers, without float16 arithmetic.
         self.halves_in_singles = target == "cuda"
         self.round_halves = True           # False: an op's float16 result stays in float32
+        self.halves = None                 # backend: how float16 values are widened, rounded and
+        #                                    computed (cuda_half.Spelling); None: NumPy's casts
         self.fixed: set = set()            # index names that stay the same over the loop being
         #                                    rendered (a rows kernel's row)
         self.invariant_divide = None       # backend: (a, b, b's value or None) -> the quotient's
@@ -111,6 +113,8 @@ class Renderer:
         if self.held(dtype) != dtype:
             if op_result and not self.round_halves:
                 return expression
+            if self.halves is not None:
+                return self.halves.widen(self.halves.narrow(expression))
             return f"{self.ctor(SINGLE)}({self.ctor(HALF)}({expression}))"
         return f"{self.ctor(dtype)}({expression})"
 
@@ -203,6 +207,12 @@ class Renderer:
         expression = self._helpers(expression, computation)
         wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
         if self.held(node.dtype) != node.dtype and node.op not in EXACT_ON_HALVES:
+            if self.halves is not None and self.round_halves and \
+                    self.held(node.dtype) == computation and \
+                    all(source.dtype == HALF for source in node.inputs):
+                native = self.halves.op(node.op, args)    # rounded once, the same answer
+                if native is not None:
+                    return native
             return self.convert(node.dtype, expression, op_result=True)
         return f"{self.ctor(node.dtype)}({expression})" if wrap else expression
 
