@@ -252,9 +252,11 @@ CASES = [
      {"STREAM_LOADS": ".nc.L1::no_allocate", "STREAM_STORES": ".cs"}),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
-    # float16: held in float32 registers, rounded to float16 after each op as NumPy does; every
-    # kernel kind, 8-wide (16-byte) vectors and their misaligned paths, float16 scalars by value,
-    # casts both ways, overflow to inf in an intermediate, reductions accumulated in float32
+    # float16: add, subtract and multiply as float16 ops (cuda_half), others in float32 and
+    # rounded to float16 after each op as NumPy does; every kernel kind, 8-wide (16-byte) vectors
+    # and their misaligned paths, float16 scalars by value, casts both ways, overflow to inf in
+    # an intermediate, reductions accumulated in float32; rows held as halves, 32 a thread (4096
+    # long: a kept exp, reciprocal division)
     ("half_vector_gelu", lambda x, b: 0.5 * (x + b) * (1 + np.tanh(0.79788456 * (x + b))),
      (f16(8, 64), f16(64))),
     ("half_vector_misaligned", lambda x, b: np.exp(x) - b, (_misaligned(8, 64, dtype=np.float16),
@@ -266,6 +268,8 @@ CASES = [
     ("half_scalar_by_value", lambda x, s: x * s + np.float16(0.1), (f16(5, 7), np.float16(2.5))),
     ("half_rows_softmax", softmax, (f16(4, 256),)),
     ("half_rows_layernorm", layernorm, (f16(3, 256), f16(256), f16(256))),
+    ("half_rows_wide_softmax", softmax, (f16(2, 4096),)),
+    ("half_rows_wide_layernorm", layernorm, (f16(2, 4096), f16(4096), f16(4096))),
     ("half_rows_misaligned", softmax, (_misaligned(3, 256, dtype=np.float16),)),
     ("half_rows_ragged", lambda x: (x.argmax(1), x.mean(1), x / x.max(1, keepdims=True)), (f16(5, 70),)),
     # (NumPy sums float16 columns in float16, rounding each step; autofuse in float32, once)

@@ -51,6 +51,9 @@ INVARIANT_DIVIDE = 1           # vector steps: float32 a / b with b the same ove
 NATIVE_HALVES = 1              # float16 kernels: casts as LLVM's (folded where they meet) and
 #                                float16 add, subtract and multiply as one f16 instruction each,
 #                                the answers NumPy's (cuda_half); 0: numba's casts, float32 ops
+ROW_HOLD_HALVES = 1            # ... and rows kernels hold float16 rows as halves (H200, softmax
+#                                f16 with native ops: 72 registers, 7 blocks an SM, 0.114 ms; held
+#                                as float32 96 and 5, 0.129 ms)
 TRANSPOSE_TILES = 1            # 2-D transposed reads through shared-memory tiles (0: gathered
 #                                element by element in the grid-stride loop: H200, (x.T+y)*2
 #                                2.73x torch.compile's time, the gathers' sectors through L2)
@@ -65,6 +68,13 @@ TILE, TILE_K = 128, 16          # matmul: a TILE x TILE block of outputs, TILE_K
 MICRO = 8                      # each matmul thread computes MICRO x MICRO outputs
 PREFETCH = 1                   # matmul: read the next slab into registers during this one
 KEEP_REDUCED = 0               # rows: keep a reduced value read again later in registers
+KEEP_REDUCED_HALVES = 1        # ... where it is a float16 value held as a half (ROW_HOLD_HALVES):
+#                                H200, softmax f16 16384x4096 beside torch.compile, 0.742 -> 0.601
+#                                (exp once an element; with ROW_WIDE_DIVIDE 0.643 -> 0.545)
+ROW_WIDE_DIVIDE = 1            # rows holding more than ROW_ITEMS (float16: 32) take reciprocal
+#                                division and hoisted row values too (0: IEEE division, row values
+#                                a step). H200, beside torch.compile, float16 held as halves:
+#                                layernorm f16 1.003 -> 0.894, softmax f16 0.742 -> 0.643
 #                                (measured on an H200: softmax 1.94x of the floor with, 1.76x without)
 ILP_LOADS = 4                  # grid-stride kernels: loads a thread aims to have in flight; it
 MAX_ILP = 4                    # takes up to MAX_ILP elements a step, a grid-stride apart, to get
@@ -244,6 +254,8 @@ class CudaSource:
             self.names[node.id] = param
         self.outputs = [Param(n, f"o{k}") for k, n in enumerate(group.outputs.values())]
         self.cached: dict[int, str] = {}    # node id -> register array holding this thread's row items
+        self.kept: dict[int, str] = {}      # node id -> register array keeping a computed row value
+        self.held_halves: set[int] = set()  # ... of those, the ones held as float16 (holding())
         self.flat_index = None              # the flat element index, for loads at `identity`
         self.identity = None                # the index that `flat_index` stands for
         self.identity_shape = None          # ... over this shape (a C-contiguous array of it)
@@ -312,7 +324,7 @@ class CudaSource:
         if param.by_value:
             return self.register(node, param.name)
         if node.id in self.cached and index == self.row_index:
-            return f"{self.cached[node.id]}[j]"
+            return self.held_item(node.id, "j")
         if (node.id, index) in self.tiles:
             return self.tiles[(node.id, index)]
         if (node.id, index) in self.preloaded:
@@ -1071,11 +1083,11 @@ class CudaSource:
         items = -(-inner // block)
         hold = 0 < items <= MAX_ROW_ITEMS           # (an empty row holds nothing)
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
-        # NOTE: a thread holding more than ROW_ITEMS (float16 rows: 32) is at its launch bounds'
-        # register budget already; with the reciprocal division ptxas spilled there and the
-        # kernel was linked without its bounds (6 blocks an SM instead of 10, on the H200). So
-        # those rows keep IEEE division and compute per-row values in their vector loop.
-        if items > ROW_ITEMS:
+        # NOTE: a thread holding more than ROW_ITEMS (float16 rows: 32) is near its launch
+        # bounds' register budget; held as float32, float16 layernorm with the reciprocal
+        # division spilled there (6 blocks an SM instead of 8 on the H200). Held as halves
+        # (ROW_HOLD_HALVES) it fits 8 blocks of 128 in 64 registers without spilling.
+        if items > ROW_ITEMS and not ROW_WIDE_DIVIDE:
             r.invariant_divide = None
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
         r.emit(f"row = {self.ix('cuda.blockIdx.x')}")
@@ -1152,21 +1164,23 @@ class CudaSource:
             acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
             self.acc.init(node, acc, idx, node.dtype)
             source = node.inputs[0]
-            keep = hold and KEEP_REDUCED and self._read_later(source, node)
+            keep = hold and self._read_later(source, node) and (
+                KEEP_REDUCED or KEEP_REDUCED_HALVES and self.holds_halves(source.dtype))
             if keep:
                 r.emit(f"kept{source.id} = cuda.local.array({items}, "
-                       f"{self.numba_type(source.dtype)})")
+                       f"{self.register_type(source.id, source.dtype)})")
             self.row_loop(items, block, inner, inner_names, shape, axes)
             value = r.value(source, full)
             self.acc.combine(node, acc, idx, value, node.dtype, "col")
             if keep:
                 # NOTE: the value this pass reduces is read again later in the row (softmax's
                 # exp): keep it in registers instead of computing it twice.
-                r.emit(f"kept{source.id}[j] = {value}")
+                r.emit(f"kept{source.id}[j] = {self.holding(source.id, value)}")
             self.end_row_loop()
             if keep:
-                r.special[source.id] = lambda index, name=f"kept{source.id}[j]": (
-                    name if index == self.row_index else None)
+                self.kept[source.id] = f"kept{source.id}"
+                r.special[source.id] = lambda index, node_id=source.id: (
+                    self.held_item(node_id, "j") if index == self.row_index else None)
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
             r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
@@ -1188,6 +1202,8 @@ class CudaSource:
         r.emit(f"row = {self.ix('row + cuda.gridDim.x')}")
         r.pop()
         self.cached.clear()
+        self.kept.clear()
+        self.held_halves.clear()
         r.special = {k: v for k, v in r.special.items() if k not in self.group.members}
         self.row_lanes = 0
         r.fixed = set()
@@ -1199,7 +1215,7 @@ class CudaSource:
         r = self.renderer
         axis = len(shape) - 1
         flat = self.offset(shape, contiguous(shape), full)
-        if ROW_HOIST and items <= ROW_ITEMS:    # (see the NOTE in rows)
+        if ROW_HOIST and (items <= ROW_ITEMS or ROW_WIDE_DIVIDE):    # (see the NOTE in rows)
             self.hoist_row_values(shape, (axis,), full)
         r.emit(f"for jv in range({items // lanes}):")
         r.push()
@@ -1215,14 +1231,21 @@ class CudaSource:
             self.preloaded.update(self.vector_loads(
                 flat, shape, lanes, {n: full for n in self.cached}, lane_index, "r",
                 ROW_RELOAD_LOAD, "again"))
-        for node_id, name in self.cached.items():
+        for node_id in self.cached:
             for lane, index in enumerate(lane_index):
-                self.preloaded.setdefault((node_id, index), f"{name}[jv * {lanes} + {lane}]")
+                self.preloaded.setdefault((node_id, index),
+                                          self.held_item(node_id, f"jv * {lanes} + {lane}"))
+        specials = dict(r.special)
+        for node_id in self.kept:          # kept computed values: by lane
+            r.special[node_id] = lambda index, node_id=node_id, lanes_of={
+                index: f"jv * {lanes} + {lane}" for lane, index in enumerate(lane_index)}: (
+                self.held_item(node_id, lanes_of[index]) if index in lanes_of else None)
         row_index, self.row_index = self.row_index, None    # held items: through `preloaded`
         r.emit(f"ev = {flat}")
         self.vector_lanes_store(lane_index, lanes, rows,
                                 (ROW_STORES or None) if self.row_hints(shape) else None, "ordered")
         self.row_index = row_index
+        r.special = specials
         self.preloaded = {}
         r.pop()
 
@@ -1278,10 +1301,14 @@ class CudaSource:
         vector at a time where row_lanes is set)."""
         r = self.renderer
         held = self.held_params(shape)
+        # NOTE: float16 rows are held as halves (their storage type) where the kernel spells
+        # halves by cuda_half: the compiler folds the narrowing on the way in and the widening on
+        # the way out into the ops that read them (measured on an H200, softmax f16 16384x4096
+        # with native half ops: 72 registers and 7 blocks an SM without spilling, 0.114 ms,
+        # against 96 registers and 5 blocks held as float32, 0.129 ms).
         for param in held:
-            name = f"held_{param.name}"
-            dtype = param.node.dtype
-            r.emit(f"{name} = cuda.local.array({items}, {self.numba_type(dtype)})")
+            r.emit(f"held_{param.name} = cuda.local.array("
+                   f"{items}, {self.register_type(param.node.id, param.node.dtype)})")
         if not held:
             return
         lanes = self.row_lanes
@@ -1298,15 +1325,39 @@ class CudaSource:
             for param in held:
                 for lane, index in enumerate(lane_index):
                     r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = "
-                           f"{loaded[(param.node.id, index)]}")
+                           f"{self.holding(param.node.id, loaded[(param.node.id, index)])}")
             r.pop()
         else:
             self.row_loop(items, block, inner, inner_names, shape, axes)
             for param in held:
-                r.emit(f"held_{param.name}[j] = {self.load(param.node, full)}")
+                r.emit(f"held_{param.name}[j] = "
+                       f"{self.holding(param.node.id, self.load(param.node, full))}")
             self.end_row_loop()
         for param in held:
             self.cached[param.node.id] = f"held_{param.name}"
+
+    def holds_halves(self, dtype) -> bool:
+        return self.renderer.halves is not None and ROW_HOLD_HALVES and \
+            self.renderer.held(dtype) != dtype
+
+    def register_type(self, node_id: int, dtype) -> str:
+        """The numba type of a register array holding a row's values of node `node_id`: float16
+        ones as halves (holds_halves; noted in held_halves), others as numba_type."""
+        if not self.holds_halves(dtype):
+            return self.numba_type(dtype)
+        self.held_halves.add(node_id)
+        self.renderer.globals["nb_f16"] = ("numba", "types.float16")
+        return "nb_f16"
+
+    def holding(self, node_id: int, value: str) -> str:
+        """A held input's value as its register array keeps it (float16 held as halves)."""
+        return self.renderer.halves.narrow(value) if node_id in self.held_halves else value
+
+    def held_item(self, node_id: int, item: str) -> str:
+        """Item `item` of a held input's (or kept value's) register array, as the kernel holds
+        its values."""
+        value = f"{self.cached.get(node_id) or self.kept[node_id]}[{item}]"
+        return self.renderer.halves.widen(value) if node_id in self.held_halves else value
 
     def row_hints(self, shape) -> bool:
         """Whether a rows kernel's vector path reads its held row twice and orders its stores
