@@ -56,6 +56,7 @@ def main():
     bandwidth = gpu.copy_bandwidth(short=2)
     sync = lambda _: cupy.cuda.Device().synchronize()
     options = {"float16": os.environ["TUNE_FLOAT16"]} if os.environ.get("TUNE_FLOAT16") else {}
+    cache = str(gpu.autofuse.backends.disk_cache.cache_dir())
     for workload in workloads():
         if workload.name not in names:
             continue
@@ -69,6 +70,11 @@ def main():
             before = {place: getattr(*place) for place in settings}
             for place, setting in settings.items():
                 setattr(*place, setting)
+            # NOTE: a constant outside cuda_source (the intrinsics' cuda_vector.HALF_WORDS_PTX)
+            # may change the cubin and not the generated text that keys the disk cache: each
+            # value then links into a cache folder of its own.
+            if any(module is not source for module, _ in settings):
+                os.environ["AUTOFUSE_CACHE_DIR"] = os.path.join(cache, f"tune-{values.index(value)}")
             try:
                 fn = gpu.autofuse.jit(workload.fn(np), **options)
                 gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
@@ -76,6 +82,7 @@ def main():
             finally:
                 for place, setting in before.items():
                     setattr(*place, setting)
+                os.environ["AUTOFUSE_CACHE_DIR"] = cache
             label = (value or "defaults") if name == "variants" else f"{name}={value or repr('')}"
             entries[label] = (lambda fn=fn: fn(*inputs), sync)
             strategies[label] = strategies_now

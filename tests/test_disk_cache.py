@@ -123,13 +123,18 @@ def cuda_kernel(fn, *args):
 
 def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     """A cached cubin is reused only for the same module text, target and intrinsics: editing
-    cuda_vector.py (whose intrinsics generated kernels import) makes new entries."""
+    cuda_vector.py or cuda_half.py (whose intrinsics generated kernels import) makes new
+    entries."""
     pytest.importorskip("numba_cuda")
     from autofuse.backends import cuda
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")     # (CI has no cuda.core)
     kernel = cuda_kernel(lambda x: x * 2 + 1, np.ones(64, np.float32))
     key = kernel.cache_key("sm_90")
     assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
+    from autofuse.backends import cuda_half, cuda_vector
+    assert {path.name for path in cuda._INTRINSICS} == {"cuda_vector.py", "cuda_half.py"}
+    assert all(open(m.__file__).read() in cuda._intrinsics_text()
+               for m in (cuda_half, cuda_vector))
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
     assert kernel.cache_key("sm_90") != key
 

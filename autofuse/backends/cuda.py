@@ -31,7 +31,7 @@ CC = (9, 0)                      # PTX target without a GPU (Hopper, the project
 GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes outside its text
 #                                  (cuda-3: cubins record the launch bound they were linked with)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
-_INTRINSICS = Path(__file__).with_name("cuda_vector.py")
+_INTRINSICS = [Path(__file__).with_name(name) for name in ("cuda_vector.py", "cuda_half.py")]
 _ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
 _lock = threading.Lock()
 
@@ -265,7 +265,7 @@ def _dist_infos() -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def _intrinsics_text() -> str:
-    return _INTRINSICS.read_text()
+    return "".join(path.read_text() for path in _INTRINSICS)
 
 
 class CudaStep:

@@ -82,10 +82,30 @@ def _intrinsics():
         32-bit words (NVPTX splits <8 x half> into two 8-byte accesses), others as themselves."""
         return ir.VectorType(ir.IntType(32), 4) if width == 16 and vector.count > 4 else vector
 
+    def _split_word(builder, word) -> list:
+        """The two 16-bit halves of a 32-bit word (low first), by PTX's `mov.b32 {lo, hi}`: the
+        register's halves as they are, where shifts cost the compiler PRMT/SHF instructions."""
+        bits = ir.IntType(16)
+        pair = ir.LiteralStructType([bits, bits])
+        asm = ir.InlineAsm(ir.FunctionType(pair, [ir.IntType(32)]), "mov.b32 {$0, $1}, $2;",
+                           "=h,=h,r")
+        split = builder.call(asm, [word])
+        return [builder.extract_value(split, 0), builder.extract_value(split, 1)]
+
+    def _join_word(builder, halves: list):
+        """_split_word's inverse: `mov.b32 word, {lo, hi}`."""
+        bits = ir.IntType(16)
+        asm = ir.InlineAsm(ir.FunctionType(ir.IntType(32), [bits, bits]), "mov.b32 $0, {$1, $2};",
+                           "=r,h,h")
+        return builder.call(asm, halves)
+
     def narrow_from_words(builder, loaded: list, element, itemsize: int, lanes: int) -> list:
         """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian), by shifts (a
         bitcast of a loaded vector would be folded back into a split load)."""
         per_word = 4 // itemsize
+        if itemsize == 2 and HALF_WORDS_PTX:
+            return [builder.bitcast(half, element) for word in loaded[:lanes // 2]
+                    for half in _split_word(builder, word)]
         values = []
         for lane in range(lanes):
             word = loaded[lane // per_word]
@@ -98,6 +118,10 @@ def _intrinsics():
     def narrow_to_words(builder, items: list, itemsize: int) -> list:
         """narrow_from_words' inverse."""
         per_word = 4 // itemsize
+        if itemsize == 2 and HALF_WORDS_PTX:
+            return [_join_word(builder, [builder.bitcast(item, ir.IntType(16))
+                                         for item in items[w:w + 2]])
+                    for w in range(0, len(items), 2)]
         words_out = []
         for w in range(len(items) // per_word):
             word = None
@@ -354,4 +378,5 @@ def _intrinsics():
 
 
 LANES = (2, 4, 8)
+HALF_WORDS_PTX = 1     # 2-byte lanes split from and joined into words by PTX's mov.b32 (0: shifts)
 globals().update(_simulator_functions() if config.ENABLE_CUDASIM else _intrinsics())
