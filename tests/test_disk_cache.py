@@ -210,3 +210,23 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     cached = cuda_kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
     cached.load(device)                                      # ... also when read from the cache
     assert checked == ["sm_90"] and cached.group.launch["min_blocks_per_sm"] == 3
+
+
+def test_the_disk_cache_path_imports_no_numba():
+    """A call whose cubin is on disk pays no numba import (about 0.2 s): tracing, a float16
+    kernel's source (cuda_half's spellings) and its cache key leave numba unimported. (cuda_half
+    once imported numba at module level: the first call from the disk cache went 23 -> 229 ms.)"""
+    code = "\n".join([
+        "import sys, numpy as np, autofuse",
+        "from autofuse.backends import cuda",
+        "from autofuse.backends.cuda_source import generate",
+        "half = np.ones((4, 64), np.float16)",
+        "low = autofuse.jit(lambda x, b: (x + b) * x - np.tanh(x), backend='cuda').lower(half, half[0])",
+        "group = low.kernels[0]",
+        "source = generate(group, 'k', {})",
+        "kernel = cuda.CudaKernel(group, source, cuda.module_text(source, False), False)",
+        "assert 'half_add' in kernel.text and kernel.cache_key('sm_90')",
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numba_cuda', 'llvmlite')))",
+    ])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -28,7 +28,6 @@ Under numba's CUDA simulator the same names are NumPy scalar operations with the
 from __future__ import annotations
 
 import numpy as np
-from numba import config
 
 # float16 ops computed natively: the IR op's name -> the PTX instruction's
 NATIVE = {"add": "add", "subtract": "sub", "multiply": "mul"}
@@ -141,4 +140,12 @@ class Spelling:
         return f"{self._use(f'half_{op}')}({args[0]}, {args[1]})"
 
 
-globals().update(_simulator_functions() if config.ENABLE_CUDASIM else _intrinsics())
+def __getattr__(name: str):
+    """widen, narrow and half_add ... made on first use (PEP 562), so importing this module for
+    Spelling (cuda_source, on every call's path to the disk cache) does not import numba."""
+    if name not in ("widen", "narrow", *(f"half_{op}" for op in NATIVE)):
+        raise AttributeError(name)
+    from numba import config
+    functions = _simulator_functions() if config.ENABLE_CUDASIM else _intrinsics()
+    globals().update(functions)
+    return functions[name]
