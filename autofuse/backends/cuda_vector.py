@@ -100,8 +100,9 @@ def _intrinsics():
         return builder.call(asm, halves)
 
     def narrow_from_words(builder, loaded: list, element, itemsize: int, lanes: int) -> list:
-        """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian), by shifts (a
-        bitcast of a loaded vector would be folded back into a split load)."""
+        """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian): 2-byte ones by
+        _split_word (HALF_WORDS_PTX), others by shifts (a bitcast of a loaded vector would be
+        folded back into a split load)."""
         per_word = 4 // itemsize
         if itemsize == 2 and HALF_WORDS_PTX:
             return [builder.bitcast(half, element) for word in loaded[:lanes // 2]

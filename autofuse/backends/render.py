@@ -65,7 +65,9 @@ class Renderer:
         #                                    record the conditions that assumes
         # NOTE: CUDA kernels hold float16 values in float32 registers and round each float16
         # result to float16 as it is made, which is what NumPy's float16 loops do (they convert
-        # to float, compute, and convert back): the same answers, without float16 arithmetic.
+        # to float, compute, and convert back): the same answers. Where `halves` is set, add,
+        # subtract and multiply are float16 instructions that round once (cuda_half says why
+        # that is the same answer) and the compiler keeps chains of them in halves.
         self.halves_in_singles = target == "cuda"
         self.round_halves = True           # False: an op's float16 result stays in float32
         self.halves = None                 # backend: how float16 values are widened, rounded and
@@ -208,7 +210,6 @@ class Renderer:
         wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
         if self.held(node.dtype) != node.dtype and node.op not in EXACT_ON_HALVES:
             if self.halves is not None and self.round_halves and \
-                    self.held(node.dtype) == computation and \
                     all(source.dtype == HALF for source in node.inputs):
                 native = self.halves.op(node.op, args)    # rounded once, the same answer
                 if native is not None:
