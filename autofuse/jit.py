@@ -251,9 +251,11 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
     device arrays (autofuse/backends/cuda_graph.py): by default (None) as one CUDA graph, one
-    driver launch a call, with intermediates allocated per call like results; `True` lets the
-    graph own its intermediates (no allocation for them per call, kept while the signature is
-    cached; like torch.compile's mode="reduce-overhead"); `False` launches the kernels one by
+    driver launch a call, with intermediates allocated per call like results, unless a call
+    moves 32 MiB or more a kernel: then the kernels launch one by one, each starting while the
+    one before it ends (the graph's saving is host time, which such a call hides); `True` lets
+    the graph own its intermediates (no allocation for them per call, kept while the signature
+    is cached; like torch.compile's mode="reduce-overhead"); `False` launches the kernels one by
     one (calls of one signature on different streams may then overlap; a graph's launches are
     ordered). Results are the same; other backends ignore it.
 

@@ -220,6 +220,19 @@ CASES = [
     ("split_vector_float64", lambda x: ((x > 2).any(), x.max(), x.mean()),
      (rng.standard_normal(2000),)),
     ("split_vector_int8", lambda x: (x.argmax(), x.sum()), (rng.integers(-9, 9, 4096).astype(np.int8),)),
+    # split reductions that also store an output of the reduced space as they go (`y, y.sum()`):
+    # a vector at a time, with a transposed partner read element by element, of a narrower or
+    # bool type, from a misaligned base or a length no vector divides (element by element),
+    # blocks over chunks of their own
+    ("split_row_outputs", lambda x: (np.exp(x), np.exp(x).sum(), x.argmax()), (f32(40, 64),)),
+    ("split_row_outputs_transposed", lambda x, w: ((y := np.tanh(x) * 0.5 + w.T * 0.25),
+                                                   (y * y).sum()), (f32(40, 64), f32(64, 40))),
+    ("split_row_outputs_narrow", lambda x: (x.astype(np.float16), x > 0, (x * x).sum()),
+     (f32(4096),)),
+    ("split_row_outputs_misaligned", lambda x: (x * 2, x.sum()), (_misaligned(40, 64),)),
+    ("split_row_outputs_ragged", lambda x: (x * 2 + 1, x.max()), (f32(4001),)),
+    ("split_row_outputs_chunks", lambda x: (x - 1, x.min(), x.sum()), (f32(40, 64),),
+     {"REDUCE_SPREAD": "chunk"}),
     # the float32 matmul with 16-byte loads, double-buffered slabs (cuda_matmul.py): ragged
     # M, N and K, a broadcast batch, two outputs, a misaligned operand (element-by-element path)
     ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),

@@ -65,6 +65,9 @@ def program_for(fn, *shapes):
     program.launch = Recorder()
     program.launch_kernel = KernelRecorder(program)
     program.launch_packed = None           # (only a failed launch would call it)
+    program.launch_overlapped = OverlapRecorder(program.launch_kernel)
+    for kernel in program.kernels:
+        kernel.overlaps = kernel.source.overlaps          # (as loading on an sm_90 GPU sets it)
     inputs = [Array(s, np.float32) if isinstance(s, tuple) else s for s in shapes]
     return program, inputs
 
@@ -102,6 +105,26 @@ class KernelRecorder:
         return (0,)
 
 
+class OverlapRecorder:
+    """Stands in for cuLaunchKernelEx: checks the launch configuration asks for programmatic
+    stream serialization, then records the launch as KernelRecorder does."""
+
+    def __init__(self, kernels: KernelRecorder):
+        self.kernels = kernels
+        self.functions = []
+
+    def __call__(self, native, kernel, address, extra):
+        from cuda.bindings import driver
+        attribute = native.attrs[0]
+        assert native.numAttrs == 1 and attribute.id == \
+            driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        assert attribute.value.programmaticStreamSerializationAllowed == 1
+        self.functions.append(kernel)
+        return self.kernels(kernel, native.gridDimX, native.gridDimY, native.gridDimZ,
+                            native.blockDimX, native.blockDimY, native.blockDimZ,
+                            native.sharedMemBytes, native.hStream, address, extra)
+
+
 def recorded(program, call, inputs):
     program.launch.calls = []
     program.launch_kernel.calls = []
@@ -116,11 +139,19 @@ def recorded(program, call, inputs):
     (lambda x: ((x * x).sum(), x.argmax(), x[::2] * 3), ((1 << 17,),)),
     (lambda x: np.concatenate([x, np.arange(4, dtype=np.float32)]) * 2, ((5,),)),
 ], ids=["broadcast", "scalar_argument", "matmul_then_loop", "split_and_slice", "constant"])
-def test_generated_call_launches_what_the_general_path_does(fn, shapes):
+@pytest.mark.parametrize("overlap", [False, True], ids=["plain", "overlapped"])
+def test_generated_call_launches_what_the_general_path_does(fn, shapes, overlap):
     program, inputs = program_for(fn, *shapes)
     assert cuda_host.plannable(program, inputs)
-    fast, text = cuda_host.build(program)
-    assert text.startswith("def call(inputs):") and "launch_kernel(kernel0, " in text
+    fast, text = cuda_host.build(program, overlap)
+    assert text.startswith("def call(inputs):")
+    waiting = [kernel.overlaps for kernel in program.kernels]
+    if overlap and waiting[0]:
+        assert "launch_overlapped(overlapped0, kernel0, " in text
+    else:
+        assert "launch_kernel(kernel0, " in text
+    assert text.count("launch_overlapped(") == (sum(waiting) if overlap else 0)
+    program.launch_overlapped.functions = []
     general, general_results = recorded(program, program.__call__, inputs)
     generated, generated_results = recorded(program, fast, inputs)
     assert len(general) == len(generated) == len(program.kernels)
@@ -144,6 +175,45 @@ def test_generated_call_launches_what_the_general_path_does(fn, shapes):
         return named
     assert roles(generated, generated_results) == roles(general, general_results)
     assert [r.host.shape for r in generated_results] == [r.host.shape for r in general_results]
+    assert program.launch_overlapped.functions == [
+        kernel.function for kernel in program.kernels if overlap and kernel.overlaps]
+
+
+def test_split_reductions_launch_plainly_beside_overlapped_kernels():
+    program, inputs = program_for(lambda x: ((x * x).sum(), x[::2] * 3), (1 << 17,))
+    assert [k.source.overlaps for k in program.kernels] == [False, True]
+    _, text = cuda_host.build(program, True)
+    assert "launch_kernel(kernel0, " in text and "launch_overlapped(overlapped1, kernel1, " in text
+
+
+@pytest.mark.parametrize("mode, size, expected", [
+    (None, 1 << 10, "graph"),
+    (None, 1 << 23, "overlapped"),        # 32 MiB read + 32 MiB written
+    (None, 1 << 22, "overlapped"),        # 16 + 16: DIRECT_BYTES a kernel
+    (None, (1 << 22) - 4, "graph"),
+    (True, 1 << 23, "graph"),
+    (False, 1 << 10, "overlapped"),
+])
+def test_large_calls_launch_directly_and_overlap(mode, size, expected, monkeypatch):
+    """By default a call that moves DIRECT_BYTES a kernel launches its kernels one by one, to
+    overlap (a graph saves host time such a call hides); cuda_graph=True keeps the graph and
+    cuda_graph=False launches one by one whatever the size."""
+    from autofuse.backends import cuda as backend, cuda_graph
+    monkeypatch.setattr(cuda_graph, "build", lambda program, hold: (None, "graph"))
+    program, inputs = program_for(lambda x: x * 2 + 1, (size,))
+    program.graph_mode = mode
+    call, text = program._host_call()
+    if expected == "graph":
+        assert text == "graph"
+        return
+    assert "launch_overlapped(overlapped0, kernel0, " in text
+    assert text.startswith("# kernels launched one by one, each overlapping") == (mode is None)
+    if mode is None:
+        assert f"at least {backend.DIRECT_BYTES >> 20} MiB a kernel" in text
+    program.launch_overlapped.functions = []
+    generated, _ = recorded(program, call, inputs)
+    assert len(generated) == 1
+    assert program.launch_overlapped.functions == [program.kernels[0].function]
 
 
 def test_numpy_arguments_and_returned_arguments_take_the_general_path():

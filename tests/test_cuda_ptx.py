@@ -519,3 +519,60 @@ def test_float16_option_is_checked():
     with pytest.raises(autofuse.ArgumentError,
                        match=r"float16=.*'numpy' or 'float32'.*\n  at .*test_cuda_ptx\.py:\d+"):
         autofuse.jit(lambda x: x, float16="fast")
+
+
+@pytest.mark.parametrize("fn, args, strategy", [
+    (lambda x, y: np.maximum(x * y + 1, 0), ((1 << 16,), (1 << 16,)), "grid-stride"),
+    (lambda x: x.T + 1, ((256, 512),), "transpose tiles"),
+    (lambda x: np.exp(x - x.max(-1, keepdims=True)), ((64, 1024),), "rows"),
+    (lambda x: x.sum(0), ((512, 256),), "columns"),
+    (lambda x, w: x @ w, ((128, 64), (64, 128)), "tiled"),
+], ids=["pointwise", "transpose", "rows", "columns", "matmul"])
+def test_kernels_wait_for_their_prerequisite_before_any_memory_access(fn, args, strategy):
+    """Every kernel but a split reduction begins by letting the next kernel launch and waiting
+    for the one before it (cuda_source.OVERLAP): launched to overlap (cuda_host), it must touch no
+    memory before the wait, so the two griddepcontrol instructions come before any load/store."""
+    low = lowered(fn, tuple(np.ones(shape, np.float32) for shape in args))
+    (kernel,) = low.kernels
+    assert kernel.strategy.startswith(strategy)
+    lines = kernel.source.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("def "))
+    assert lines[start + 1:start + 3] == ["    launch_dependents()", "    wait_for_prerequisite()"]
+    ptx = kernel.ptx
+    assert ptx.count("griddepcontrol.launch_dependents;") == 1
+    assert ptx.count("griddepcontrol.wait;") == 1
+    wait = ptx.index("griddepcontrol.wait;")
+    assert ptx.index("griddepcontrol.launch_dependents;") < wait
+    assert re.search(r"\b(ld|st)\.global", ptx[wait:])
+    assert not re.search(r"\b(ld|st)\.(global|shared)|\batom\.|\bred\.", ptx[:wait])
+    assert low._entry.program.kernels[0].source.overlaps
+
+
+def test_split_reductions_do_not_overlap():
+    """One wave of blocks: overlapping made sum(x*x) slower on an H200 (cuda_source.OVERLAP)."""
+    low = lowered(lambda x: (x * x).sum(), (np.ones(1 << 20, np.float32),))
+    (kernel,) = low.kernels
+    assert kernel.strategy.startswith("split") and "griddepcontrol" not in kernel.ptx
+    assert not low._entry.program.kernels[0].source.overlaps
+
+
+def test_kernels_do_not_wait_when_overlap_is_off(monkeypatch):
+    from autofuse.backends import cuda_source
+    monkeypatch.setattr(cuda_source, "OVERLAP", 0)
+    low = lowered(lambda x: x * 2, (np.ones(1 << 16, np.float32),))
+    assert "griddepcontrol" not in low.kernels[0].ptx
+    assert not low._entry.program.kernels[0].source.overlaps
+
+
+def test_before_sm90_grid_control_is_taken_out_of_the_ptx():
+    """griddepcontrol is PTX for sm_90 and later: for an older GPU the kernel's PTX loses exactly
+    those two lines (and the kernel never launches to overlap: CudaKernel.load)."""
+    from autofuse.backends import cuda as backend
+    program = lowered(lambda x: np.maximum(x, 0) * 3, (np.ones(1 << 16, np.float32),))._entry.program
+    (kernel,) = program.kernels
+    kernel.prepare_ptx((8, 0))
+    ptx = kernel.ptx
+    older = backend.ptx_for(ptx, (8, 0))
+    assert ".target sm_80" in ptx and "griddepcontrol" in ptx and "griddepcontrol" not in older
+    assert [line for line in ptx.splitlines() if "griddepcontrol" not in line] == older.splitlines()
+    assert backend.ptx_for(ptx, (9, 0)) == ptx and backend.ptx_for(ptx, (10, 0)) == ptx

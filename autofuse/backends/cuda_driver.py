@@ -168,6 +168,24 @@ class Packed:
             self.values[index] = np.uint64(int(value) & 0xFFFFFFFFFFFFFFFF)
 
 
+def overlapped(config: Config):
+    """A CUlaunchConfig for `config` with programmatic stream serialization: the kernel may
+    start launching before the stream's previous kernel ends, once that one's blocks have all
+    run `griddepcontrol.launch_dependents` (cuda_vector.grid_dependency); its hStream is set at
+    each launch."""
+    cu = driver()
+    native = cu.CUlaunchConfig()
+    native.gridDimX, native.gridDimY, native.gridDimZ = config.grid
+    native.blockDimX, native.blockDimY, native.blockDimZ = config.block
+    native.sharedMemBytes = 0
+    attribute = cu.CUlaunchAttribute()
+    attribute.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    attribute.value.programmaticStreamSerializationAllowed = 1
+    native.attrs = [attribute]
+    native.numAttrs = 1
+    return native
+
+
 def launch_packed(stream, config: Config, function, packed: Packed) -> None:
     """Launch `function` with parameters already in `packed`, on `stream` (a CUstream)."""
     cu = driver()

@@ -141,10 +141,13 @@ def results_line(program) -> str:
                                       for node, _ in program.outputs) + "]"
 
 
-def host_source(program) -> tuple[str, dict]:
+def host_source(program, overlap: bool = False) -> tuple[str, dict]:
     """The call function's source and the namespace it runs in (kernels, configs, parameter
     blocks, constants). Each kernel's parameters are packed once (cuda_driver.Packed): a call
-    writes only the pointers and scalars that change, under a lock (the blocks are shared)."""
+    writes only the pointers and scalars that change, under a lock (the blocks are shared).
+    With `overlap`, kernels that wait for their prerequisite (CudaKernel.overlaps) launch with
+    programmatic stream serialization (cuLaunchKernelEx, a launch configuration built once):
+    each may start while the stream's kernel before it ends."""
     from . import cuda_driver
     nodes, fresh = plan(program)
     namespace = {"launch_kernel": program.launch_kernel, "relaunch": program.launch_packed}
@@ -159,8 +162,15 @@ def host_source(program) -> tuple[str, dict]:
         # address as literals: no Python frame between the call and the driver; a failure
         # (a thread with no current context, say) goes through cuda_driver.launch_packed.
         launch_args = ", ".join(str(v) for v in kernel.config.args)
-        lines.append(f"        if launch_kernel(kernel{n}, {launch_args}, stream, "
-                     f"{packed.address}, 0)[0]:    # {kernel.source.name}")
+        if overlap and kernel.overlaps:
+            namespace["launch_overlapped"] = program.launch_overlapped
+            namespace[f"overlapped{n}"] = cuda_driver.overlapped(kernel.config)
+            lines.append(f"        overlapped{n}.hStream = stream")
+            lines.append(f"        if launch_overlapped(overlapped{n}, kernel{n}, {packed.address}, "
+                         f"0)[0]:    # {kernel.source.name}")
+        else:
+            lines.append(f"        if launch_kernel(kernel{n}, {launch_args}, stream, "
+                         f"{packed.address}, 0)[0]:    # {kernel.source.name}")
         lines.append(f"            relaunch(stream, config{n}, kernel{n}, packed{n})")
     if not nodes:
         lines.append("        pass    # nothing to launch (every result empty, or an argument)")
@@ -168,8 +178,8 @@ def host_source(program) -> tuple[str, dict]:
     return "\n".join(lines) + "\n", namespace
 
 
-def build(program) -> tuple:
+def build(program, overlap: bool = False) -> tuple:
     """(call function, its source) for `program`, already loaded on the device."""
-    text, namespace = host_source(program)
+    text, namespace = host_source(program, overlap)
     exec(compile(text, "<autofuse host call>", "exec"), namespace)
     return namespace["call"], text

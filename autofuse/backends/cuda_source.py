@@ -147,6 +147,14 @@ ROW_HINT_BYTES = 4             # ... ROW_RELOAD and ROW_STORES apply to rows of 
 #                                full run at ec9997a), so float16 rows keep their earlier kernels
 ROW_HOIST = 1                  # rows (vector path): values of one per row rendered before the
 #                                vector loop over the row (hoist_row_values)
+OVERLAP = 1                    # kernels begin with cuda_vector.launch_dependents() and
+#                                wait_for_prerequisite(), so they may launch to overlap the end
+#                                of the kernel before them (cuda_host; H200, pdl_probe.py, x
+#                                torch.compile by the GPU's clock, a CUDA graph -> overlapping
+#                                launches: layernorm 1.008 -> 0.992, (x.T+y)*2 1.001 -> 0.992,
+#                                relu chain 1.000 -> 0.995); split reductions excepted: one wave
+#                                of blocks, and overlapping made sum(x*x) 0.3-0.5% slower whether
+#                                they signalled at their start or after their loop
 ROW_READ_VECTOR_BYTES = 4      # rows: row outputs' other inputs (gamma, beta) read as vectors
 #                                where the row's elements are at most this many bytes.
 #                                Measured on an H200 (BENCHMARKS.md, sessions 5-9), float32
@@ -200,6 +208,8 @@ class CudaKernelSource:
     helpers: list = field(default_factory=list)
     signature: list = field(default_factory=list)  # numba types, in parameter order
     min_blocks: int = 0              # launch bounds: blocks an SM the registers must allow (0: any)
+    overlaps: bool = False           # waits for the stream's kernel before it (OVERLAP): may be
+    #                                  launched with programmatic stream serialization
 
 
 def identifiers(text: str) -> set:
@@ -243,6 +253,7 @@ class CudaSource:
         self.group = group
         self.name = name
         self.simulator = simulator
+        self.split_reduction = False       # (split kernels do not overlap: OVERLAP)
         self.renderer = Renderer(group, self.load, "cuda")
         self.acc = Accumulators(self.renderer)
         self.params: list[Param] = []
@@ -993,11 +1004,16 @@ class CudaSource:
         inner = int(np.prod([shape[a] for a in axes], dtype=np.int64))
         trailing = tuple(axes) == tuple(range(len(shape) - len(axes), len(shape)))
         dependent = any(self.group.depends_on_reduction(n.inputs[0]) for n in self.group.reductions)
-        row_outputs = any(p.node.shape == shape and shape != outer_shape(shape, axes)
-                          for p in self.outputs)
+        row_outputs = [p for p in self.outputs
+                       if p.node.shape == shape and shape != outer_shape(shape, axes)]
         threshold = 256 if self.simulator else SPLIT_ELEMENTS
-        if outer == 1 and inner >= threshold and not dependent and not row_outputs:
-            return self.split(shape, axes, inner)
+        # NOTE: outputs the size of the reduced space (y of `y, y.sum()`) are written as the
+        # split loop goes, unless they need a reduction's result (x / x.sum()): that needs all
+        # the grid's partials first, so such a group stays one block (the fusion pass keeps rows
+        # that long apart).
+        if outer == 1 and inner >= threshold and not dependent and \
+                not any(self.group.depends_on_reduction(p.node) for p in row_outputs):
+            return self.split(shape, axes, inner, row_outputs)
         if trailing and (inner >= 32 or outer < 32 * 132):
             return self.rows(shape, axes, outer_axes, outer, inner)
         return self.columns(shape, axes, outer_axes, outer)
@@ -1474,13 +1490,16 @@ class CudaSource:
                    else f"{other_idx} = 0")
             self.acc.merge(node, acc, idx, other, other_idx)
 
-    def split(self, shape, axes, inner) -> CudaKernelSource:
-        """A full reduction across SPLIT_BLOCKS blocks; the last block combines their partials."""
+    def split(self, shape, axes, inner, row_outputs=()) -> CudaKernelSource:
+        """A full reduction across SPLIT_BLOCKS blocks; the last block combines their partials.
+        Outputs of the reduced space's shape (`row_outputs`, which need no reduction's result)
+        are stored element by element as the loop computes them."""
         r = self.renderer
         nodes = self.group.reductions
         block = 32 if self.simulator else THREADS
         blocks = 3 if self.simulator else SPLIT_BLOCKS
         self.once_loads = REDUCE_LOADS or STREAM_LOADS
+        self.split_reduction = True
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
         for node in nodes:
             self.declare_shared(node)
@@ -1499,18 +1518,26 @@ class CudaSource:
             for node, (acc, idx), value in zip(nodes, accs, values[flat]):
                 self.acc.combine(node, acc, idx, value, node.dtype, flat)
 
+        def combine_and_store(flat, element):
+            combine(flat, element)
+            for param in row_outputs:
+                self.store(param, element, flat)
+
         self.identity_shape = shape
-        lanes = self.reduce_lanes(shape, inner, block)
-        vectors = self.vector_reads(shape, lanes, [n.inputs[0] for n in nodes]) if lanes else {}
+        lanes = self.reduce_lanes(shape, inner, block, row_outputs)
+        vectors = self.vector_reads(shape, lanes, [n.inputs[0] for n in nodes] +
+                                    [p.node for p in row_outputs]) if lanes else {}
         if vectors:
-            aligned = " | ".join(f"address({self.names[n].name})" for n in vectors)
+            aligned = " | ".join([f"address({self.names[n].name})" for n in vectors] +
+                                 [f"address({p.name})" for p in row_outputs])
             r.emit(f"if ({aligned}) % 16 == 0:")
             r.push()
-            self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine, block, blocks)
+            self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine, block, blocks,
+                                    row_outputs)
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
-        self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine)
+        self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine_and_store)
         if vectors:
             r.pop()
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
@@ -1551,26 +1578,28 @@ class CudaSource:
         strategy = "split" + (f", {lanes}-wide vectors x{REDUCE_VECTORS}" if vectors else "")
         return self.finish(strategy, block, (blocks, 1, 1))
 
-    def reduce_lanes(self, shape, size: int, threads: int) -> int:
-        """Elements a reduction thread reads as one vector (lanes_for its array inputs), or 0:
-        the last axis must be a multiple of the lanes."""
+    def reduce_lanes(self, shape, size: int, threads: int, stored=()) -> int:
+        """Elements a reduction thread reads as one vector (lanes_for its array inputs and the
+        outputs it stores a vector at a time), or 0: the last axis must be a multiple of the
+        lanes."""
         read = [p for p in self.params if not p.by_value]
         if not VECTOR or not shape or not read:
             return 0
-        lanes = self.lanes_for(read)
+        lanes = self.lanes_for(read + list(stored))
         if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
             return 0
         return lanes
 
     def vector_reduce_loop(self, shape, size: int, lanes: int, vectors: dict, compute,
-                           combine, threads: int, blocks: int) -> None:
+                           combine, threads: int, blocks: int, stored=()) -> None:
         """The loop of a split reduction, REDUCE_VECTORS vectors a step placed as REDUCE_SPREAD
         says (vector_frame): every vector load of the step issued first, then each lane computed
-        and combined in element order (so an argmax keeps the first of equal values); loops of
-        half as many vectors (REDUCE_TAIL_HALVES) and of single vectors take the remainder, so a
-        thread's last vectors are not read one round trip after another."""
+        and combined in element order (so an argmax keeps the first of equal values), then the
+        outputs of `stored` written a vector at a time; loops of half as many vectors
+        (REDUCE_TAIL_HALVES) and of single vectors take the remainder, so a thread's last
+        vectors are not read one round trip after another."""
         r = self.renderer
-        for name in ("address", f"vload{lanes}"):
+        for name in ("address", f"vload{lanes}") + ((f"vstore{lanes}",) if stored else ()):
             r.globals[name] = ("vector", name)
         widths = [REDUCE_VECTORS]
         while REDUCE_TAIL_HALVES and widths[-1] > 2:
@@ -1595,6 +1624,8 @@ class CudaSource:
                     position = flat if lane == 0 else f"({flat} + {lane})"
                     compute(position, index)
                     combine(position, index)
+                if stored:
+                    self.vector_lanes_store(lane_index, lanes, list(stored), at=flat)
                 self.preloaded = {}
                 r.scopes.pop()
             r.emit(f"e = {self.ix(frame.advance(width))}")
@@ -1735,7 +1766,15 @@ class CudaSource:
         r = self.renderer
         names = [p.name for p in self.params] + [p.name for p in self.outputs]
         names += [name for name, _, _ in self.scratch]
-        lines = [f"def {self.name}({', '.join(names)}):"] + r.lines + ["    return"]
+        overlaps = self.overlaps()
+        first = []
+        if overlaps:
+            # NOTE: the next kernel may launch at once (it waits for this one before it touches
+            # memory); its blocks take the SM slots this one's blocks leave.
+            first = ["    launch_dependents()", "    wait_for_prerequisite()"]
+            for name in ("launch_dependents", "wait_for_prerequisite"):
+                r.globals[name] = ("vector", name)
+        lines = [f"def {self.name}({', '.join(names)}):"] + first + r.lines + ["    return"]
         values = dict(r.globals)
         helper_sources = []
         for helper_name, dtype in sorted(r.helpers):
@@ -1744,7 +1783,12 @@ class CudaSource:
             values.update(constants)
         return CudaKernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,
                                 strategy, block, grid, list(self.scratch), helper_sources,
-                                min_blocks=min_blocks)
+                                min_blocks=min_blocks, overlaps=overlaps)
+
+    def overlaps(self) -> bool:
+        """Whether the kernel begins by waiting for the one before it (OVERLAP; not in the
+        simulator, which runs kernels one after another, nor split reductions)."""
+        return bool(OVERLAP and not self.simulator and not self.split_reduction)
 
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,

@@ -54,8 +54,12 @@ def _simulator_functions():
     def hinted_store(lanes, qualifier):
         return lambda a, i, *v: store(a, i, v[:lanes])
 
+    def grid_signal():
+        pass
+
     functions = {"address": address, "sload4": shared_load4, "sstore4": shared_store4,
-                 "hinted_load": hinted_load, "hinted_store": hinted_store}
+                 "hinted_load": hinted_load, "hinted_store": hinted_store,
+                 "launch_dependents": grid_signal, "wait_for_prerequisite": grid_signal}
     for lanes in LANES:
         functions[f"vload{lanes}"] = lambda a, i, lanes=lanes: load(a, i, lanes)
         functions[f"vstore{lanes}"] = lambda a, i, *v, lanes=lanes: store(a, i, v[:lanes])
@@ -372,8 +376,29 @@ def _intrinsics():
         hinted[("store", lanes, qualifier)] = store
         return store
 
+    def grid_control(instruction: str, doc: str):
+        """An intrinsic () -> None: one PTX `griddepcontrol` instruction, which no memory access
+        moves across (a memory clobber)."""
+        @intrinsic
+        def control(typingctx):
+            def codegen(context, builder, signature, args):
+                builder.asm(ir.FunctionType(ir.VoidType(), []), f"griddepcontrol.{instruction};",
+                            "~{memory}", [], True)
+                return context.get_dummy_value()
+            return types.void(), codegen
+        control.__doc__ = doc
+        return control
+
+    launch_dependents = grid_control("launch_dependents", """Let the stream's next kernel, if
+        launched with programmatic stream serialization (cuda_host), start launching once every
+        block of this one has run this (or exited). Memory is no concern of it: see below.""")
+    wait_for_prerequisite = grid_control("wait", """Wait until the kernel before this one in
+        the stream has finished and its writes are visible: a kernel launched with programmatic
+        stream serialization must run it before it touches global memory. A no-op otherwise.""")
+
     return {"address": address, "sload4": sload4, "sstore4": sstore4,
             "hinted_load": hinted_load, "hinted_store": hinted_store,
+            "launch_dependents": launch_dependents, "wait_for_prerequisite": wait_for_prerequisite,
             "vload2": make_load(2), "vload4": make_load(4), "vload8": make_load(8),
             "vstore2": vstore2, "vstore4": vstore4, "vstore8": vstore8}
 
