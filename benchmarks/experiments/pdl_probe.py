@@ -5,8 +5,8 @@ Modes (jit options; constants of autofuse.backends modules):
 - "kernels": the same kernels launched one by one (cuda_graph=False);
 - "overlap": the defaults: kernels begin with launch_dependents() and wait_for_prerequisite(),
   launched one by one with programmatic stream serialization where a call moves at least
-  cuda.OVERLAP_BYTES a kernel (else as a graph);
-- "graph+wait": the waiting kernels, as a CUDA graph (cuda.OVERLAP_BYTES huge).
+  cuda.DIRECT_BYTES a kernel (else as a graph);
+- "graph+wait": the waiting kernels, as a CUDA graph (cuda.DIRECT_BYTES huge).
 Results checked against NumPy; rounds as gpu.time_rounds times them; ratios over torch.compile
 round by round (host clock; GPU clock).
 
@@ -27,7 +27,7 @@ from autofuse.backends import cuda, cuda_source  # noqa: E402
 MODES = {"graph": ({}, {(cuda_source, "OVERLAP"): 0}),
          "kernels": ({"cuda_graph": False}, {(cuda_source, "OVERLAP"): 0}),
          "overlap": ({}, {}),
-         "graph+wait": ({}, {(cuda, "OVERLAP_BYTES"): 1 << 60})}
+         "graph+wait": ({}, {(cuda, "DIRECT_BYTES"): 1 << 60})}
 
 
 def main():
