@@ -556,6 +556,19 @@ def test_split_reductions_do_not_overlap():
     assert not low._entry.program.kernels[0].source.overlaps
 
 
+def test_the_last_block_reads_every_partial_at_once():
+    """A split reduction's last block combines the blocks' partials: a fixed count a thread,
+    each read guarded, so the loop unrolls into reads issued together (not one round trip
+    after another while the rest of the GPU waits)."""
+    from autofuse.backends import cuda_source
+    low = lowered(lambda x: ((x * x).sum(), x.argmax()), (np.ones(1 << 20, np.float32),))
+    (kernel,) = low.kernels
+    per_thread = -(-cuda_source.SPLIT_BLOCKS // cuda_source.THREADS)
+    assert kernel.source.count(f"for u in range({per_thread}):") == 2
+    assert f"if b < {cuda_source.SPLIT_BLOCKS}:" in kernel.source
+    assert "range(t," not in kernel.source
+
+
 def test_kernels_do_not_wait_when_overlap_is_off(monkeypatch):
     from autofuse.backends import cuda_source
     monkeypatch.setattr(cuda_source, "OVERLAP", 0)

@@ -1560,9 +1560,16 @@ class CudaSource:
         r.emit("cuda.threadfence()")
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.acc.init(node, acc, idx, node.dtype)
-            r.emit(f"for b in range(t, {blocks}, {block}):")
+            # NOTE: a fixed count of partials a thread, each guarded, so that the compiler
+            # unrolls the loop and issues every read at once: `range(t, blocks, block)` read
+            # them one round trip after another while the rest of the GPU waited.
+            r.emit(f"for u in range({-(-blocks // block)}):")
+            r.push()
+            r.emit(f"b = {self.ix(f't + u * {block}')}")
+            r.emit(f"if b < {blocks}:")
             r.push()
             self.acc.merge(node, acc, idx, f"part{k}[b]", f"parti{k}[b]")
+            r.pop()
             r.pop()
             self.block_reduce(node, acc, idx, block)
             final = idx if node.op in ("argmax", "argmin") else acc
