@@ -127,9 +127,17 @@ def markdown(report: dict) -> str:
         lines += ["", "Peers that failed (as reported by the peer):"]
         lines += [f"- {w}, {k}: {v}" for w, k, v in failures]
     if "per_call" in report:
-        lines += ["", "Per-call cost on 1024 floats (host loop of 2000 async calls, µs per call):"]
-        lines += [f"- {k}: {v['us']:.1f} µs" + (f" ({v['kernels']} kernels)" if "kernels" in v else "")
-                  for k, v in report["per_call"].items()]
+        calls = report["per_call"]
+        rounds = max((len(v.get("rounds", [])) for v in calls.values()), default=0)
+        how = (f"median of {rounds} interleaved rounds, each a host loop of 2000 async calls, "
+               f"µs per call; the rounds' lowest and highest in brackets" if rounds else
+               "host loop of 2000 async calls, µs per call")
+        lines += ["", f"Per-call cost on 1024 floats ({how}):"]
+        lines += [f"- {k}: {v['us']:.1f} µs"
+                  + (f" [{min(v['rounds']):.1f}-{max(v['rounds']):.1f}]" if v.get("rounds") else "")
+                  + (f" ({v['kernels']} kernels)" if "kernels" in v else "")
+                  + (f" ({v['error']})" if "error" in v else "")
+                  for k, v in calls.items()]
     if "first_call" in report:
         first = report["first_call"]
         lines += ["", "First call of a one-kernel function, beyond `import autofuse` (new processes "

@@ -136,3 +136,33 @@ def test_report_gives_the_gpu_clock_ratio_against_the_fastest_stream_peer():
                             "copy_bandwidth_TBps": 4.2, "rows": [row]})
     assert "GPU clock |" in text and "0.968 (torch.compile) |" in text
     assert "lead L is at least 2 calls and 4 ms" in text
+
+
+def test_per_call_loops_run_once_a_round_in_rotated_order():
+    order = []
+    figures = {"a": iter([3.0, 1.0, 2.0]), "b": iter([5.0, 4.0, 6.0])}
+
+    def loop(name):
+        def go():
+            order.append(name)
+            return next(figures[name])
+        return go
+
+    samples = gpu.interleaved_loops({"a": loop("a"), "b": loop("b")}, rounds=3)
+    assert order == ["a", "b", "b", "a", "a", "b"]
+    assert samples == {"a": [3.0, 1.0, 2.0], "b": [5.0, 4.0, 6.0]}
+
+
+def test_report_gives_the_per_call_median_with_its_rounds_range():
+    run = {"device": "GPU", "date": "d", "commit": "c", "versions": {}, "copy_bandwidth_TBps": 4.2,
+           "rows": [ROW], "per_call": {
+               "one kernel": {"us": 7.9, "rounds": [7.5, 7.9, 12.0], "kernels": 1},
+               "cupy.fuse one kernel": {"us": 9.0, "rounds": [8.8, 9.0, 9.9]},
+               "torch.compile reduce-overhead, three kernels' work": {"us": float("nan"),
+                                                                       "error": "no torch"}}}
+    text = report.markdown(run)
+    assert "median of 3 interleaved rounds" in text
+    assert "- one kernel: 7.9 µs [7.5-12.0] (1 kernels)" in text
+    assert "- cupy.fuse one kernel: 9.0 µs [8.8-9.9]" in text and "(no torch)" in text
+    del run["per_call"]["one kernel"]["rounds"], run["per_call"]["cupy.fuse one kernel"]["rounds"]
+    assert "(host loop of 2000 async calls, µs per call)" in report.markdown(run)
