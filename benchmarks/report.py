@@ -150,7 +150,10 @@ def markdown(report: dict) -> str:
         if bare:
             lines.append(f"- from the disk cache, new process compiling autofuse's source: "
                          f"{bare['first_call_ms']:.0f} ms (import {bare['import_ms']:.0f} ms)")
-        lines.append(f"- cold, in a warm process: {first['cold in a warm process (ms)']:.0f} ms")
+        each = first.get("cold in a warm process, each (ms)")
+        lines.append(f"- cold, in a warm process: {first['cold in a warm process (ms)']:.0f} ms"
+                     + (f" (median of {len(each)} new functions, {min(each):.0f}-{max(each):.0f})"
+                        if each else ""))
         if "first compile in this process (ms)" in first:
             lines.append(f"- the benchmark process's first compile (imports numba-cuda where every "
                          f"kernel so far came from the disk cache): "

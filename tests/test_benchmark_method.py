@@ -166,3 +166,18 @@ def test_report_gives_the_per_call_median_with_its_rounds_range():
     assert "- cupy.fuse one kernel: 9.0 µs [8.8-9.9]" in text and "(no torch)" in text
     del run["per_call"]["one kernel"]["rounds"], run["per_call"]["cupy.fuse one kernel"]["rounds"]
     assert "(host loop of 2000 async calls, µs per call)" in report.markdown(run)
+
+
+def test_report_gives_the_warm_process_compile_as_a_median_of_new_functions():
+    first = {"cold new process": {"import_ms": 20, "first_call_ms": 900},
+             "disk cache new process": {"import_ms": 14, "first_call_ms": 25},
+             "disk cache new process, no bytecode": {"import_ms": 57, "first_call_ms": 70},
+             "first compile in this process (ms)": 250.0,
+             "cold in a warm process (ms)": 230.0,
+             "cold in a warm process, each (ms)": [300.0, 230.0, 210.0, 240.0, 220.0]}
+    run = {"device": "GPU", "date": "d", "commit": "c", "versions": {}, "copy_bandwidth_TBps": 4.2,
+           "rows": [ROW], "first_call": first}
+    assert "- cold, in a warm process: 230 ms (median of 5 new functions, 210-300)" in \
+        report.markdown(run)
+    del first["cold in a warm process, each (ms)"]
+    assert "- cold, in a warm process: 230 ms\n" in report.markdown(run) + "\n"
