@@ -13,8 +13,11 @@ It allocates and reads the current stream through the library's own functions (c
 that stream's CUstream with one dictionary lookup (cuda_driver.streams).
 
 By default the same plan is replayed as a CUDA graph (cuda_graph.py: one cuGraphLaunch instead of
-a cuLaunchKernel per kernel); this module's launches are what `jit(cuda_graph=False)` runs, and
-what runs where the driver cannot build a graph. plan(), preamble() and fill() serve both.
+a cuLaunchKernel per kernel); this module's launches are what `jit(cuda_graph=False)` runs, what a
+call moving 32 MiB or more a kernel runs by default (cuda.DIRECT_BYTES), and what runs where the
+driver cannot build a graph. Kernels that wait for their prerequisite (cuda_source.OVERLAP) launch
+here by cuLaunchKernelEx with programmatic stream serialization, so each starts while the
+stream's kernel before it ends. plan(), preamble() and fill() serve both.
 
 The text is kept (`CudaProgram.host_source`) so a user can read exactly what a call does.
 """

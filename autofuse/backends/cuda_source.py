@@ -1493,7 +1493,7 @@ class CudaSource:
     def split(self, shape, axes, inner, row_outputs=()) -> CudaKernelSource:
         """A full reduction across SPLIT_BLOCKS blocks; the last block combines their partials.
         Outputs of the reduced space's shape (`row_outputs`, which need no reduction's result)
-        are stored element by element as the loop computes them."""
+        are stored as the loop computes them (a vector at a time on the vector path)."""
         r = self.renderer
         nodes = self.group.reductions
         block = 32 if self.simulator else THREADS

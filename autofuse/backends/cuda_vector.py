@@ -16,6 +16,11 @@ caches (cuda_source.ROW_RELOAD: evict_last on the first read, evict_first on the
 store their outputs in program order (ROW_STORES: an inline-PTX store with the default eviction
 priority, which the compiler does not move, so gamma and beta are read where they are used).
 
+`launch_dependents()` and `wait_for_prerequisite()` are PTX `griddepcontrol` (sm_90): every
+generated kernel but a split reduction begins with them (cuda_source.OVERLAP), so that, launched
+with programmatic stream serialization (cuda_host), the next kernel of the stream launches while
+this one's last blocks run, and waits for it to end before it touches memory.
+
 Under numba's CUDA simulator (which runs kernels as Python over NumPy arrays) the same names are
 plain Python functions with the same meaning, so the simulator tests the kernels' logic.
 """
