@@ -277,6 +277,26 @@ def test_overlapped_launches_read_what_the_kernel_before_wrote(mode, n):
                                                    for k in kernels)
 
 
+def test_overlapped_launches_on_torch_streams_read_what_the_kernel_before_wrote():
+    """The same chain with torch tensors, on a torch stream of its own: launches go to torch's
+    current stream, and torch kernels between calls see each call's results."""
+    torch = pytest.importorskip("torch")
+    f = autofuse.jit(_overlap_step, cuda_graph=False)
+    x, w = f32(192, 192), f32(192, 192) / np.float32(192 ** 0.5)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        tx, tw = torch.from_numpy(x).cuda(), torch.from_numpy(w).cuda()
+        for k in range(6):
+            x, total = _overlap_step(x, w)
+            tx, ttotal = f(tx, tw)
+            if k % 2:
+                x, tx = x * np.float32(1.5), tx * 1.5
+        stream.synchronize()
+    np.testing.assert_allclose(tx.cpu().numpy(), x, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(float(ttotal), total, rtol=1e-4)
+    assert "launch_overlapped(" in f.lower(tx, tw).host_source
+
+
 def test_calls_from_a_new_thread_match_numpy():
     import threading
     fn = lambda x, w: np.tanh(x @ w).sum(0) + 1
