@@ -21,6 +21,7 @@ themselves are kept (and the long batches' own times, as `batch_rounds`, and the
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -96,25 +97,23 @@ def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, sho
         most = max(1, int(batch_ms / each))
         sizes[name] = min(most, max(calls, math.ceil(span_ms / each) if short else 0))
         leads[name] = max(short, min(most, math.ceil(lead_ms / each)))
-    names = list(entries)
-    samples = {name: [] for name in names}
-    for name in names if plain is not None else ():
+    for name in entries if plain is not None else ():
         plain[name] = []
-    for k in range(rounds):
-        shift = k % len(names) if names else 0
-        for name in names[shift:] + names[:shift]:
-            call, sync = entries[name]
-            if not short:
-                samples[name].append(_batch(call, sync, sizes[name]))
-                continue
-            lead, n = leads[name], sizes[name]
-            _batch(call, sync, lead)
-            first = _batch(call, sync, lead) * lead
-            total = _batch(call, sync, lead + n, (device or {}).get(name), lead) * (lead + n)
-            samples[name].append((total - first) / n)
-            if plain is not None:
-                plain[name].append(total / (lead + n))
-    return samples
+
+    def one_round(name):
+        call, sync = entries[name]
+        if not short:
+            return _batch(call, sync, sizes[name])
+        lead, n = leads[name], sizes[name]
+        _batch(call, sync, lead)
+        first = _batch(call, sync, lead) * lead
+        total = _batch(call, sync, lead + n, (device or {}).get(name), lead) * (lead + n)
+        if plain is not None:
+            plain[name].append(total / (lead + n))
+        return (total - first) / n
+
+    return interleaved_loops({name: functools.partial(one_round, name) for name in entries},
+                             rounds)
 
 
 def time_calls(call, sync, calls=20, repeats=5, warmup=3):
@@ -291,7 +290,7 @@ def per_call_overhead(rounds: int = 5, calls: int = 2000):
 
 def interleaved_loops(loops: dict, rounds: int) -> dict:
     """{name: [one figure a round]}: `loops` {name: () -> figure} each run once a round, the order
-    rotated by one each round, as time_rounds does for the workloads."""
+    rotated by one each round (time_rounds' rounds, per_call_overhead's)."""
     names = list(loops)
     samples = {name: [] for name in names}
     for k in range(rounds):
