@@ -233,6 +233,47 @@ CASES = [
     ("split_row_outputs_ragged", lambda x: (x * 2 + 1, x.max()), (f32(4001),)),
     ("split_row_outputs_chunks", lambda x: (x - 1, x.min(), x.sum()), (f32(40, 64),),
      {"REDUCE_SPREAD": "chunk"}),
+    # two-stage reductions (cuda_two_stage.py; the simulator's sizes: 32 threads, 4 blocks):
+    # few outputs over a long extent, cut into chunks across blocks whose partials the tile's last
+    # block combines. Columns layout: 2 outputs a block of 2 x 16 threads, ties and NaN in arg-
+    # reductions across chunks, outputs fewer than a block's (3 of 4), 32 outputs a block (one
+    # thread an output), two tiles, several leading axes, a kept last axis behind a reduced middle
+    # one, one chunk (no partials), keepdims, a transposed (strided) and a reversed input, row
+    # outputs stored as the loop goes, float16, int8 and bool. Rows layout: a block per chunk of a
+    # row, arg-reductions, mixed axes, a row output. Each twice: the counters reset.
+    ("two_stage_columns_narrow", lambda x: (x.sum(0), x.mean(0)), (f32(300, 2),),
+     {"strategy": "two-stage columns, 2x16 threads, 1 tiles x 4 chunks", "calls": 2}),
+    ("two_stage_columns_ties", lambda x: (x.argmax(0), x.argmin(0), x.max(0)),
+     (rng.integers(-3, 4, (200, 3)).astype(np.float32),), {"strategy": "two-stage columns", "calls": 2}),
+    ("two_stage_columns_nan", lambda x: (x.argmax(0), x.min(0), x.sum(0)),
+     (np.where(rng.random((200, 3)) < 0.01, np.nan, f32(200, 3)).astype(np.float32),),
+     {"strategy": "two-stage columns"}),
+    ("two_stage_columns_two_tiles", lambda x: (x * x).sum(0), (f32(64, 40),),
+     {"strategy": "two-stage columns, 32x1 threads, 2 tiles x 4 chunks", "calls": 2,
+      "cuda_two_stage.SIM_BLOCKS": 8}),
+    ("two_stage_columns_leading_axes", lambda x: x.sum(axis=(0, 1)), (f32(6, 10, 5),),
+     {"strategy": "two-stage columns, 8x4 threads"}),
+    ("two_stage_columns_middle_axis", lambda x: (x.sum(1), x.max(1, keepdims=True)), (f32(3, 50, 4),),
+     {"strategy": "two-stage columns, 16x2 threads"}),
+    ("two_stage_columns_one_chunk", lambda x: (x.sum(0), x.argmin(0)), (f32(20, 3),),
+     {"strategy": "two-stage columns, 4x8 threads, 1 tiles x 1 chunks"}),
+    ("two_stage_columns_strided", lambda x: x.T.sum(0), (f32(2, 300),), {"strategy": "two-stage columns"}),
+    ("two_stage_columns_reversed", lambda x: x[::-1, ::-1].sum(0) * 2, (f32(300, 2),),
+     {"strategy": "two-stage columns"}),
+    ("two_stage_columns_row_outputs", lambda x: (np.exp(x), np.exp(x).sum(0), x > 0), (f32(200, 3),),
+     {"strategy": "two-stage columns", "calls": 2}),
+    ("two_stage_columns_half", lambda x: (x.sum(0), x.max(0)), (f16(300, 2),),
+     {"strategy": "two-stage columns",
+      "reference": lambda x: (x.astype(np.float32).sum(0).astype(np.float16), x.max(0))}),
+    ("two_stage_columns_int8_bool", lambda x: (x.sum(0), (x > 7).any(0), (x > -9).all(0)),
+     (rng.integers(-9, 9, (300, 2)).astype(np.int8),), {"strategy": "two-stage columns"}),
+    ("two_stage_rows", lambda x: (x.sum(1), x.argmax(1), x.argmin(1)),
+     (rng.integers(-3, 4, (2, 300)).astype(np.float32),),
+     {"strategy": "two-stage rows, 1x32 threads, 2 tiles x 2 chunks", "calls": 2}),
+    ("two_stage_rows_mixed_axes", lambda x: x.sum(axis=(0, 2)), (f32(3, 2, 100),),
+     {"strategy": "two-stage rows"}),
+    ("two_stage_rows_row_output", lambda x: (x * 2, x.max(1)), (f32(2, 300),),
+     {"strategy": "two-stage rows", "calls": 2}),
     # the float32 matmul with 16-byte loads, double-buffered slabs (cuda_matmul.py): ragged
     # M, N and K, a broadcast batch, two outputs, a misaligned operand (element-by-element path)
     ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
@@ -341,20 +382,29 @@ def main(only: str = "") -> int:
                      if key.split(".")[-1].isupper()}
         options = {key: value for key, value in settings.items()
                    if not key.split(".")[-1].isupper()}
+        strategy, calls = options.pop("strategy", ""), options.pop("calls", 1)
         saved = {place: getattr(*place) for place in overrides}
         for (module, constant), value in overrides.items():
             setattr(module, constant, value)
         try:
-            got = autofuse.jit(fn, backend="cuda", **options)(*args)
+            jitted = autofuse.jit(fn, backend="cuda", **options)
+            results = [jitted(*args) for _ in range(calls)]
+            strategies = [k.strategy for k in jitted.lower(*args).kernels] if strategy else []
         finally:
             for (module, constant), value in saved.items():
                 setattr(module, constant, value)
         expected = expected if isinstance(expected, tuple) else (expected,)
-        got = got if isinstance(got, tuple) else (got,)
-        ok = all(np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
-                 and np.allclose(a, b, equal_nan=True, **_tolerance(np.result_type(b)))
-                 for a, b in zip(got, expected))
-        print(f"{name}: {'ok' if ok else 'MISMATCH'}", flush=True)
+        ok = True
+        for got in results:
+            got = got if isinstance(got, tuple) else (got,)
+            ok &= len(got) == len(expected) and all(
+                np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b)
+                and np.allclose(a, b, equal_nan=True, **_tolerance(np.result_type(b)))
+                for a, b in zip(got, expected))
+        # a case naming a strategy must run a kernel of it (the path it is there to test)
+        ok &= not strategy or any(s.startswith(strategy) for s in strategies)
+        print(f"{name}: {'ok' if ok else 'MISMATCH'}" +
+              ("" if ok or not strategy else f" (strategies: {strategies})"), flush=True)
         failures += not ok
     return failures
 

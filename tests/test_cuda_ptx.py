@@ -106,7 +106,8 @@ HALF_KERNELS = [
      "rows, 8-wide"),
     ("split", lambda x: (x * x).sum(), (np.empty(1 << 20, HALF),), "split, 8-wide"),
     ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (np.empty((512, 256), HALF),), "row strips"),
-    ("columns", lambda x: x.sum(0), (np.empty((64, 4096), HALF),), "columns"),
+    ("columns", lambda x: x.sum(0), (np.empty((16, 4096), HALF),), "columns"),
+    ("two-stage", lambda x: x.sum(0), (np.empty((4096, 64), HALF),), "two-stage columns"),
     ("matmul", lambda a, b: np.maximum(a @ b, 0), (np.empty((256, 128), HALF), np.empty((128, 64), HALF)),
      "tiled"),
     ("transpose", lambda x, y: (x.T + y) * 2, (np.empty((512, 256), HALF), np.empty((256, 512), HALF)),
@@ -130,7 +131,7 @@ def test_float16_kernels_round_each_result_as_numpy_does(name, fn, args, strateg
     assert [op for op in HALF_ARITHMETIC.findall(ptx) if "setp" not in op] == \
         ROUNDED_HALF_OPS.findall(ptx)
     assert not F64.findall(ptx)
-    if name in ("gelu", "softmax", "split", "columns", "matmul"):     # a float32 op or sum
+    if name in ("gelu", "softmax", "split", "columns", "two-stage", "matmul"):   # float32 op or sum
         assert "cvt.f32.f16" in ptx and "cvt.rn.f16.f32" in ptx
     if name in ("gelu", "stencil", "transpose", "split"):               # add, subtract, multiply
         assert ROUNDED_HALF_OPS.findall(ptx) and "half_" in kernel.source
@@ -442,7 +443,8 @@ def test_rows_kernel_barriers(monkeypatch):
 def test_rows_kernels_carry_launch_bounds():
     """A rows kernel holding its row in registers asks ptxas for registers that let
     ROW_THREADS_PER_SM threads run an SM (.maxntid and .minnctapersm), says so in its source and
-    launch configuration; kernels of other kinds carry no bound."""
+    launch configuration; a two-stage reduction for a full SM of threads (its grid is one wave of
+    blocks); kernels of other kinds carry no bound."""
     from programs import layernorm
     from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
@@ -453,9 +455,12 @@ def test_rows_kernels_carry_launch_bounds():
     assert re.search(rf"^\.minnctapersm {blocks}$", kernel.ptx, re.MULTILINE)
     assert f"registers for {blocks} blocks an SM" in kernel.source
     for fn, shape in ((lambda a: a * 2 + 1, (64, 4096)), (lambda a: a.sum(), (1 << 20,)),
-                      (lambda a: a.sum(0), (64, 300))):
+                      (lambda a: a.sum(0), (16, 4096))):
         (other,) = lowered(fn, (np.empty(shape, np.float32),)).kernels
         assert ".minnctapersm" not in other.ptx and "min_blocks_per_sm" not in other.launch
+    (two_stage,) = lowered(lambda a: a.sum(0), (np.empty((4096, 300), np.float32),)).kernels
+    assert two_stage.strategy.startswith("two-stage") and two_stage.launch["min_blocks_per_sm"] == 8
+    assert re.search(r"^\.minnctapersm 8$", two_stage.ptx, re.MULTILINE)
 
 
 def test_float16_rows_hold_as_many_bytes_a_thread_as_float32_rows():
@@ -525,9 +530,11 @@ def test_float16_option_is_checked():
     (lambda x, y: np.maximum(x * y + 1, 0), ((1 << 16,), (1 << 16,)), "grid-stride"),
     (lambda x: x.T + 1, ((256, 512),), "transpose tiles"),
     (lambda x: np.exp(x - x.max(-1, keepdims=True)), ((64, 1024),), "rows"),
-    (lambda x: x.sum(0), ((512, 256),), "columns"),
+    (lambda x: x.sum(0), ((16, 4096),), "columns"),
+    (lambda x: x.sum(0), ((4096, 256),), "two-stage columns"),
+    (lambda x: x.sum(-1), ((2, 1 << 16),), "two-stage rows"),
     (lambda x, w: x @ w, ((128, 64), (64, 128)), "tiled"),
-], ids=["pointwise", "transpose", "rows", "columns", "matmul"])
+], ids=["pointwise", "transpose", "rows", "columns", "two-stage-columns", "two-stage-rows", "matmul"])
 def test_kernels_wait_for_their_prerequisite_before_any_memory_access(fn, args, strategy):
     """Every kernel but a split reduction begins by letting the next kernel launch and waiting
     for the one before it (cuda_source.OVERLAP): launched to overlap (cuda_host), it must touch no
@@ -546,6 +553,24 @@ def test_kernels_wait_for_their_prerequisite_before_any_memory_access(fn, args, 
     assert re.search(r"\b(ld|st)\.global", ptx[wait:])
     assert not re.search(r"\b(ld|st)\.(global|shared)|\batom\.|\bred\.", ptx[:wait])
     assert low._entry.program.kernels[0].source.overlaps
+
+
+@pytest.mark.parametrize("fn, shape, dtype, strategy", [
+    (lambda x: ((x > 0).any(), (x > 1).all()), (1 << 20,), np.float32, "split"),
+    (lambda x: x.argmax(), (1 << 20,), np.bool_, "split"),
+    (lambda x: ((x > 0).any(0), x.argmax(0)), (1 << 20, 4), np.float32, "two-stage columns"),
+    (lambda x: (x.all(1), x.argmin(1)), (2, 1 << 20), np.bool_, "two-stage rows"),
+], ids=["split_any_all", "split_argmax_bool", "two_stage_columns", "two_stage_rows"])
+def test_bool_partials_travel_as_bytes(fn, shape, dtype, strategy):
+    """Partial results of bool reductions (any, all, argmax of bools) are stored and read as
+    bytes: numba-cuda cannot store through a bool pointer (these kernels failed to compile before
+    session 17)."""
+    low = lowered(fn, (np.ones(shape, dtype),))
+    (kernel,) = low.kernels
+    assert kernel.strategy.startswith(strategy), kernel.strategy
+    kinds = [d.kind for _, _, d in low._entry.program.kernels[0].source.scratch]
+    assert "b" not in kinds and "u" in kinds
+    assert ".entry" in kernel.ptx
 
 
 def test_split_reductions_do_not_overlap():

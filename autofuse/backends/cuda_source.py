@@ -26,7 +26,7 @@ from ..fusion.group import Group, keepdims_shape, outer_shape
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE
 from ..ir.printer import is_inline_constant
-from . import cuda_divide, cuda_half, cuda_matmul, cuda_strip, helpers
+from . import cuda_divide, cuda_half, cuda_matmul, cuda_strip, cuda_two_stage, helpers
 from .render import Accumulators, Renderer, short
 
 THREADS = 256                  # threads per block for pointwise, columns, split and matmul kernels
@@ -745,15 +745,15 @@ class CudaSource:
         r.pop()
         return True
 
-    def ilp(self, size: int, threads: int) -> int:
-        """Elements a thread takes per grid-stride step: enough that about ILP_LOADS loads are in
-        flight per thread (measured on an H200: bias+GELU, 2 loads an element, 1.50x of the floor
-        at 1 element a step and 1.24x at 2-8; relu(x*y+z)*w, 4 loads, and the 5-point stencil
-        are fastest at 1)."""
+    def ilp(self, size: int, threads: int, loads_wanted: int = 0, most: int = 0) -> int:
+        """Elements a thread takes per grid-stride step: enough that about ILP_LOADS (or
+        `loads_wanted`) loads are in flight per thread, at most MAX_ILP (or `most`) (measured on
+        an H200: bias+GELU, 2 loads an element, 1.50x of the floor at 1 element a step and 1.24x
+        at 2-8; relu(x*y+z)*w, 4 loads, and the 5-point stencil are fastest at 1)."""
         loads = sum(1 for member in self.group.members.values() for source in
                     {s.id: s for s in member.inputs}.values()
                     if source.id in self.names and not self.names[source.id].by_value)
-        ilp = max(1, min(MAX_ILP, ILP_LOADS // max(1, loads)))
+        ilp = max(1, min(most or MAX_ILP, (loads_wanted or ILP_LOADS) // max(1, loads)))
         return ilp if size >= ilp * threads else 1
 
     def strided_loop(self, size: int, shape, ilp: int, compute, finish,
@@ -1011,9 +1011,14 @@ class CudaSource:
         # split loop goes, unless they need a reduction's result (x / x.sum()): that needs all
         # the grid's partials first, so such a group stays one block (the fusion pass keeps rows
         # that long apart).
-        if outer == 1 and inner >= threshold and not dependent and \
-                not any(self.group.depends_on_reduction(p.node) for p in row_outputs):
+        independent = not dependent and \
+            not any(self.group.depends_on_reduction(p.node) for p in row_outputs)
+        if outer == 1 and inner >= threshold and independent:
             return self.split(shape, axes, inner, row_outputs)
+        plan = cuda_two_stage.plan(shape, axes, outer, inner, THREADS, SPLIT_BLOCKS,
+                                   self.simulator) if independent else None
+        if plan:
+            return cuda_two_stage.generate(self, shape, axes, outer, inner, plan, row_outputs)
         if trailing and (inner >= 32 or outer < 32 * 132):
             return self.rows(shape, axes, outer_axes, outer, inner)
         return self.columns(shape, axes, outer_axes, outer)
@@ -1412,6 +1417,24 @@ class CudaSource:
         self.renderer.globals[name] = ("numba", dtype.name)
         return name
 
+    def partial_dtype(self, node: Node) -> np.dtype:
+        """The type of reduction `node`'s partial results in scratch memory: its accumulator's
+        (an arg-reduction's: its input's), bools as bytes."""
+        arg = node.op in ("argmax", "argmin")
+        return storage_dtype(self.renderer.held(node.inputs[0].dtype if arg else node.dtype))
+
+    def to_partial(self, node: Node, acc: str) -> str:
+        """Accumulator `acc` of `node` as its partial's type (a bool as a byte)."""
+        return f"{self.renderer.ctor(np.uint8)}({acc})" if self._bool_partial(node) else acc
+
+    def from_partial(self, node: Node, value: str) -> str:
+        """A partial of `node` read back as its accumulator's type."""
+        return f"({value} != 0)" if self._bool_partial(node) else value
+
+    def _bool_partial(self, node: Node) -> bool:
+        arg = node.op in ("argmax", "argmin")
+        return (node.inputs[0].dtype if arg else node.dtype).kind == "b"
+
     def declare_shared(self, node: Node) -> None:
         r = self.renderer
         dtype = node.inputs[0].dtype if node.op in ("argmax", "argmin") else node.dtype
@@ -1436,7 +1459,7 @@ class CudaSource:
             while step >= 1:
                 r.emit(f"if t < {step}:")
                 r.push()
-                other, other_idx = r.name("o"), r.name("oi")
+                other, other_idx = r.name("sw"), r.name("swi")
                 r.emit(f"{other} = {sh}[t + {step}]")
                 r.emit(f"{other_idx} = {shi}[t + {step}]" if arg else f"{other_idx} = 0")
                 self.acc.merge(node, acc, idx, other, other_idx)
@@ -1472,15 +1495,16 @@ class CudaSource:
             r.pop()
             self.warp_reduce(node, acc, idx)
 
-    def warp_reduce(self, node: Node, acc: str, idx: str) -> None:
+    def warp_reduce(self, node: Node, acc: str, idx: str, lanes=(16, 8, 4, 2, 1)) -> None:
+        """Combine `acc` (and `idx`) across the lanes of a warp `lanes` apart (xor shuffles)."""
         r = self.renderer
         arg = node.op in ("argmax", "argmin")
         dtype = self.renderer.held(node.inputs[0].dtype if arg else node.dtype)
         # NOTE: warp shuffles move 32- and 64-bit values only: bools and narrow ints travel as
         # int32 and come back to their own type.
         narrow = dtype.kind == "b" or dtype.itemsize < 4
-        for lane in (16, 8, 4, 2, 1):
-            other, other_idx = r.name("o"), r.name("oi")
+        for lane in lanes:
+            other, other_idx = r.name("sw"), r.name("swi")
             source = f"{r.ctor(np.int32)}({acc})" if narrow else acc
             shuffled = f"cuda.shfl_xor_sync(0xffffffff, {source}, {lane})"
             if narrow:
@@ -1542,14 +1566,13 @@ class CudaSource:
             r.pop()
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.block_reduce(node, acc, idx, block)
-            self.scratch.append((f"part{k}", blocks, r.held(node.inputs[0].dtype if
-                                 node.op in ("argmax", "argmin") else node.dtype)))
+            self.scratch.append((f"part{k}", blocks, self.partial_dtype(node)))
             self.scratch.append((f"parti{k}", blocks, np.dtype(np.int64)))
         self.scratch.append(("counter", 1, np.dtype(np.int32)))
         r.emit("if t == 0:")
         r.push()
         for k, (acc, idx) in enumerate(accs):
-            r.emit(f"part{k}[cuda.blockIdx.x] = {acc}")
+            r.emit(f"part{k}[cuda.blockIdx.x] = {self.to_partial(node, acc)}")
             r.emit(f"parti{k}[cuda.blockIdx.x] = {idx}")
         r.emit("cuda.threadfence()")
         r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {blocks - 1}")
@@ -1568,7 +1591,7 @@ class CudaSource:
             r.emit(f"b = {self.ix(f't + u * {block}')}")
             r.emit(f"if b < {blocks}:")
             r.push()
-            self.acc.merge(node, acc, idx, f"part{k}[b]", f"parti{k}[b]")
+            self.acc.merge(node, acc, idx, self.from_partial(node, f"part{k}[b]"), f"parti{k}[b]")
             r.pop()
             r.pop()
             self.block_reduce(node, acc, idx, block)

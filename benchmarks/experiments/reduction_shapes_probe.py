@@ -3,7 +3,9 @@ one to sixteen blocks): autofuse's kernels (strategy, grid) and time beside torc
 memory floor (inputs read, outputs written, over the measured copy bandwidth), in one process,
 3 interleaved rounds; results checked against NumPy.
 
-    python benchmarks/experiments/reduction_shapes_probe.py
+    python benchmarks/experiments/reduction_shapes_probe.py [--only=NAME] [VARIANT ...]
+
+VARIANT: generator constants, "cuda_two_stage.STEPS=4+ILP_LOADS=8" ("" the defaults).
 """
 import os
 import sys
@@ -29,36 +31,72 @@ CASES = [
 ]
 
 
-def main():
+def _variant(text: str) -> dict:
+    """"module.NAME=V+NAME2=V" -> {(module, name): value}: generator constants (cuda_source's
+    where no module is named) for one variant; "" is the defaults."""
+    import importlib
+    settings = {}
+    for item in filter(None, text.split("+")):
+        key, value = item.split("=")
+        module, name = key.split(".") if "." in key else ("cuda_source", key)
+        module = importlib.import_module(f"autofuse.backends.{module}")
+        settings[(module, name)] = type(getattr(module, name))(value)
+    return settings
+
+
+def _compiled(fn, x, settings: dict):
+    """autofuse.jit(fn), compiled (and checked) with the generator constants of `settings`."""
+    saved = {place: getattr(*place) for place in settings}
+    for (module, name), value in settings.items():
+        setattr(module, name, value)
+    try:
+        f = autofuse.jit(fn)
+        got = f(x)
+        kernels = "; ".join(f"{k.strategy} grid {k.launch['grid'][0]}" for k in f.lower(x).kernels)
+    finally:
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
+    return f, got, kernels
+
+
+def main(variants=("",), only=""):
+    """Each case: torch.compile and autofuse under each variant of generator constants (argv:
+    "" for the defaults, "cuda_two_stage.STEPS=4+ILP_LOADS=8", ...), interleaved in the same
+    rounds; host time per call (synchronized batches) and the GPU's time (CUDA events)."""
     import cupy
     import torch
     rng = np.random.default_rng(5)
     bandwidth = gpu.copy_bandwidth(short=2)
     sync = lambda _: cupy.cuda.Device().synchronize()
     for name, fn, torch_fn, shape in CASES:
+        if only not in name:
+            continue
         host = rng.standard_normal(shape, dtype=np.float32)
         want = fn(host)
-        f = autofuse.jit(fn)
         x = cupy.asarray(host)
-        got = f(x)
-        for a, b in zip(got if isinstance(got, tuple) else (got,),
-                        want if isinstance(want, tuple) else (want,)):
-            np.testing.assert_allclose(cupy.asnumpy(a), b, rtol=1e-3, atol=1e-2)
-        kernels = "; ".join(f"{k.strategy} grid {k.launch['grid'][0]}"
-                            for k in f.lower(x).kernels)
+        entries, kernels = {}, {}
+        for variant in variants:
+            f, got, kernels[variant] = _compiled(fn, x, _variant(variant))
+            for a, b in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                np.testing.assert_allclose(cupy.asnumpy(a), b, rtol=1e-3, atol=1e-2)
+            entries[f"autofuse {variant}".strip()] = (lambda f=f: f(x), sync)
         tx = torch.from_numpy(host).cuda()
         compiled = torch.compile(lambda a: torch_fn(torch, a))
         compiled(tx)
-        rounds = gpu.time_rounds({"autofuse": (lambda: f(x), sync),
-                                  "torch.compile": (lambda: compiled(tx),
-                                                    lambda _: torch.cuda.synchronize())},
-                                 rounds=3, short=2)
+        entries["torch.compile"] = (lambda: compiled(tx), lambda _: torch.cuda.synchronize())
+        device = {k: [] for k in entries}
+        rounds = gpu.time_rounds(entries, rounds=3, short=2, device=device)
         out_bytes = sum(np.asarray(w).nbytes for w in (want if isinstance(want, tuple) else (want,)))
         floor = (host.nbytes + out_bytes) / bandwidth * 1000
-        ms = {k: float(np.median(v)) for k, v in rounds.items()}
-        print(f"{name:34s} floor {floor:.4f} ms  autofuse {ms['autofuse']:.4f}  torch.compile "
-              f"{ms['torch.compile']:.4f}  ({kernels})", flush=True)
+        print(f"{name}: floor {floor:.4f} ms (host ms per call | GPU ms per call)", flush=True)
+        for k in entries:
+            v = k.replace("autofuse", "").strip()
+            print(f"  {k:40s} {float(np.median(rounds[k])):.4f} | {float(np.median(device[k])):.4f}"
+                  + (f"  ({kernels[v]})" if k != "torch.compile" else ""), flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    args = sys.argv[1:]
+    only = args.pop(0)[len("--only="):] if args and args[0].startswith("--only=") else ""
+    main(tuple(args) or ("",), only)

@@ -1,0 +1,306 @@
+"""Reductions whose outputs are too few to fill the GPU with a thread (columns) or a block (rows)
+each: the reduced extent cut into chunks across blocks, and the chunks' partial results combined
+by the last block to finish, in the same launch (XLA's two-stage tree reduction, done in one
+kernel, the way the split kernel does it for a reduction to one value).
+
+The grid is tiles x chunks. A tile is `width` consecutive outputs (of the flattened outer index),
+a chunk a stretch of the reduced extent (flattened over the reduced axes, row-major); the block of
+(tile, chunk) reduces its outputs over its chunk, `height` threads an output, and threads next to
+each other in a warp take elements next to each other in memory:
+- "rows" layout, where the reduced space's last axis is reduced (memory runs along the reduction):
+  one output a block, the threads striding along the chunk, combined by a block reduction;
+- "columns" layout, where the last axis is kept: thread t takes output t % width and the chunk's
+  reduced elements t // width, + height, ...; lanes of a warp combine by shuffles, warps through
+  shared memory.
+With one chunk a block stores its outputs. With more, each block writes its partials, counts
+itself done on its tile's counter, and the last block of a tile combines the tile's partials in
+chunk order (so results are the same run to run) and stores the outputs, then resets the counter.
+Outputs of the reduced space's shape that need no reduction's result (`y` of `y, y.sum(0)`) are
+stored as the loop reaches them.
+
+Measured on an H200: see BENCHMARKS.md (session 17) and benchmarks/experiments/
+reduction_shapes_probe.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ENABLED = 1
+COLUMN_WIDTH = 32        # columns layout: outputs a block (fewer where there are fewer outputs)
+STEPS = 8                # a thread takes at least this many elements of its chunk
+LOADS = 4                # ... this many loads a step, all issued before any is combined
+SM_THREADS = 2048         # threads an SM holds (launch bounds: _bound)
+SIM_THREADS, SIM_BLOCKS, SIM_STEPS = 32, 4, 2    # the simulator's sizes (small inputs, many cases)
+
+
+@dataclass(frozen=True)
+class Plan:
+    layout: str          # "rows" or "columns"
+    width: int           # outputs a block
+    height: int          # threads an output
+    tiles: int           # blocks across the outputs
+    chunks: int          # blocks across the reduced extent
+    chunk: int           # reduced elements a chunk (a multiple of height)
+
+    @property
+    def threads(self) -> int:
+        return self.width * self.height
+
+
+def plan(shape, axes, outer: int, inner: int, threads: int, target: int,
+         simulator: bool = False) -> Plan | None:
+    """The layout for a reduction of `outer` outputs over `inner` elements each, or None where the
+    one-pass kernels fill the GPU already: a rows kernel (a block a row) when the rows fill at
+    least half of `target` blocks or are too short for two chunks; a columns kernel (a thread an
+    output) when the outputs fill a quarter of `target` x `threads` thread slots."""
+    if simulator:
+        threads, target = SIM_THREADS, SIM_BLOCKS
+    steps = SIM_STEPS if simulator else STEPS
+    if not ENABLED or outer < 2 or inner < 2:
+        return None
+    rows = len(shape) - 1 in axes
+    width = 1 if rows else min(COLUMN_WIDTH, threads, 1 << (outer - 1).bit_length())
+    height = threads // width
+    tiles = -(-outer // width)
+    # NOTE: at most `target` blocks (one wave): 1152 blocks of x.sum(0) over 4096x4096 ran as a
+    # wave of 1056 and a tail of 96 on an H200.
+    chunks = max(1, min(target // tiles, inner // (height * steps)))
+    if rows and chunks < 2:
+        return None
+    if not rows and (4 * outer >= target * threads or inner < height * steps):
+        return None
+    per_chunk = -(-inner // chunks)
+    chunk = -(-per_chunk // height) * height
+    return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
+
+
+def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
+    """The kernel, rendered by `source` (a CudaSource) for its group's reductions over `axes` of
+    `shape`; `row_outputs` are stored in the loop."""
+    r = source.renderer
+    ix = source.ix
+    nodes = source.group.reductions
+    outer_axes = [d for d in range(len(shape)) if d not in axes]
+    r.emit(f"t = {ix('cuda.threadIdx.x')}")
+    if p.tiles == 1:
+        r.emit("tile = 0")
+        r.emit(f"s = {ix('cuda.blockIdx.x')}")
+    elif p.chunks == 1:
+        r.emit(f"tile = {ix('cuda.blockIdx.x')}")
+        r.emit("s = 0")
+    else:
+        r.emit(f"tile = {ix(f'cuda.blockIdx.x % {p.tiles}')}")
+        r.emit(f"s = {ix(f'cuda.blockIdx.x // {p.tiles}')}")
+    if p.layout == "rows":
+        r.emit("h = t")
+        r.emit("o = tile")
+    else:
+        r.emit(f"h = {ix(f't // {p.width}')}")
+        r.emit(f"o = {ix(f'tile * {p.width} + t % {p.width}')}")
+    source._outer_index(outer_axes, shape, "o")
+    r.emit(f"start = {ix(f's * {p.chunk}')}")
+    r.emit(f"e = {ix('start + h')}")
+    r.emit(f"end = {ix(f'min(start + {p.chunk}, {inner})')}")
+    ragged = outer % p.width != 0
+    if ragged:
+        r.emit(f"if o >= {outer}:    # past the last output: no elements")
+        r.push()
+        r.emit("end = e")
+        r.pop()
+    for node in nodes:
+        _declare_shared(source, node, p)
+    accs = []
+    for node in nodes:
+        acc, idx = r.name("acc"), r.name("k")
+        source.acc.init(node, acc, idx, node.dtype)
+        accs.append((acc, idx))
+    _loop(source, shape, axes, p, accs, row_outputs)
+    for node, (acc, idx) in zip(nodes, accs):
+        _reduce_height(source, node, acc, idx, p)
+    guard = " and ".join(["h == 0"] + ([f"o < {outer}"] if ragged else []))
+    strategy = (f"two-stage {p.layout}, {p.width}x{p.height} threads, "
+                f"{p.tiles} tiles x {p.chunks} chunks")
+    if p.chunks == 1:
+        _results(source, accs)
+        source.store_reduced(shape, axes, guard)
+        return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p))
+    parts = _write_partials(source, accs, outer, p, guard)
+    r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
+    r.push()
+    r.emit("cuda.threadfence()")
+    for node, (acc, idx), (part, parti) in zip(nodes, accs, parts):
+        source.acc.init(node, acc, idx, node.dtype)
+        if ragged:
+            r.emit(f"if o < {outer}:")
+            r.push()
+        # NOTE: a fixed count a thread, each guarded, so that every read is issued at once
+        # (the split kernel's last block measured the loop `range(h, chunks, height)` slower).
+        r.emit(f"for u in range({-(-p.chunks // p.height)}):")
+        r.push()
+        r.emit(f"b = {ix(f'h + u * {p.height}')}")
+        r.emit(f"if b < {p.chunks}:")
+        r.push()
+        at = ix(f"b * {outer} + o")
+        source.acc.merge(node, acc, idx, source.from_partial(node, f"{part}[{at}]"),
+                         f"{parti}[{at}]" if parti else "0")
+        r.pop()
+        r.pop()
+        if ragged:
+            r.pop()
+        _reduce_height(source, node, acc, idx, p)
+    _results(source, accs)
+    source.store_reduced(shape, axes, guard)
+    r.emit("if t == 0:")
+    r.push()
+    r.emit("counter[tile] = 0")
+    r.pop()
+    r.pop()
+    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), _bound(p))
+
+
+def _bound(p: Plan) -> int:
+    """Blocks an SM the kernel's registers must allow (launch bounds): as many as fit its threads,
+    so that the grid, sized to SPLIT_BLOCKS (8 blocks of 256 an SM), runs as one wave (cuda.py
+    links without the bound where it would spill)."""
+    return max(1, SM_THREADS // p.threads)
+
+
+def _declare_shared(source, node, p: Plan) -> None:
+    """Shared memory for combining an output's `height` threads: the block reduction's (rows
+    layout) or one slot a thread (columns)."""
+    if p.height == 1:
+        return
+    if p.layout == "rows":
+        source.declare_shared(node)
+        return
+    r = source.renderer
+    arg = node.op in ("argmax", "argmin")
+    dtype = node.inputs[0].dtype if arg else node.dtype
+    r.emit(f"sc{node.id} = cuda.shared.array({p.threads}, {source.numba_type(dtype)})")
+    if arg:
+        r.emit(f"sci{node.id} = cuda.shared.array({p.threads}, {source.numba_type(np.int64)})")
+
+
+def _loop(source, shape, axes, p: Plan, accs, row_outputs) -> None:
+    """The thread's elements of its chunk, `ilp` a step (all loaded before any is combined, in
+    element order), then one at a time; row outputs stored at each element."""
+    r = source.renderer
+    nodes = source.group.reductions
+    ilp = source.ilp(p.chunk, p.height, LOADS, LOADS)
+
+    def element(flat: str, suffix: str) -> tuple:
+        names = [f"r{a}{suffix}" for a in axes]
+        source.delinearize(flat, names, [shape[a] for a in axes])
+        return tuple(f"r{d}{suffix}" if d in axes else f"i{d}" for d in range(len(shape)))
+
+    def step(count: int) -> None:
+        taken = []
+        for u in range(count):
+            flat = "e" if u == 0 else f"e{u}"
+            if u:
+                r.emit(f"{flat} = {source.ix(f'e + {u * p.height}')}")
+            index = element(flat, f"_{u}" if u else "")
+            taken.append((flat, index, [r.value(n.inputs[0], index) for n in nodes]))
+        for flat, index, values in taken:
+            for node, (acc, idx), value in zip(nodes, accs, values):
+                source.acc.combine(node, acc, idx, value, node.dtype, flat)
+            for param in row_outputs:
+                source.store(param, index)
+        r.emit(f"e = {source.ix(f'e + {count * p.height}')}")
+
+    if ilp > 1:
+        r.emit(f"while e + {(ilp - 1) * p.height} < end:")
+        r.push()
+        step(ilp)
+        r.pop()
+    r.emit("while e < end:")
+    r.push()
+    step(1)
+    r.pop()
+
+
+def _reduce_height(source, node, acc: str, idx: str, p: Plan) -> None:
+    """Combine the `height` threads of each output into its thread h == 0."""
+    if p.height == 1:
+        return
+    if p.layout == "rows":
+        source.block_reduce(node, acc, idx, p.threads)
+        return
+    r = source.renderer
+    arg = node.op in ("argmax", "argmin")
+    # NOTE: in a warp, lanes width, 2 width, ... apart hold the same output; the simulator
+    # takes shared memory all the way (block_reduce does the same there).
+    lanes = [] if source.simulator else [w for w in (16, 8, 4, 2, 1) if p.width <= w]
+    if lanes:
+        source.warp_reduce(node, acc, idx, lanes)
+    in_warp = 32 // p.width if lanes else 1       # threads of an output a warp combined
+    groups = p.height // in_warp
+    if groups == 1:
+        return
+    sc, sci = f"sc{node.id}", f"sci{node.id}"
+    if in_warp > 1:             # the first lane of each output's lanes in a warp
+        slot = source.ix(f"h // {in_warp} * {p.width} + t % {p.width}")
+        r.emit(f"if h % {in_warp} == 0:")
+        r.push()
+    else:
+        slot = "t"
+    r.emit(f"{sc}[{slot}] = {acc}")
+    if arg:
+        r.emit(f"{sci}[{slot}] = {idx}")
+    if in_warp > 1:
+        r.pop()
+    r.emit("cuda.syncthreads()")
+    r.emit("if h == 0:")
+    r.push()
+    r.emit(f"for g in range(1, {groups}):")
+    r.push()
+    other = source.ix(f"g * {p.width} + t")
+    source.acc.merge(node, acc, idx, f"{sc}[{other}]", f"{sci}[{other}]" if arg else "0")
+    r.pop()
+    r.pop()
+
+
+def _results(source, accs) -> None:
+    """Each reduction's result, as its dtype, for the stores."""
+    r = source.renderer
+    for node, (acc, idx) in zip(source.group.reductions, accs):
+        final = idx if node.op in ("argmax", "argmin") else acc
+        result = r.name("red")
+        r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+        r.special[node.id] = lambda index, result=result: result
+
+
+def _write_partials(source, accs, outer: int, p: Plan, guard: str) -> list:
+    """Store this block's partials (scratch arrays `chunks` x `outer`), then count the block done
+    on its tile's counter; `last[0]` says whether it was the tile's last. Returns the partials'
+    names per reduction (the index array's None where not an arg-reduction)."""
+    r = source.renderer
+    at = source.ix(f"s * {outer} + o")
+    names = []
+    r.emit(f"if {guard}:")
+    r.push()
+    for k, (node, (acc, idx)) in enumerate(zip(source.group.reductions, accs)):
+        arg = node.op in ("argmax", "argmin")
+        part, parti = f"part{k}", (f"parti{k}" if arg else None)
+        source.scratch.append((part, p.chunks * outer, source.partial_dtype(node)))
+        r.emit(f"{part}[{at}] = {source.to_partial(node, acc)}")
+        if arg:
+            source.scratch.append((parti, p.chunks * outer, np.dtype(np.int64)))
+            r.emit(f"{parti}[{at}] = {idx}")
+        names.append((part, parti))
+    # NOTE: each writer makes its partials visible device-wide before the barrier, and the
+    # counter's atomic comes after the barrier, so a block that sees the count complete sees
+    # every partial of its tile.
+    r.emit("cuda.threadfence()")
+    r.pop()
+    source.scratch.append(("counter", p.tiles, np.dtype(np.int32)))
+    r.emit(f"last = cuda.shared.array(1, {source.numba_type(np.int32)})")
+    r.emit("cuda.syncthreads()")
+    r.emit("if t == 0:")
+    r.push()
+    r.emit(f"last[0] = cuda.atomic.add(counter, tile, 1) == {p.chunks - 1}")
+    r.pop()
+    r.emit("cuda.syncthreads()")
+    return names

@@ -1,0 +1,109 @@
+"""Two-stage reductions on a real GPU (cuda_two_stage.py): few outputs over a long extent, at the
+sizes where the kernel is chosen (the simulator runs its logic at small ones in sim_cases.py),
+against NumPy, with fresh inputs each call (the tiles' counters must reset) and the memory pool
+poisoned with NaN first (an output element left unwritten would show).
+
+Run on the device machine: `python -m pytest -m gpu tests/test_cuda_gpu_two_stage.py`.
+"""
+import numpy as np
+import pytest
+
+import autofuse
+
+cupy = pytest.importorskip("cupy")
+try:
+    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:
+    HAVE_GPU = False
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+
+rng = np.random.default_rng(17)
+
+
+def f32(*shape):
+    return (rng.standard_normal(shape) + 0.1).astype(np.float32)
+
+
+def ties(*shape):
+    return rng.integers(-3, 4, shape).astype(np.float32)
+
+
+def _half_sums(x):
+    """autofuse sums float16 in float32 and rounds once (NumPy rounds each step)."""
+    return x.astype(np.float32).sum(0).astype(np.float16), x.max(0)
+
+
+# name, function, inputs, strategy expected, reference (None: the function on NumPy)
+CASES = [
+    ("columns_with_row_output", lambda x: (np.exp(x), np.exp(x).sum(0)), lambda: (f32(4096, 4096),),
+     "two-stage columns, 32x8 threads", None),
+    ("columns_of_two", lambda x: (x.sum(0), x.mean(0)), lambda: (f32(1 << 22, 2),),
+     "two-stage columns, 2x128 threads", None),
+    ("leading_axes", lambda x: x.sum(axis=(0, 1)), lambda: (f32(64, 256, 256),),
+     "two-stage columns, 32x8 threads", None),
+    ("middle_axis", lambda x: (x.sum(1), x.max(1)), lambda: (f32(8, 4096, 48),),
+     "two-stage columns", None),
+    ("arg_ties_columns", lambda x: (x.argmax(0), x.argmin(0), x.max(0)), lambda: (ties(100000, 3),),
+     "two-stage columns, 4x64 threads", None),
+    ("rows_of_two", lambda x: (x.sum(1), x.argmax(1), x.argmin(1)), lambda: (ties(2, 1 << 22),),
+     "two-stage rows", None),
+    ("long_rows_max", lambda x: np.exp(x - x.max(-1, keepdims=True)), lambda: (f32(4, 1 << 20),),
+     "two-stage rows", None),
+    ("mixed_axes", lambda x: x.sum(axis=(0, 2)), lambda: (f32(16, 3, 65536),), "two-stage rows", None),
+    ("transposed_input", lambda x: x.T.sum(0) * 2, lambda: (f32(3, 1 << 20),), "two-stage columns", None),
+    ("half_columns", lambda x: (x.sum(0), x.max(0)), lambda: (f32(1 << 16, 8).astype(np.float16),),
+     "two-stage columns, 8x32 threads", _half_sums),
+    ("int8_and_bool", lambda x: (x.sum(0), (x > 7).any(0), x.mean(0)),
+     lambda: (rng.integers(-9, 9, (1 << 20, 4)).astype(np.int8),), "two-stage columns", None),
+]
+
+
+def _poison():
+    """Leave the pool's free memory full of NaN (and 0xFF bytes), so outputs start as garbage."""
+    block = cupy.full(1 << 27, np.nan, np.float32)
+    del block
+
+
+def _check(got, want, inputs):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g = cupy.asnumpy(g)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+        if w.dtype.kind in "iub" or w.size == inputs[0].size:
+            if w.dtype.kind == "f":      # (row outputs: elementwise values)
+                np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(g, w)
+        else:
+            # sums over millions of elements: within float32's error of a blocked sum
+            scale = np.abs(inputs[0].astype(np.float64)).max() * inputs[0].size / max(w.size, 1)
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64),
+                                       rtol=2e-3 if w.dtype == np.float16 else 1e-5,
+                                       atol=(2e-3 if w.dtype == np.float16 else 1e-6) * scale)
+
+
+@pytest.mark.parametrize("name, fn, make, strategy, reference", CASES, ids=[c[0] for c in CASES])
+def test_two_stage_reductions_match_numpy(name, fn, make, strategy, reference):
+    f = autofuse.jit(fn)
+    for _ in range(2):                     # fresh inputs: the counters reset after each call
+        inputs = make()
+        device = [cupy.asarray(a) for a in inputs]
+        _poison()
+        _check(f(*device), (reference or fn)(*inputs), inputs)
+    strategies = [k.strategy for k in f.lower(*device).kernels]
+    assert any(s.startswith(strategy) for s in strategies), strategies
+
+
+def test_two_stage_results_are_the_same_run_to_run():
+    """The tile's last block combines the partials in chunk order whichever block finishes last:
+    bit-identical sums call after call."""
+    f = autofuse.jit(lambda x: (x.sum(0), x.sum(1)))
+    x = cupy.asarray(f32(1 << 21, 4))
+    first = [cupy.asnumpy(a) for a in f(x)]
+    for _ in range(5):
+        again = [cupy.asnumpy(a) for a in f(x)]
+        for a, b in zip(first, again):
+            np.testing.assert_array_equal(a, b)
