@@ -573,6 +573,16 @@ def test_bool_partials_travel_as_bytes(fn, shape, dtype, strategy):
     assert ".entry" in kernel.ptx
 
 
+def test_shuffle_temporaries_do_not_shadow_outputs():
+    """Seven outputs (o0..o6) beside a rows reduction: the block reduction's shuffle temporaries
+    were named o<N> too, and o5 took the place of an output (a typing error before session 17)."""
+    low = lowered(lambda x: (x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x.sum(1)),
+                  (np.ones((64, 1024), np.float32),))
+    (kernel,) = low.kernels
+    assert kernel.strategy.startswith("rows") and ".entry" in kernel.ptx
+    assert not re.search(r"^\s*o\d+ = ", kernel.source, re.MULTILINE)
+
+
 def test_split_reductions_do_not_overlap():
     """One wave of blocks: overlapping made sum(x*x) slower on an H200 (cuda_source.OVERLAP)."""
     low = lowered(lambda x: (x * x).sum(), (np.ones(1 << 20, np.float32),))
