@@ -47,6 +47,10 @@ def sum_squares(xp):
     return lambda x: (x * x).sum()
 
 
+def column_sums(xp):
+    return lambda x: x.sum(axis=0)
+
+
 def softmax(xp):
     def f(x):
         e = xp.exp(x - x.max(axis=-1, keepdims=True))
@@ -90,6 +94,7 @@ def torch_version(name):
             "bias+GELU": lambda x, b: bias_gelu(torch)(x, b),
             "(x.T+y)*2": lambda x, y: (x.T + y) * 2,
             "sum(x*x)": lambda x: (x * x).sum(),
+            "x.sum(0)": lambda x: x.sum(0),
             "softmax rows": lambda x: softmax_torch(torch, x),
             "layernorm rows": lambda x, g, b: layernorm_torch(torch, x, g, b),
             "relu(x@w+b)": lambda x, w, b: torch.clamp_min(x @ w + b, 0),
@@ -140,6 +145,9 @@ def workloads(scale: int = 1) -> list[Workload]:
                  torch_version("(x.T+y)*2"), lambda a: _bytes(a, a[0].nbytes), tolerance=1e-6),
         Workload("sum(x*x)", lambda r: (_f32(r, (1 << 28) // scale ** 2),), sum_squares,
                  torch_version("sum(x*x)"), lambda a: _bytes(a, 4), tolerance=1e-3),
+        Workload("x.sum(0)", lambda r: (_f32(r, rows, cols),), column_sums,
+                 torch_version("x.sum(0)"), lambda a: _bytes(a, a[0].nbytes // a[0].shape[0]),
+                 tolerance=1e-3),
         Workload("softmax rows", lambda r: (_f32(r, rows, cols),), softmax,
                  torch_version("softmax rows"), lambda a: _bytes(a, a[0].nbytes), tolerance=1e-5),
         Workload("layernorm rows", lambda r: (_f32(r, rows, cols), _f32(r, cols), _f32(r, cols)),

@@ -22,6 +22,7 @@ CASES = [
     ("columns of 4096x4096 with exp(x)", lambda x: (np.exp(x), np.exp(x).sum(0)),
      lambda t, x: (t.exp(x), t.exp(x).sum(0)), (4096, 4096)),
     ("x.sum(0), 4096x4096", lambda x: x.sum(0), lambda t, x: x.sum(0), (4096, 4096)),
+    ("x.sum(0), 16384x4096", lambda x: x.sum(0), lambda t, x: x.sum(0), (16384, 4096)),
     ("x.sum((0, 1)), 64x256x256", lambda x: x.sum(axis=(0, 1)), lambda t, x: x.sum((0, 1)),
      (64, 256, 256)),
     ("x.sum(0), (2^22, 2)", lambda x: x.sum(0), lambda t, x: x.sum(0), (1 << 22, 2)),
