@@ -8,6 +8,8 @@ strides baked in per signature:
 - input, "columns": one thread per output element, reduced axes looped (coalesced when the kept
   axes are the fast ones);
 - input, "split": a full reduction over all blocks; the last block to finish combines the partials;
+- input, "two-stage" (cuda_two_stage.py): few outputs over a long extent, the extent cut into
+  chunks across blocks, each output tile's last block combining its chunks' partials;
 - output: a shared-memory tiled matmul, each thread holding a register block, epilogue applied in
   registers before the single store.
 """
