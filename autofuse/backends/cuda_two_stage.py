@@ -163,7 +163,7 @@ def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: 
 def _bound(p: Plan) -> int:
     """Blocks an SM the kernel's registers must allow (launch bounds): as many as fit its threads,
     so that the grid, sized to SPLIT_BLOCKS (8 blocks of 256 an SM), runs as one wave (cuda.py
-    links without the bound where it would spill)."""
+    lowers the bound, at last drops it, where it would make ptxas spill)."""
     return max(1, SM_THREADS // p.threads)
 
 
