@@ -24,33 +24,20 @@ import numpy as np
 
 import gpu
 from workloads import workloads
-import importlib
 
 import autofuse.backends.cuda_source as source
 
 
-def _place(name: str):
-    """(module, attribute) of a constant: NAME in cuda_source, module.NAME elsewhere."""
-    if "." not in name:
-        return source, name
-    return importlib.import_module("autofuse.backends." + name.split(".")[0]), name.split(".")[1]
-
-
-def _value(text: str):
-    return int(text) if text.lstrip("-").isdigit() else text
-
-
 def _settings(name: str, value: str) -> dict:
     """{(module, attribute): value} that one value of the sweep sets."""
-    pairs = [p.split("=", 1) for p in value.split("+") if p] if name == "variants" else [(name, value)]
-    return {_place(key): _value(text) for key, text in pairs}
+    return gpu.constant_settings(value if name == "variants" else f"{name}={value}")
 
 
 def main():
     name, values, names = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
     for fixed in sys.argv[4:]:
-        key, value = fixed.split("=", 1)
-        setattr(*_place(key), _value(value))
+        for place, value in gpu.constant_settings(fixed).items():
+            setattr(*place, value)
     import cupy
     rng = np.random.default_rng(5)
     bandwidth = gpu.copy_bandwidth(short=2)
@@ -67,21 +54,17 @@ def main():
         entries, strategies = {}, {}
         for value in values:
             settings = _settings(name, value)
-            before = {place: getattr(*place) for place in settings}
-            for place, setting in settings.items():
-                setattr(*place, setting)
             # NOTE: a constant outside cuda_source (the intrinsics' cuda_vector.HALF_WORDS_PTX)
             # may change the cubin and not the generated text that keys the disk cache: each
             # value then links into a cache folder of its own.
             if any(module is not source for module, _ in settings):
                 os.environ["AUTOFUSE_CACHE_DIR"] = os.path.join(cache, f"tune-{values.index(value)}")
             try:
-                fn = gpu.autofuse.jit(workload.fn(np), **options)
-                gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
-                strategies_now = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
+                with gpu.constants(settings):
+                    fn = gpu.autofuse.jit(workload.fn(np), **options)
+                    gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
+                    strategies_now = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
             finally:
-                for place, setting in before.items():
-                    setattr(*place, setting)
                 os.environ["AUTOFUSE_CACHE_DIR"] = cache
             label = (value or "defaults") if name == "variants" else f"{name}={value or repr('')}"
             entries[label] = (lambda fn=fn: fn(*inputs), sync)

@@ -44,10 +44,7 @@ def main():
         inputs = [cupy.asarray(a) for a in host]
         entries = {}
         for label, (options, settings) in MODES.items():
-            before = {place: getattr(*place) for place in settings}
-            for place, value in settings.items():
-                setattr(*place, value)
-            try:
+            with gpu.constants(settings):
                 fn = autofuse.jit(workload.fn(np), **options)
                 gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
                 lowered = fn.lower(*inputs)
@@ -55,9 +52,6 @@ def main():
                     k.strategy + (" (waits)" if "wait_for_prerequisite()" in k.source else "")
                     for k in lowered.kernels) + " | " + (lowered.host_source or "").split("\n")[0]
                     [:110], flush=True)
-            finally:
-                for place, value in before.items():
-                    setattr(*place, value)
             entries[label] = (lambda fn=fn: fn(*inputs), sync)
         entries["torch.compile"] = gpu.system_call("torch.compile", workload, host)
         device = {label: [] for label in entries}

@@ -32,31 +32,12 @@ CASES = [
 ]
 
 
-def _variant(text: str) -> dict:
-    """"module.NAME=V+NAME2=V" -> {(module, name): value}: generator constants (cuda_source's
-    where no module is named) for one variant; "" is the defaults."""
-    import importlib
-    settings = {}
-    for item in filter(None, text.split("+")):
-        key, value = item.split("=")
-        module, name = key.split(".") if "." in key else ("cuda_source", key)
-        module = importlib.import_module(f"autofuse.backends.{module}")
-        settings[(module, name)] = type(getattr(module, name))(value)
-    return settings
-
-
 def _compiled(fn, x, settings: dict):
-    """autofuse.jit(fn), compiled (and checked) with the generator constants of `settings`."""
-    saved = {place: getattr(*place) for place in settings}
-    for (module, name), value in settings.items():
-        setattr(module, name, value)
-    try:
+    """autofuse.jit(fn), compiled (and run once) with the generator constants of `settings`."""
+    with gpu.constants(settings):
         f = autofuse.jit(fn)
         got = f(x)
         kernels = "; ".join(f"{k.strategy} grid {k.launch['grid'][0]}" for k in f.lower(x).kernels)
-    finally:
-        for (module, name), value in saved.items():
-            setattr(module, name, value)
     return f, got, kernels
 
 
@@ -77,7 +58,7 @@ def main(variants=("",), only=""):
         x = cupy.asarray(host)
         entries, kernels = {}, {}
         for variant in variants:
-            f, got, kernels[variant] = _compiled(fn, x, _variant(variant))
+            f, got, kernels[variant] = _compiled(fn, x, gpu.constant_settings(variant))
             for a, b in zip(got if isinstance(got, tuple) else (got,),
                             want if isinstance(want, tuple) else (want,)):
                 np.testing.assert_allclose(cupy.asnumpy(a), b, rtol=1e-3, atol=1e-2)
