@@ -1,5 +1,6 @@
 """Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_simulator.py: the CUDA backend's kernels for every
 group kind and strategy, executed by numba's simulator on small NumPy inputs, against NumPy."""
+import contextlib
 import importlib
 import math
 import os
@@ -357,6 +358,26 @@ def _tolerance(dtype) -> dict:
     return dict(rtol=2e-3, atol=2e-3) if dtype == np.float16 else dict(rtol=1e-5, atol=1e-5)
 
 
+@contextlib.contextmanager
+def configured(settings: dict):
+    """A case's settings applied: generator constants (upper-case names) set for the block, and
+    the jit options (lower-case names, less the runner's own "strategy", "calls", "reference")
+    yielded."""
+    overrides = {_constant(key): value for key, value in settings.items()
+                 if key.split(".")[-1].isupper()}
+    options = {key: value for key, value in settings.items()
+               if not key.split(".")[-1].isupper()
+               and key not in ("strategy", "calls", "reference")}
+    saved = {place: getattr(*place) for place in overrides}
+    for (module, constant), value in overrides.items():
+        setattr(module, constant, value)
+    try:
+        yield options
+    finally:
+        for (module, constant), value in saved.items():
+            setattr(module, constant, value)
+
+
 def _constant(key: str):
     """(module, name) of a generator constant: NAME in cuda_source, or module.NAME in
     autofuse/backends/module.py."""
@@ -378,21 +399,12 @@ def main(only: str = "") -> int:
         reference = settings.pop("reference", fn)
         with np.errstate(over="ignore"):       # (float16 cases overflow to inf on purpose)
             expected = reference(*args)
-        overrides = {_constant(key): value for key, value in settings.items()
-                     if key.split(".")[-1].isupper()}
-        options = {key: value for key, value in settings.items()
-                   if not key.split(".")[-1].isupper()}
+        options = dict(settings)
         strategy, calls = options.pop("strategy", ""), options.pop("calls", 1)
-        saved = {place: getattr(*place) for place in overrides}
-        for (module, constant), value in overrides.items():
-            setattr(module, constant, value)
-        try:
+        with configured(options) as options:
             jitted = autofuse.jit(fn, backend="cuda", **options)
             results = [jitted(*args) for _ in range(calls)]
             strategies = [k.strategy for k in jitted.lower(*args).kernels] if strategy else []
-        finally:
-            for (module, constant), value in saved.items():
-                setattr(module, constant, value)
         expected = expected if isinstance(expected, tuple) else (expected,)
         ok = True
         for got in results:
