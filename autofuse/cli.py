@@ -185,23 +185,18 @@ def jitted(function, static_names):
 def kernels_table(lowered) -> str:
     from .fusion.cost import mib
     fused = lowered.fused
+    from .fusion.program import origins
     rows = [("kernel", "kind", "strategy", "ops", "fused", "unfused", "source lines")]
-    for group in fused.groups:
-        origins = sorted({n.origin for n in group.nodes if n.origin}, key=_origin_key)
-        rows.append((f"{group.kind}_{group.id}", group.kind, str(getattr(group, "strategy", "-")),
-                     str(len(group.ops)), mib(group.bytes_fused()), mib(group.bytes_unfused()),
-                     _ranges(origins)))
+    for kernel in lowered.kernels:
+        rows.append((kernel.name, kernel.kind, str(kernel.strategy or "-"),
+                     str(len(kernel.ops)), mib(kernel.bytes_fused()), mib(kernel.bytes_unfused()),
+                     _ranges(origins(kernel.group))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     s = fused.summary()
     lines.append(f"bytes moved: unfused {mib(s['bytes_unfused'])}, fused {mib(s['bytes_fused'])} "
                  f"({s['ratio']:.2f}x less)")
     return "\n".join(lines)
-
-
-def _origin_key(origin: str):
-    name, _, number = origin.rpartition(":")
-    return (name, int(number) if number.isdigit() else 0)
 
 
 def _ranges(origins: list) -> str:
@@ -230,12 +225,12 @@ def _ranges(origins: list) -> str:
 def source_lines(lowered, path: str) -> str:
     """Each kernel with the text of the source lines it computes (lines of FILE only)."""
     import linecache
+    from .fusion.program import origins
     base = os.path.basename(path)
     out = []
     for group in lowered.fused.groups:
-        origins = sorted({n.origin for n in group.nodes if n.origin}, key=_origin_key)
         out.append(f"{group.kind}_{group.id}:")
-        for origin in origins:
+        for origin in origins(group):
             name, _, number = origin.rpartition(":")
             text = linecache.getline(path, int(number)).strip() if name == base and \
                 number.isdigit() else ""
@@ -258,13 +253,13 @@ def report(lowered, args, path: str, seconds: float) -> str:
                  + kernels_table(lowered))
     parts.append("# source lines per kernel\n" + source_lines(lowered, path))
     if args.source or args.ptx:
-        for group in lowered.kernels:
+        for kernel in lowered.kernels:
             if args.source:
-                parts.append(f"# source of {group.kind}_{group.id}\n" + (
-                    group.source or f"(none: {getattr(group, 'strategy', None) or 'interpreted by NumPy'})"))
+                parts.append(f"# source of {kernel.name}\n" + (
+                    kernel.source or f"(none: {kernel.strategy or 'interpreted by NumPy'})"))
             if args.ptx:
-                ptx = group.ptx
-                parts.append(f"# ptx of {group.kind}_{group.id}\n" + (
+                ptx = kernel.ptx
+                parts.append(f"# ptx of {kernel.name}\n" + (
                     ptx if ptx is not None else f"(none: the {lowered.backend} backend makes no PTX)"))
     return "\n\n".join(parts)
 

@@ -148,17 +148,16 @@ def compiled(entry) -> None:
         emit(lowered.as_text("traced"))
         emit(lowered.as_text("fused"))
     if level >= 4:
-        for group in entry.kernels:
-            strategy = getattr(group, "strategy", None)
-            if group.source is None:
-                why = strategy or f"backend {entry.backend} interprets the program op by op"
-                emit(f"source of {group.kind}_{group.id}: none ({why})")
+        for kernel in entry.kernels:
+            if kernel.source is None:
+                why = kernel.strategy or f"backend {entry.backend} interprets the program op by op"
+                emit(f"source of {kernel.name}: none ({why})")
             else:
-                emit(f"source of {group.kind}_{group.id} (strategy {strategy}):\n{group.source}")
+                emit(f"source of {kernel.name} (strategy {kernel.strategy}):\n{kernel.source}")
     if level >= 5:
-        for group in entry.kernels:
-            ptx = group.ptx
-            emit(f"ptx of {group.kind}_{group.id}:\n" + (ptx if ptx is not None else
+        for kernel in entry.kernels:
+            ptx = kernel.ptx
+            emit(f"ptx of {kernel.name}:\n" + (ptx if ptx is not None else
                  f"(no PTX: backend {entry.backend} does not generate it)"))
 
 
@@ -184,20 +183,25 @@ def elements(group) -> int:
     return max(sizes) if sizes else group.root.size
 
 
-def launch_text(group, seconds: float, synchronized: bool = False, first: bool = False) -> str:
-    launch = getattr(group, "launch", None)
+def launch_text(group, seconds: float, synchronized: bool = False, first: bool = False,
+                kernel=None) -> str:
+    """A launch's line: the group's kernel, its strategy and launch (`kernel`, the backend's
+    record, where there is one), elements and time."""
+    launch = kernel.launch if kernel is not None else None
+    strategy = kernel.strategy if kernel is not None else "?"
     where = f" grid={launch['grid']} block={launch['block']}" if launch else ""
     if launch and "registers" in launch:
         where += f" registers={launch['registers']}"
     sync = ", synchronized" if synchronized else ""
     sync += ", first call: includes numba's compile or cache load" if first else ""
-    return (f"launch {group.kind}_{group.id} strategy={getattr(group, 'strategy', '?')}{where} "
+    return (f"launch {group.kind}_{group.id} strategy={strategy}{where} "
             f"elements={elements(group)} time={seconds * 1e6:.1f} us (host wall{sync})")
 
 
-def run_steps(steps, run_one, synchronize=None) -> None:
+def run_steps(steps, run_one, synchronize=None, records=None) -> None:
     """Hook for a backend's launch loop when STATE.active: `run_one(step)` each step, printing a
-    launch line per step at level >= 2 (timed on the host; `synchronize()` after each launch)."""
+    launch line per step at level >= 2 (timed on the host; `synchronize()` after each launch;
+    `records`: {group id: kernels.Kernel}, the backend's records of the steps' kernels)."""
     if debug_level() < 2:
         for step in steps:
             run_one(step)
@@ -212,7 +216,8 @@ def run_steps(steps, run_one, synchronize=None) -> None:
         if synchronize is not None:
             synchronize()
         group = step.group if hasattr(step, "group") else step.kernel.group
-        emit(launch_text(group, clock() - start, synchronize is not None, first))
+        emit(launch_text(group, clock() - start, synchronize is not None, first,
+                         records.get(group.id) if records else None))
 
 
 def run_program(entry, call):

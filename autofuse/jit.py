@@ -10,8 +10,7 @@ from operator import attrgetter
 import numpy as np
 
 from . import tree
-from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, \
-    run_program as _debug_run
+from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, run_program as _debug_run
 from .dlpack import foreign, import_leaves
 from .errors import ArgumentError, DTypeError, UnsupportedError, where
 from .lowered import Lowered
@@ -31,11 +30,11 @@ class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=None, float16="numpy"):
+                 cuda_graph=None, float16="numpy", tuning=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
-        self.options = {"cuda_graph": cuda_graph, "float16": float16}
+        self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
@@ -246,7 +245,7 @@ def _as_returned(value, kind: str):
 
 
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
-        float16="numpy"):
+        float16="numpy", tuning=None):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -267,6 +266,9 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     BENCHMARKS.md), answers closer to the exact ones than NumPy's. Other backends compute float16
     as NumPy does.
 
+    `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
+    values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
+
     >>> import numpy as np, autofuse
     >>> @autofuse.jit
     ... def scale(x):
@@ -285,7 +287,14 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
         raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}"
                             f"{where()}")
 
+    if tuning is not None:
+        from .backends.cuda.tuning import Tuning
+        if not isinstance(tuning, Tuning):
+            raise ArgumentError(f"jit(tuning=...) takes an autofuse.backends.cuda.Tuning, got "
+                                f"{type(tuning).__name__}{where()}")
+
     def decorate(function):
-        return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16)
+        return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
+                           tuning)
 
     return decorate if fn is None else decorate(fn)

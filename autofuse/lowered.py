@@ -56,7 +56,8 @@ class Lowered:
         values labelled with name, shape and dtype, edges between groups labelled with bytes."""
         from .debug import signature_text
         from .picture import to_dot
-        return to_dot(self.fused, f"{signature_text(self._entry)} on {self.backend}")
+        return to_dot(self.fused, f"{signature_text(self._entry)} on {self.backend}",
+                      {kernel.id: kernel.strategy for kernel in self.kernels})
 
     def render(self, path, format: str | None = None) -> str:
         """Write the picture to `path` as "svg", "png" or "pdf" (default: the path's suffix, else

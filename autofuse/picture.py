@@ -42,8 +42,9 @@ def _attrs(**attrs) -> str:
     return "[" + ", ".join(f"{key}={_quote(str(value))}" for key, value in attrs.items()) + "]"
 
 
-def to_dot(fused, title: str | None = None) -> str:
-    """DOT text of a FusedProgram (see the module docstring for what it shows)."""
+def to_dot(fused, title: str | None = None, strategies: dict | None = None) -> str:
+    """DOT text of a FusedProgram (see the module docstring for what it shows); `strategies`:
+    {group id: the backend's strategy for its kernel}."""
     graph, names = fused.graph, fused.names
     summary = fused.summary()
     kinds = ", ".join(f"{kind} {count}" for kind, count in summary["kinds"].items()) or "none"
@@ -84,7 +85,7 @@ def to_dot(fused, title: str | None = None) -> str:
         color = KIND_COLORS.get(group.kind, "#eeeeee")
         label = (f"{group.kind}_{group.id}  [{group.kind}]\n"
                  f"{mib(group.bytes_fused())} moved (unfused {mib(group.bytes_unfused())})")
-        strategy = getattr(group, "strategy", None)
+        strategy = (strategies or {}).get(group.id)
         if strategy:
             label += f"\nstrategy: {strategy}"
         lines.append(f"  subgraph cluster_g{group.id} {{")

@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 
 from . import tree
-from .backends.cuda_arrays import interface
+from .arrays import interface
 from .errors import ArgumentError, where
 
 

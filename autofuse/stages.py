@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from .fusion import partition
 from .ir.graph import Graph
+from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .trace import Traced, leaf_spec, trace
 from .tree import LEAF
@@ -19,7 +20,7 @@ class Entry:
     graph: Graph                       # simplified
     history: list[PassRecord]
     fused: object = None               # fusion.FusedProgram
-    kernels: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)         # kernels.Kernel, one a group
     program: object = None             # callable: list of input arrays -> list of output arrays
     build_seconds: float = 0.0
     input_strides: dict = field(default_factory=dict)   # input node id -> element strides or None
@@ -46,6 +47,6 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))
-    entry.kernels = list(entry.fused.groups)
+    entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
     get_backend(backend).prepare(entry)
     return entry

@@ -21,9 +21,7 @@ themselves are kept (and the long batches' own times, as `batch_rounds`, and the
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
-import importlib
 import json
 import math
 import os
@@ -70,31 +68,16 @@ def _batch(call, sync, calls: int, device: list | None = None, mark: int = 0) ->
     return elapsed
 
 
-def constant_settings(text: str) -> dict:
-    """"NAME=V+module.NAME2=V" -> {(module, attribute): value}: autofuse's code generator constants
-    (NAME in cuda_source, module.NAME in autofuse/backends/module.py), values that read as
-    integers as ints, others as text; "" sets none."""
-    settings = {}
+def tuning(text: str):
+    """"NAME=V+NAME2=V" -> the CUDA generator's Tuning with those fields changed (names as
+    Tuning's fields, either case), values that read as integers as ints, others as text; "" is
+    the defaults. Pass it as `autofuse.jit(..., tuning=...)`."""
+    from autofuse.backends.cuda.tuning import Tuning
+    changes = {}
     for item in filter(None, text.split("+")):
         key, value = item.split("=", 1)
-        module, name = key.split(".") if "." in key else ("cuda_source", key)
-        module = importlib.import_module(f"autofuse.backends.{module}")
-        settings[(module, name)] = int(value) if value.lstrip("-").isdigit() else value
-    return settings
-
-
-@contextlib.contextmanager
-def constants(settings: dict):
-    """Generator constants set to `settings` {(module, attribute): value} inside the block (for the
-    kernels compiled there), restored after."""
-    before = {place: getattr(*place) for place in settings}
-    for place, value in settings.items():
-        setattr(*place, value)
-    try:
-        yield
-    finally:
-        for place, value in before.items():
-            setattr(*place, value)
+        changes[key] = int(value) if value.lstrip("-").isdigit() else value
+    return Tuning().replace(**changes)
 
 
 def time_rounds(entries: dict, rounds=7, calls=20, warmup=3, batch_ms=250.0, short=0,

@@ -1,7 +1,6 @@
 """Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_simulator.py: the CUDA backend's kernels for every
 group kind and strategy, executed by numba's simulator on small NumPy inputs, against NumPy."""
 import contextlib
-import importlib
 import math
 import os
 import sys
@@ -9,7 +8,7 @@ import sys
 import numpy as np
 
 import autofuse
-from autofuse.backends import cuda_source
+from autofuse.backends.cuda.tuning import Tuning
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from programs import layernorm, softmax  # noqa: E402
@@ -90,11 +89,8 @@ CASES = [
     # full tiles take vectors: a row bias (a vector too) and a column one (elements) beside them
     ("transpose_vector_tiles", lambda x, b, c: x.T * b - c[:, None] + x.T,
      (f32(64, 128), f32(64), f32(128))),
-    # vector tiles 8 threads across a row, two vectors each (no shared-memory bank conflicts)
-    ("transpose_vector_tiles_across_8", lambda x, b, c: x.T * b - c[:, None] + x.T,
-     (f32(64, 128), f32(64), f32(128)), {"TILE_ACROSS": 8}),
-    ("transpose_vector_tiles_512_threads", lambda x, y: (x.T + y) * 2,
-     (f32(128, 64), f32(64, 128)), {"TILE_ACROSS": 8, "TILE_THREADS": 512}),
+    ("transpose_vector_tiles_256_threads", lambda x, y: (x.T + y) * 2,
+     (f32(128, 64), f32(64, 128)), {"TILE_THREADS": 256}),
     ("stencil", lambda u: u[2:] - 2 * u[1:-1] + u[:-2], (f32(20),)),
     ("setslice", lambda u: u.copy().__setitem__((slice(1, -1),), 0) or u, (f32(5),)),
     ("concatenate", lambda a, b: np.concatenate([a, b * 2], axis=1), (f32(3, 2), f32(3, 4))),
@@ -147,8 +143,7 @@ CASES = [
      {"VECTOR_BYTES": 8}),
     ("vector_16_bytes_many_inputs", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
      (f32(9, 64),) * 4, {"VECTOR_STEP_BYTES": 0}),
-    ("vector_8_bytes_hinted", lambda x, y: x * y - 1, (f32(9, 64), f32(9, 64)),
-     {"VECTOR_BYTES": 8, "STREAM_LOADS": ".L1::evict_normal"}),
+    ("vector_8_bytes_two_inputs", lambda x, y: x * y - 1, (f32(9, 64), f32(9, 64)), {"VECTOR_BYTES": 8}),
     ("vector_block_spread_chain", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
      (f32(9, 64),) * 4, {"VECTOR_ILP": 2, "VECTOR_SPREAD": "block"}),
     ("vector_block_spread_bias_column", lambda x, b, c, y: x * b + c - y,
@@ -204,14 +199,12 @@ CASES = [
     # keep the first position, broadcast partners read element by element, a misaligned base
     ("split_vector_ties", lambda x: (x.argmax(), x.argmin(), x.sum()),
      (rng.integers(-3, 4, 4000).astype(np.float32),)),
-    ("split_vector_tail_halves", lambda x: (x.argmax(), x.argmin(), x.sum()),
-     (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_TAIL_HALVES": 1}),
     # each block a contiguous range of its own (REDUCE_SPREAD "chunk"), the last one shorter;
     # with the halving tails; a grid-stride apart, with plain loads (the default before)
     ("split_vector_chunks", lambda x: (x.argmax(), x.argmin(), x.sum()),
      (rng.integers(-3, 4, 4000).astype(np.float32),), {"REDUCE_SPREAD": "chunk"}),
-    ("split_vector_chunks_halves", lambda x, c: ((x * c).sum(), x.max()),
-     (f32(40, 64), f32(40, 1)), {"REDUCE_SPREAD": "chunk", "REDUCE_TAIL_HALVES": 1}),
+    ("split_vector_chunks_broadcast", lambda x, c: ((x * c).sum(), x.max()),
+     (f32(40, 64), f32(40, 1)), {"REDUCE_SPREAD": "chunk"}),
     ("split_vector_hinted_loads", lambda x, c: ((x * c).sum(), x.argmin()), (f32(40, 64), f32(40, 1)),
      {"REDUCE_LOADS": ".L1::evict_first.L2::cache_hint|evict_first"}),
     ("split_vector_grid_spread", lambda x: (x.argmax(), x.sum()),
@@ -251,7 +244,7 @@ CASES = [
      {"strategy": "two-stage columns"}),
     ("two_stage_columns_two_tiles", lambda x: (x * x).sum(0), (f32(64, 40),),
      {"strategy": "two-stage columns, 32x1 threads, 2 tiles x 4 chunks", "calls": 2,
-      "cuda_two_stage.SIM_BLOCKS": 8}),
+      "SIM_BLOCKS": 8}),
     ("two_stage_columns_leading_axes", lambda x: x.sum(axis=(0, 1)), (f32(6, 10, 5),),
      {"strategy": "two-stage columns, 8x4 threads"}),
     ("two_stage_columns_middle_axis", lambda x: (x.sum(1), x.max(1, keepdims=True)), (f32(3, 50, 4),),
@@ -291,20 +284,19 @@ CASES = [
     # most 64 columns (attention's P @ V), 64 x WIDE where it has at most 64 rows; ragged M, N, K;
     # WIDE 128 and 256 (the default)
     ("matmul_vector_narrow_n_batched", lambda p, v: p @ v * 0.5, (f32(2, 260, 20), f32(2, 20, 64)),
-     {"cuda_matmul.NARROW": 64}),
+     {"TILES_NARROW": 64}),
     ("matmul_vector_narrow_n_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
-     (f32(70, 12), f32(12, 36), f32(36)), {"cuda_matmul.NARROW": 64}),
+     (f32(70, 12), f32(12, 36), f32(36)), {"TILES_NARROW": 64}),
     ("matmul_vector_narrow_m", lambda x, w: np.tanh(x @ w) + 1, (f32(40, 12), f32(12, 260)),
-     {"cuda_matmul.NARROW": 64}),
+     {"TILES_NARROW": 64}),
     ("matmul_vector_narrow_wide128", lambda p, v: p @ v - 1, (f32(2, 260, 20), f32(2, 20, 64)),
-     {"cuda_matmul.NARROW": 64, "cuda_matmul.WIDE": 128}),
+     {"TILES_NARROW": 64, "TILES_WIDE": 128}),
     ("matmul_vector_square_tiles", lambda p, v: p @ v - 1, (f32(2, 70, 20), f32(2, 20, 36)),
-     {"cuda_matmul.NARROW": 0}),
+     {"TILES_NARROW": 0}),
     # cache-hinted accesses (off by default): the same kernels' logic with the hinted calls
-    ("hinted_rows_transpose_split", lambda x, g, y: ((x - x.mean(-1, keepdims=True)) * g,
-                                                     (y.T + y) * 2, (x * x).sum()),
-     (f32(4, 256), f32(256), f32(40, 40)),
-     {"STREAM_LOADS": ".nc.L1::no_allocate", "STREAM_STORES": ".cs"}),
+    ("rows_transpose_split", lambda x, g, y: ((x - x.mean(-1, keepdims=True)) * g,
+                                              (y.T + y) * 2, (x * x).sum()),
+     (f32(4, 256), f32(256), f32(40, 40))),
     ("vector_int8", lambda a, b: a * b + 1, (rng.integers(-9, 9, (8, 64)).astype(np.int8),
                                              rng.integers(-9, 9, (64,)).astype(np.int8))),
     # float16: add, subtract and multiply as float16 ops (cuda_half), others in float32 and
@@ -360,31 +352,15 @@ def _tolerance(dtype) -> dict:
 
 @contextlib.contextmanager
 def configured(settings: dict):
-    """A case's settings applied: generator constants (upper-case names) set for the block, and
-    the jit options (lower-case names, less the runner's own "strategy", "calls", "reference")
-    yielded."""
-    overrides = {_constant(key): value for key, value in settings.items()
-                 if key.split(".")[-1].isupper()}
+    """A case's settings as jit options: generator values (upper-case names of Tuning's fields)
+    as a `tuning`, and the jit options (lower-case names, less the runner's own "strategy",
+    "calls", "reference") as they are."""
+    changes = {key: value for key, value in settings.items() if key.isupper()}
     options = {key: value for key, value in settings.items()
-               if not key.split(".")[-1].isupper()
-               and key not in ("strategy", "calls", "reference")}
-    saved = {place: getattr(*place) for place in overrides}
-    for (module, constant), value in overrides.items():
-        setattr(module, constant, value)
-    try:
-        yield options
-    finally:
-        for (module, constant), value in saved.items():
-            setattr(module, constant, value)
-
-
-def _constant(key: str):
-    """(module, name) of a generator constant: NAME in cuda_source, or module.NAME in
-    autofuse/backends/module.py."""
-    if "." not in key:
-        return cuda_source, key
-    module, name = key.split(".")
-    return importlib.import_module(f"autofuse.backends.{module}"), name
+               if not key.isupper() and key not in ("strategy", "calls", "reference")}
+    if changes:
+        options["tuning"] = Tuning().replace(**changes)
+    yield options
 
 
 def main(only: str = "") -> int:

@@ -183,17 +183,12 @@ def test_report_gives_the_warm_process_compile_as_a_median_of_new_functions():
     assert "- cold, in a warm process: 230 ms\n" in report.markdown(run) + "\n"
 
 
-def test_generator_constants_parse_and_restore():
-    """The probes' and tune.py's variants: "NAME=V+module.NAME=V" sets cuda_source's NAME and
-    another backend module's, integers as ints, inside the block only, even when it raises."""
-    from autofuse.backends import cuda_source, cuda_two_stage
-    settings = gpu.constant_settings("ILP_LOADS=8+cuda_two_stage.LOADS=2+REDUCE_SPREAD=chunk")
-    assert settings == {(cuda_source, "ILP_LOADS"): 8, (cuda_two_stage, "LOADS"): 2,
-                        (cuda_source, "REDUCE_SPREAD"): "chunk"}
-    assert gpu.constant_settings("") == {}
-    before = cuda_source.ILP_LOADS, cuda_two_stage.LOADS, cuda_source.REDUCE_SPREAD
-    with pytest.raises(RuntimeError):
-        with gpu.constants(settings):
-            assert (cuda_source.ILP_LOADS, cuda_two_stage.LOADS) == (8, 2)
-            raise RuntimeError
-    assert (cuda_source.ILP_LOADS, cuda_two_stage.LOADS, cuda_source.REDUCE_SPREAD) == before
+def test_tuning_variants_parse():
+    """The probes' and tune.py's variants: "NAME=V+NAME=V" changes the Tuning's fields (either
+    case), integers as ints, text as text; "" is the defaults; an unknown name is refused."""
+    from autofuse.backends.cuda.tuning import DEFAULT
+    tuning = gpu.tuning("ILP_LOADS=8+two_stage_loads=2+REDUCE_SPREAD=chunk")
+    assert tuning.changes() == {"ilp_loads": 8, "two_stage_loads": 2, "reduce_spread": "chunk"}
+    assert gpu.tuning("") == DEFAULT and DEFAULT.key() == ""
+    with pytest.raises(TypeError):
+        gpu.tuning("NO_SUCH_FIELD=1")

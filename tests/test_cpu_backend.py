@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import autofuse
-from autofuse.backends import cpu, cpu_source
+from autofuse.backends.cpu import source as cpu_source
+from autofuse.backends import cpu
 from conftest import assert_same, random_array
 
 F32 = np.float32

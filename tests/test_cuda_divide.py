@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import autofuse
-from autofuse.backends import cuda_divide, cuda_source
+from autofuse.backends.cuda.intrinsics import divide as cuda_divide
+from autofuse.backends.cuda.tuning import Tuning
 from programs import layernorm
 
 rng = np.random.default_rng(29)
@@ -68,7 +69,7 @@ def test_values_outside_the_ranges_take_ieee_division():
         assert np.array_equal(_bits(got)[~np.isnan(want)], _bits(want)[~np.isnan(want)]), b
 
 
-def test_rows_kernel_divides_by_the_reciprocal_in_its_vector_loop(monkeypatch):
+def test_rows_kernel_divides_by_the_reciprocal_in_its_vector_loop():
     x, g, b = (np.ones((16, 4096), np.float32), np.ones(4096, np.float32), np.ones(4096, np.float32))
     (kernel,) = autofuse.jit(layernorm, backend="cuda").lower(x, g, b).kernels
     source = kernel.source
@@ -82,8 +83,8 @@ def test_rows_kernel_divides_by_the_reciprocal_in_its_vector_loop(monkeypatch):
     # the element-by-element path (base addresses not 16-byte aligned) divides as before
     element_path = source[source.index("element by element"):]
     assert "cuda.fma" not in element_path and " / t" in element_path
-    monkeypatch.setattr(cuda_source, "INVARIANT_DIVIDE", 0)
-    (kernel,) = autofuse.jit(layernorm, backend="cuda").lower(x, g, b).kernels
+    plain = Tuning(invariant_divide=False)
+    (kernel,) = autofuse.jit(layernorm, backend="cuda", tuning=plain).lower(x, g, b).kernels
     assert "cuda.fma" not in kernel.source
     # a quotient that varies with the element (x / x) keeps the plain division
     (kernel,) = autofuse.jit(lambda x: x / (x + 1), backend="cuda").lower(x).kernels

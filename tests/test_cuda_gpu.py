@@ -112,7 +112,7 @@ def test_cache_hinted_accesses(name, fn, make, tol, monkeypatch):
     """With cache qualifiers on the reads and writes of data touched once (off by default:
     cuda_source.STREAM_LOADS), every width of hinted access (1- and 2-byte elements moved as
     32-bit words, 8-byte ones as themselves) gives NumPy's results."""
-    from autofuse.backends import cuda_source
+    from autofuse.backends.cuda import kernel as cuda_source
     monkeypatch.setattr(cuda_source, "STREAM_LOADS", ".nc.L1::no_allocate")
     monkeypatch.setattr(cuda_source, "STREAM_STORES", ".cs")
     args = make()
@@ -143,7 +143,7 @@ def test_generator_variants_off_by_default(name, fn, make, tol, vector_spread, r
     in halving steps (REDUCE_TAIL_HALVES), measured and left off, with both loops' steps placed a
     grid-stride or a block apart, or a block's range contiguous (VECTOR_SPREAD, REDUCE_SPREAD),
     still give NumPy's results."""
-    from autofuse.backends import cuda_source
+    from autofuse.backends.cuda import kernel as cuda_source
     monkeypatch.setattr(cuda_source, "VECTOR_ILP", 2)
     monkeypatch.setattr(cuda_source, "REDUCE_TAIL_HALVES", 1)
     monkeypatch.setattr(cuda_source, "VECTOR_SPREAD", vector_spread)
@@ -414,7 +414,7 @@ def test_float32_matmul_vector_kernel_against_numpy():
 def test_rectangular_matmul_tiles_against_numpy(monkeypatch):
     """cuda_matmul.NARROW (64 by default): WIDE x 64 tiles for attention's P @ V (ragged M), a
     bias epilogue at 36 columns, 64 x WIDE tiles for a result 40 rows tall; WIDE 128 and 256."""
-    from autofuse.backends import cuda_matmul
+    from autofuse.backends.cuda.emit import matmul_tiles as cuda_matmul
     monkeypatch.setattr(cuda_matmul, "NARROW", 64)
     cases = ((lambda p, v: p @ v, (f32(4, 300, 132), f32(4, 132, 64)), "{w}x64"),
              (lambda x, w, b: np.maximum(x @ w + b, 0), (f32(520, 68), f32(68, 36), f32(36)), "{w}x64"),

@@ -18,7 +18,7 @@ from numba import config  # noqa: E402
 if config.ENABLE_CUDASIM:
     pytest.skip("the simulator runs its own program class", allow_module_level=True)
 
-from autofuse.backends import cuda_graph  # noqa: E402
+from autofuse.backends.cuda.runtime import graph as cuda_graph  # noqa: E402
 from test_cuda_host import Array, program_for, recorded  # noqa: E402
 
 
@@ -200,7 +200,7 @@ def test_intermediates_are_allocated_per_call_unless_the_graph_holds_them(hold):
 
 
 def test_a_thread_without_a_context_gets_it_made_current_and_the_call_replayed(monkeypatch):
-    from autofuse.backends import cuda_driver
+    from autofuse.backends.cuda.runtime import driver as cuda_driver
     made = []
     monkeypatch.setattr(cuda_driver, "set_context", lambda: made.append(1))
     # the driver refuses every call until the context is made current

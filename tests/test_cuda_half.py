@@ -10,7 +10,7 @@ below and in the simulator suite."""
 import numpy as np
 import pytest
 
-from autofuse.backends import cuda_half
+from autofuse.backends.cuda.intrinsics import half as cuda_half
 
 EVERY = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
 OPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply}

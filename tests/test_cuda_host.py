@@ -15,7 +15,8 @@ from numba import config  # noqa: E402
 if config.ENABLE_CUDASIM:
     pytest.skip("the simulator runs its own program class", allow_module_level=True)
 
-from autofuse.backends import cuda_driver, cuda_host  # noqa: E402
+from autofuse.backends.cuda.runtime import driver as cuda_driver  # noqa: E402
+from autofuse.backends.cuda.runtime import host as cuda_host  # noqa: E402
 
 
 class Array:
@@ -198,7 +199,8 @@ def test_large_calls_launch_directly_and_overlap(mode, size, expected, monkeypat
     """By default a call that moves DIRECT_BYTES a kernel launches its kernels one by one, to
     overlap (a graph saves host time such a call hides); cuda_graph=True keeps the graph and
     cuda_graph=False launches one by one whatever the size."""
-    from autofuse.backends import cuda as backend, cuda_graph
+    from autofuse.backends.cuda.runtime import graph as cuda_graph
+    from autofuse.backends import cuda as backend
     monkeypatch.setattr(cuda_graph, "build", lambda program, hold: (None, "graph"))
     program, inputs = program_for(lambda x: x * 2 + 1, (size,))
     program.graph_mode = mode

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import autofuse
-from autofuse.backends import cuda_strip
+from autofuse.backends.cuda.device import HOPPER
+from autofuse.backends.cuda.tuning import DEFAULT as TUNING
 
 pytest.importorskip("numba_cuda")
 from numba import config  # noqa: E402
@@ -17,16 +18,17 @@ if config.ENABLE_CUDASIM:
 from test_fusion import CANONICAL  # noqa: E402
 
 F64 = re.compile(r"^\s*[a-z.]+\.f64\b", re.MULTILINE)
-# cache qualifiers of a global access (cuda_source.STREAM_LOADS / STREAM_STORES: reads of data a
-# kernel reads once are .nc.L1::no_allocate, its writes .cs)
+# cache qualifiers a global access may carry (split reductions' reads, rows kernels' reads and
+# stores: Tuning.reduce_loads, row_hold_load, row_reload_load, row_stores)
 CACHE = r"(?:\.(?:nc|cs|L1::\w+|L2::\w+))*"
 WORDS = {"u32", "b32"}             # 16 bytes of halves: four 32-bit words (b32 where cache-hinted)
 STRATEGY = {"softmax": "rows", "layernorm": "rows", "sum_squares": "rows", "column_sums": "columns",
             "relu_matmul_bias": "tiled", "transpose_add": "grid-stride", "stencil": "grid-stride"}
 
 
-def lowered(fn, args):
-    return autofuse.jit(fn, backend="cuda").lower(*args)
+def lowered(fn, args, **tuning):
+    """`fn` lowered for the GPU at these arguments, with generator values changed by `tuning`."""
+    return autofuse.jit(fn, backend="cuda", tuning=TUNING.replace(**tuning)).lower(*args)
 
 
 @pytest.mark.parametrize("name, fn, make, expected", CANONICAL, ids=[c[0] for c in CANONICAL])
@@ -65,12 +67,11 @@ def test_transposed_input_goes_through_shared_memory_tiles():
     """Full TILE_T x TILE_T tiles: each thread reads 16-byte segments of tile rows of the
     transposed input and of the other input, and writes the output's (with an element-by-element
     path for misaligned base addresses); partial tiles: elements only."""
-    from autofuse.backends import cuda_source
-    side = cuda_source.TILE_T
+    side = TUNING.tile_t
     x = np.ones((side, 2 * side), np.float32)
     (kernel,) = lowered(lambda a, b: (a.T + b) * 2, (x, x.T.copy())).kernels
     assert kernel.strategy == "transpose tiles, 4-wide vectors" and "ld.shared" in kernel.ptx
-    per_thread = side * side // (4 * cuda_source.TILE_THREADS)  # vectors a thread a tile
+    per_thread = side * side // (4 * TUNING.tile_threads)  # vectors a thread a tile
     assert len(VECTOR_LOAD.findall(kernel.ptx)) == 2 * per_thread
     assert len(VECTOR_STORE.findall(kernel.ptx)) == per_thread
     x = np.ones((side + 8, side + 38), np.float32)
@@ -151,12 +152,10 @@ def test_float16_chains_stay_in_halves():
     assert "cvt.f32.f16" not in kernel.ptx and "cvt.rn.f16.f32" not in kernel.ptx
 
 
-def test_float16_native_ops_can_be_turned_off(monkeypatch):
-    """cuda_source.NATIVE_HALVES = 0: every op in float32, each result rounded by numba's casts
+def test_float16_native_ops_can_be_turned_off():
+    """Tuning(native_halves=False): every op in float32, each result rounded by numba's casts
     (the way kernels were generated before; kept for measuring)."""
-    from autofuse.backends import cuda_source
-    monkeypatch.setattr(cuda_source, "NATIVE_HALVES", 0)
-    (kernel,) = lowered(HALF_KERNELS[0][1], HALF_KERNELS[0][2]).kernels
+    (kernel,) = lowered(HALF_KERNELS[0][1], HALF_KERNELS[0][2], native_halves=False).kernels
     assert not HALF_ARITHMETIC.findall(kernel.ptx) and "as_f32(as_f16(" in kernel.source
 
 
@@ -212,58 +211,6 @@ def test_grid_stride_kernels_use_vector_loads_and_stores(fn, args, loads, store)
     assert re.search(rf"st\.global{CACHE}\.[fb]\d+", ptx)      # the misaligned path, element by element
 
 
-@pytest.mark.parametrize("dtype, load, store", [
-    (np.float32, r"v4\.f32", r"v4\.f32"), (np.float64, r"v2\.f64", r"v2\.f64"),
-    (np.int64, r"v2\.b64", r"v2\.b64"), (np.int32, r"v4\.b32", r"v4\.b32"),
-    (np.float16, r"v4\.b32", r"v4\.b32"), (np.int8, r"v2\.b32", r"v2\.b32"),
-    (np.bool_, r"v2\.b32", r"v2\.b32"),
-], ids=["float32", "float64", "int64", "int32", "float16", "int8", "bool"])
-def test_data_touched_once_takes_cache_hints(dtype, load, store, monkeypatch):
-    """With STREAM_LOADS and STREAM_STORES set (off by default), vector reads of an input the
-    kernel reads once carry the load qualifiers and its writes the store ones (elements of 1 or
-    2 bytes moved as 32-bit words); a broadcast input (the row bias, read by every row) keeps
-    plain reads, so it stays in L1."""
-    from autofuse.backends import cuda_source
-    _hints_on(monkeypatch)
-    x, b = np.ones((512, 256), dtype), np.ones(256, dtype)
-    fn = (lambda x, b: x ^ b) if dtype == np.bool_ else (lambda x, b: x * 3 + b)
-    (kernel,) = lowered(fn, (x, b)).kernels
-    assert "-wide vectors" in kernel.strategy
-    loads = re.escape(cuda_source.STREAM_LOADS) + r"\." + load
-    stores = re.escape(cuda_source.STREAM_STORES) + r"\." + store
-    assert len(re.findall(rf"ld\.global{loads} ", kernel.ptx)) >= 1
-    assert len(re.findall(rf"st\.global{stores} ", kernel.ptx)) >= 1
-    assert re.search(r"vload\d+_once\(a0,", kernel.source)
-    assert re.search(r"= vload\d+\(a1,", kernel.source)            # the bias: plain
-
-
-def _hints_on(monkeypatch):
-    from autofuse.backends import cuda_source
-    monkeypatch.setattr(cuda_source, "STREAM_LOADS", ".nc.L1::no_allocate")
-    monkeypatch.setattr(cuda_source, "STREAM_STORES", ".cs")
-
-
-def test_transpose_tiles_hint_their_accesses(monkeypatch):
-    """The transpose kernel's reads and writes, vectors and elements, take the hints too; with
-    STREAM_LOADS and STREAM_STORES empty (the default) every access is plain."""
-    from autofuse.backends import cuda_source
-    _hints_on(monkeypatch)
-    args = (np.ones((256, 512), np.float32), np.ones((512, 256), np.float32))
-    (kernel,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels
-    assert kernel.strategy == "transpose tiles, 4-wide vectors"
-    loads = re.findall(r"ld\.global[.\w:]*", kernel.ptx)
-    stores = re.findall(r"st\.global[.\w:]*", kernel.ptx)
-    assert loads and all(".nc.L1::no_allocate" in load for load in loads)
-    assert stores and all(".cs" in store for store in stores)
-    assert "ld.global.nc.L1::no_allocate.v4.f32" in loads       # the vector path's, hinted
-    assert len(re.findall(r"ld\.global\.nc\.L1::no_allocate\.f32", kernel.ptx)) == \
-        2 * (cuda_source.TILE_T ** 2 // cuda_source.TILE_THREADS)       # the element path's
-    monkeypatch.setattr(cuda_source, "STREAM_LOADS", "")
-    monkeypatch.setattr(cuda_source, "STREAM_STORES", "")
-    (plain,) = lowered(lambda x, y: (x.T + y) * 2, args).kernels
-    assert "_once" not in plain.source and "L1::" not in plain.ptx and ".cs." not in plain.ptx
-
-
 def test_vectors_only_where_the_reads_are_consecutive():
     x = np.empty((64, 260), np.float32)
     (shifted,) = lowered(lambda x: x[:, 1:257] - x[:, :256], (x,)).kernels
@@ -272,19 +219,16 @@ def test_vectors_only_where_the_reads_are_consecutive():
     assert "vectors" not in odd.strategy and not VECTOR_STORE.findall(odd.ptx)
 
 
-def test_rectangular_matmul_tiles(monkeypatch):
-    """With cuda_matmul.NARROW 64 (the default), a result at most 64 wide (attention's P @ V)
+def test_rectangular_matmul_tiles():
+    """With Tuning.tiles_narrow 64 (the default), a result at most 64 wide (attention's P @ V)
     takes WIDE x 64 tiles and one at most 64 tall 64 x WIDE: no half-empty 128 x 128 tiles;
     (WIDE / 8) x 8 threads, no local memory, one barrier a slab. NARROW 0: square tiles."""
-    from autofuse.backends import cuda_matmul
-    wide = cuda_matmul.WIDE
-    assert cuda_matmul.NARROW == 64 and wide == 256
+    wide = TUNING.tiles_wide
+    assert TUNING.tiles_narrow == 64 and wide == 256
     w = np.empty((256, 384), np.float32)
     p, v = np.empty((4, 512, 256), np.float32), np.empty((4, 256, 64), np.float32)
-    monkeypatch.setattr(cuda_matmul, "NARROW", 0)
-    (square,) = lowered(lambda p, v: p @ v, (p, v)).kernels
+    (square,) = lowered(lambda p, v: p @ v, (p, v), tiles_narrow=0).kernels
     assert square.strategy.startswith("tiled 128x128x8")
-    monkeypatch.setattr(cuda_matmul, "NARROW", 64)
     (narrow,) = lowered(lambda p, v: p @ v, (p, v)).kernels
     assert narrow.strategy.startswith(f"tiled {wide}x64x8")
     assert narrow.launch["grid"] == (1, 512 // wide, 4) and narrow.launch["block"] == wide
@@ -295,7 +239,7 @@ def test_rectangular_matmul_tiles(monkeypatch):
 
 
 def test_float32_matmul_takes_the_vector_kernel():
-    """cuda_matmul.py: 16-byte global reads of both operands, 16-byte shared reads, one barrier
+    """emit/matmul_tiles.py: 16-byte global reads of both operands, 16-byte shared reads, one barrier
     per slab (two in the code), no local memory; other shapes and dtypes keep the general one."""
     x, w, b = np.empty((512, 256), np.float32), np.empty((256, 384), np.float32), np.empty(384, np.float32)
     (kernel,) = lowered(lambda x, w, b: np.maximum(x @ w + b, 0), (x, w, b)).kernels
@@ -326,7 +270,7 @@ def _stencil(u):
 
 
 def test_stencil_interior_vectors_take_a_branch_free_path():
-    rows = 2 * cuda_strip.ROWS - 1                        # too few rows for row strips
+    rows = 2 * TUNING.strip_rows - 1                        # too few rows for row strips
     (kernel,) = lowered(_stencil, (np.empty((rows, 1024), np.float32),)).kernels
     assert kernel.strategy.startswith("grid-stride")
     interior = [line for line in kernel.source.splitlines() if "every lane inside" in line]
@@ -335,10 +279,10 @@ def test_stencil_interior_vectors_take_a_branch_free_path():
 
 
 def test_stencil_takes_row_strips_reading_each_row_once():
-    """cuda_strip.py: a strip of ROWS rows of one 16-byte vector a thread loads rows -1..ROWS as
+    """emit/strip.py: a strip of Tuning.strip_rows rows of one 16-byte vector a thread loads rows -1..ROWS as
     vectors and the columns either side as scalars, all before its arithmetic, and stores ROWS
     vectors; edge strips (and a misaligned base) keep scalar paths."""
-    rows = cuda_strip.ROWS
+    rows = TUNING.strip_rows
     (kernel,) = lowered(_stencil, (np.empty((256, 256), np.float32),)).kernels
     assert kernel.strategy == f"row strips of {rows}, 4-wide vectors"
     assert kernel.launch["grid"] == (1, 256 // rows, 1) and kernel.launch["block"] == 64
@@ -359,7 +303,7 @@ def test_stencil_takes_row_strips_reading_each_row_once():
 
 @pytest.mark.parametrize("fn, shape, reason", [
     (lambda u: u * 2 + 1, (256, 256), "no row shift"),
-    (lambda u: u[1:] + u[:-1], (2 * cuda_strip.ROWS, 256), "too few rows"),
+    (lambda u: u[1:] + u[:-1], (2 * TUNING.strip_rows, 256), "too few rows"),
     (lambda u: (u[1:] + u[:-1]).reshape(-1, 8), (256, 256), "not a 2-D loop"),
     (lambda u: np.concatenate([u[1:], u[:-1]], axis=1), (256, 256), "a concatenation"),
     (lambda u: u[1:, 1:] - u[:-1, :-1], (256, 258), "rows not a multiple of the lanes"),
@@ -374,19 +318,18 @@ def test_split_reduction_reads_16_byte_vectors():
     single vectors (which the compiler may unroll), each lane combined in element order, every
     vector read with REDUCE_LOADS' cache qualifier; a misaligned base reads element by element,
     and an input whose last axis is not a multiple of 4 keeps the scalar loop."""
-    from autofuse.backends import cuda_source
     (kernel,) = lowered(lambda x: (x * x).sum(), (np.empty(1 << 20, np.float32),)).kernels
-    assert kernel.strategy == f"split, 4-wide vectors x{cuda_source.REDUCE_VECTORS}"
+    assert kernel.strategy == f"split, 4-wide vectors x{TUNING.reduce_vectors}"
     loads = re.findall(rf"ld\.global({CACHE})\.v4\.f32", kernel.ptx)
-    assert len(loads) >= cuda_source.REDUCE_VECTORS + 1 and not F64.findall(kernel.ptx)
-    assert set(loads) == {cuda_source.REDUCE_LOADS.split("|")[0]}
+    assert len(loads) >= TUNING.reduce_vectors + 1 and not F64.findall(kernel.ptx)
+    assert set(loads) == {TUNING.reduce_loads.split("|")[0]}
     (argmax,) = lowered(lambda x: x.argmax(), (np.empty(1 << 17, np.float32),)).kernels
     assert "vectors" in argmax.strategy
     (odd,) = lowered(lambda x: x.sum(), (np.empty((512, 257), np.float32),)).kernels
     assert odd.strategy == "split" and not VECTOR_LOAD.findall(odd.ptx)
 
 
-def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
+def test_layernorm_rows_read_and_write_16_byte_vectors():
     """A rows kernel over 4096-long float32 rows: each thread's 16 items are 4 vectors of the
     row (held in registers, no local memory), read once more from the caches for the outputs
     (ROW_RELOAD: kept with evict_last, read again with evict_first), gamma and beta read as
@@ -394,7 +337,6 @@ def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
     a misaligned base takes the element-by-element body. With ROW_RELOAD 0 and no row-store
     qualifier the row is read once, and every access is plain; so are float16 rows'."""
     from programs import layernorm
-    from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
     (kernel,) = lowered(layernorm, (x, g, g)).kernels
     assert kernel.strategy == "rows, 4-wide vectors"
@@ -406,9 +348,7 @@ def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
     assert ptx.count("createpolicy.fractional.L2::evict_last") == 4
     assert len(re.findall(r"st\.global\.L1::evict_normal\.v4\.f32", ptx)) == 4
     assert re.search(rf"st\.global{CACHE}\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
-    monkeypatch.setattr(cuda_source, "ROW_RELOAD", 0)
-    monkeypatch.setattr(cuda_source, "ROW_STORES", "")
-    (held,) = lowered(layernorm, (x, g, g)).kernels
+    (held,) = lowered(layernorm, (x, g, g), row_reload=False, row_stores="").kernels
     assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.f32", held.ptx)) == 4 + 8
     assert len(re.findall(r"st\.global\.v4\.f32", held.ptx)) == 4 and "L1::" not in held.ptx
     (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
@@ -419,13 +359,12 @@ def test_layernorm_rows_read_and_write_16_byte_vectors(monkeypatch):
     assert half.strategy == "rows, 8-wide vectors" and "L1::" not in half.ptx   # ROW_HINT_BYTES
 
 
-def test_rows_kernel_barriers(monkeypatch):
+def test_rows_kernel_barriers():
     """A rows kernel waits at one barrier per block reduction (in each of its vector and
     element-by-element bodies). Blocks that loop over rows (more rows than ROW_GRID) wait once
     more at the end of a row before writing shared memory again, unless a second reduction's
     barrier already orders it (layernorm); one row a block never does."""
     from programs import layernorm
-    from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
     centre = lambda a: a - a.max(1, keepdims=True)
     bars = lambda kernel: len(re.findall(r"\bbar\.sync\b", kernel.ptx))
@@ -433,10 +372,9 @@ def test_rows_kernel_barriers(monkeypatch):
     assert kernel.strategy == "rows, 4-wide vectors" and bars(kernel) == 2 * 2
     (one,) = lowered(centre, (x,)).kernels
     assert one.strategy == "rows, 4-wide vectors" and bars(one) == 2 * 1
-    monkeypatch.setattr(cuda_source, "ROW_GRID", 16)
-    (looped,) = lowered(centre, (x,)).kernels
+    (looped,) = lowered(centre, (x,), row_grid=16).kernels
     assert looped.launch["grid"][0] == 16 and bars(looped) == 2 * 2
-    (looped,) = lowered(layernorm, (x, g, g)).kernels
+    (looped,) = lowered(layernorm, (x, g, g), row_grid=16).kernels
     assert looped.launch["grid"][0] == 16 and bars(looped) == 2 * 2
 
 
@@ -446,10 +384,9 @@ def test_rows_kernels_carry_launch_bounds():
     launch configuration; a two-stage reduction for a full SM of threads (its grid is one wave of
     blocks); kernels of other kinds carry no bound."""
     from programs import layernorm
-    from autofuse.backends import cuda_source
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
     (kernel,) = lowered(layernorm, (x, g, g)).kernels
-    blocks = cuda_source.ROW_THREADS_PER_SM // 256
+    blocks = TUNING.row_threads_per_sm // 256
     assert kernel.launch["block"] == 256 and kernel.launch["min_blocks_per_sm"] == blocks
     assert re.search(r"^\.maxntid 256, 1, 1$", kernel.ptx, re.MULTILINE)
     assert re.search(rf"^\.minnctapersm {blocks}$", kernel.ptx, re.MULTILINE)
@@ -468,21 +405,21 @@ def test_float16_rows_hold_as_many_bytes_a_thread_as_float32_rows():
     for a 4096-long row) but 32 float16 ones (128 threads, four 16-byte vectors each), under the
     same ROW_THREADS_PER_SM bound; float64 rows keep ROW_ITEMS elements."""
     from programs import layernorm, softmax
-    from autofuse.backends import cuda_source
     for dtype, block in ((np.float16, 128), (np.float32, 256), (np.float64, 256)):
         x, g = np.empty((64, 4096), dtype), np.empty(4096, dtype)
         for fn, args in ((softmax, (x,)), (layernorm, (x, g, g))):
             (kernel,) = lowered(fn, args).kernels
             assert kernel.launch["block"] == block, (dtype, fn.__name__)
-            assert kernel.launch["min_blocks_per_sm"] == cuda_source.ROW_THREADS_PER_SM // block
+            assert kernel.launch["min_blocks_per_sm"] == TUNING.row_threads_per_sm // block
             assert re.search(rf"^\.maxntid {block}, 1, 1$", kernel.ptx, re.MULTILINE)
 
 
 def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
-    """cuda._unless_spilling keeps the bounded cubin unless it spills; then it links the PTX
+    """compile._unless_spilling keeps the bounded cubin unless it spills; then it links the PTX
     again with one block an SM fewer, down to half the blocks asked, and at last without
     .minnctapersm, keeping the first that does not spill (else the one that spills least)."""
-    from autofuse.backends import cuda as backend, cuda_driver
+    from autofuse.backends.cuda.runtime import driver as cuda_driver
+    from autofuse.backends.cuda import compile as backend
     ptx = ".visible .entry k(\n.maxntid 256, 1, 1\n.minnctapersm 5\n{\nret;\n}\n"
     linked = []
 
@@ -537,7 +474,7 @@ def test_float16_option_is_checked():
 ], ids=["pointwise", "transpose", "rows", "columns", "two-stage-columns", "two-stage-rows", "matmul"])
 def test_kernels_wait_for_their_prerequisite_before_any_memory_access(fn, args, strategy):
     """Every kernel but a split reduction begins by letting the next kernel launch and waiting
-    for the one before it (cuda_source.OVERLAP): launched to overlap (cuda_host), it must touch no
+    for the one before it (Tuning.overlap): launched to overlap (cuda_host), it must touch no
     memory before the wait, so the two griddepcontrol instructions come before any load/store."""
     low = lowered(fn, tuple(np.ones(shape, np.float32) for shape in args))
     (kernel,) = low.kernels
@@ -584,7 +521,7 @@ def test_shuffle_temporaries_do_not_shadow_outputs():
 
 
 def test_split_reductions_do_not_overlap():
-    """One wave of blocks: overlapping made sum(x*x) slower on an H200 (cuda_source.OVERLAP)."""
+    """One wave of blocks: overlapping made sum(x*x) slower on an H200 (Tuning.overlap)."""
     low = lowered(lambda x: (x * x).sum(), (np.ones(1 << 20, np.float32),))
     (kernel,) = low.kernels
     assert kernel.strategy.startswith("split") and "griddepcontrol" not in kernel.ptx
@@ -595,27 +532,24 @@ def test_the_last_block_reads_every_partial_at_once():
     """A split reduction's last block combines the blocks' partials: a fixed count a thread,
     each read guarded, so the loop unrolls into reads issued together (not one round trip
     after another while the rest of the GPU waits)."""
-    from autofuse.backends import cuda_source
     low = lowered(lambda x: ((x * x).sum(), x.argmax()), (np.ones(1 << 20, np.float32),))
     (kernel,) = low.kernels
-    per_thread = -(-cuda_source.SPLIT_BLOCKS // cuda_source.THREADS)
+    per_thread = -(-TUNING.split_blocks(HOPPER) // TUNING.threads)
     assert kernel.source.count(f"for u in range({per_thread}):") == 2
-    assert f"if b < {cuda_source.SPLIT_BLOCKS}:" in kernel.source
+    assert f"if b < {TUNING.split_blocks(HOPPER)}:" in kernel.source
     assert "range(t," not in kernel.source
 
 
-def test_kernels_do_not_wait_when_overlap_is_off(monkeypatch):
-    from autofuse.backends import cuda_source
-    monkeypatch.setattr(cuda_source, "OVERLAP", 0)
-    low = lowered(lambda x: x * 2, (np.ones(1 << 16, np.float32),))
+def test_kernels_do_not_wait_when_overlap_is_off():
+    low = lowered(lambda x: x * 2, (np.ones(1 << 16, np.float32),), overlap=False)
     assert "griddepcontrol" not in low.kernels[0].ptx
     assert not low._entry.program.kernels[0].source.overlaps
 
 
 def test_before_sm90_grid_control_is_taken_out_of_the_ptx():
     """griddepcontrol is PTX for sm_90 and later: for an older GPU the kernel's PTX loses exactly
-    those two lines (and the kernel never launches to overlap: CudaKernel.load)."""
-    from autofuse.backends import cuda as backend
+    those two lines (and the kernel never launches to overlap: CompiledKernel.load)."""
+    from autofuse.backends.cuda import compile as backend
     program = lowered(lambda x: np.maximum(x, 0) * 3, (np.ones(1 << 16, np.float32),))._entry.program
     (kernel,) = program.kernels
     kernel.prepare_ptx((8, 0))

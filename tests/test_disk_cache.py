@@ -113,26 +113,27 @@ def test_write_once_is_atomic_and_idempotent(tmp_path):
 
 
 def cuda_kernel(fn, *args):
-    """The CudaKernel of `fn`'s first fusion group at these arguments, built without a GPU."""
-    from autofuse.backends import cuda
-    from autofuse.backends.cuda_source import generate
-    group = autofuse.jit(fn, backend="cuda").lower(*args).kernels[0]
-    source = generate(group, "k", {})
-    return cuda.CudaKernel(group, source, cuda.module_text(source, False), False)
+    """The CompiledKernel of `fn`'s first fusion group at these arguments, built without a GPU."""
+    from autofuse.backends.cuda import compile
+    from autofuse.backends.cuda.writer import generate
+    record = autofuse.jit(fn, backend="cuda").lower(*args).kernels[0]
+    source = generate(record.group, "k", {})
+    return compile.CompiledKernel(record, source, compile.module_text(source, False), False)
 
 
 def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     """A cached cubin is reused only for the same module text, target and intrinsics: editing
-    cuda_vector.py or cuda_half.py (whose intrinsics generated kernels import) makes new
+    intrinsics/vector.py or half.py (whose device functions generated kernels import) makes new
     entries."""
     pytest.importorskip("numba_cuda")
-    from autofuse.backends import cuda
+    from autofuse.backends.cuda import compile as cuda
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")     # (CI has no cuda.core)
     kernel = cuda_kernel(lambda x: x * 2 + 1, np.ones(64, np.float32))
     key = kernel.cache_key("sm_90")
     assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
-    from autofuse.backends import cuda_half, cuda_vector
-    assert {path.name for path in cuda._INTRINSICS} == {"cuda_vector.py", "cuda_half.py"}
+    from autofuse.backends.cuda.intrinsics import half as cuda_half
+    from autofuse.backends.cuda.intrinsics import vector as cuda_vector
+    assert {path.name for path in cuda._INTRINSICS} == {"vector.py", "half.py"}
     assert all(open(m.__file__).read() in cuda._intrinsics_text()
                for m in (cuda_half, cuda_vector))
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
@@ -143,7 +144,7 @@ def test_cuda_cubin_key_covers_the_linker_and_driver_versions(monkeypatch):
     """A cubin linked by one nvJitLink or under one driver is not reused after either changes
     (the driver must load what the linker made, and links where nvJitLink is absent)."""
     pytest.importorskip("numba_cuda")
-    from autofuse.backends import cuda
+    from autofuse.backends.cuda import compile as cuda
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")
     monkeypatch.setattr(cuda, "_distributions", lambda family: "nvidia_nvjitlink-13.0.88")
     kernel = cuda_kernel(lambda x: x * 2 + 1, np.ones(64, np.float32))
@@ -155,7 +156,7 @@ def test_cuda_cubin_key_covers_the_linker_and_driver_versions(monkeypatch):
 
 def test_installed_distributions_of_a_family_are_found_by_name(monkeypatch):
     pytest.importorskip("numba_cuda")
-    from autofuse.backends import cuda
+    from autofuse.backends.cuda import compile as cuda
     monkeypatch.setattr(cuda, "_dist_infos", lambda: (
         "numpy-2.4.6.dist-info", "nvidia_nvjitlink_cu12-12.8.93.dist-info",
         "nvidia_nvjitlink-13.0.88.dist-info", "nvidia_nvjitlink-13.0.88.dist-info"))
@@ -173,7 +174,7 @@ def test_cuda_versions_read_without_importlib_metadata():
     importlib.metadata would cost a first call 15-25 ms): the same as importlib.metadata says."""
     pytest.importorskip("numba_cuda")
     from importlib import metadata
-    from autofuse.backends import cuda
+    from autofuse.backends.cuda import compile as cuda
     for package in ("numpy", "numba-cuda", "numba"):
         assert cuda._version(package) == metadata.version(package)
 
@@ -183,7 +184,7 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     checks a bounded rows kernel for spills with the same target) and writes the cubin; a second
     kernel of the same text loads that cubin without linking."""
     pytest.importorskip("numba_cuda")
-    from autofuse.backends import cuda
+    from autofuse.backends.cuda import compile as cuda
     monkeypatch.setenv("AUTOFUSE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")
     linked, checked, loaded = [], [], []
@@ -218,13 +219,13 @@ def test_the_disk_cache_path_imports_no_numba():
     once imported numba at module level: the first call from the disk cache went 23 -> 229 ms.)"""
     code = "\n".join([
         "import sys, numpy as np, autofuse",
-        "from autofuse.backends import cuda",
-        "from autofuse.backends.cuda_source import generate",
+        "from autofuse.backends.cuda import compile",
+        "from autofuse.backends.cuda.writer import generate",
         "half = np.ones((4, 64), np.float16)",
         "low = autofuse.jit(lambda x, b: (x + b) * x - np.tanh(x), backend='cuda').lower(half, half[0])",
-        "group = low.kernels[0]",
-        "source = generate(group, 'k', {})",
-        "kernel = cuda.CudaKernel(group, source, cuda.module_text(source, False), False)",
+        "record = low.kernels[0]",
+        "source = generate(record.group, 'k', {})",
+        "kernel = compile.CompiledKernel(record, source, compile.module_text(source, False), False)",
         "assert 'half_add' in kernel.text and kernel.cache_key('sm_90')",
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numba_cuda', 'llvmlite')))",
     ])

@@ -144,7 +144,8 @@ def generated_call(monkeypatch):
     if config.ENABLE_CUDASIM:
         pytest.skip("the simulator runs its own program class")
     import autofuse.backends as backends
-    from autofuse.backends import cuda_driver, cuda_host
+    from autofuse.backends.cuda.runtime import driver as cuda_driver
+    from autofuse.backends.cuda.runtime import host as cuda_host
     from test_cuda_host import KernelRecorder, Library
 
     monkeypatch.setattr(backends, "cuda_problem", lambda: None)

@@ -51,7 +51,7 @@ def cuda_problem() -> str | None:
         return f"numba-cuda cannot be imported ({missing})"
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
         return None
-    from .cuda_driver import available
+    from .cuda.runtime.driver import available
     problem = available()            # no cuda.bindings, no driver, no GPU
     return None if problem is None else f"no usable CUDA driver or GPU ({problem})"
 

@@ -28,8 +28,6 @@ class Group:
         self.inputs: list[Node] = []        # filled by finish()
         self.nodes: list[Node] = []         # members in topological order, filled by finish()
         self.kind = "elementwise"
-        self.source = None                  # generated kernel source, once a backend compiled it
-        self.ptx_provider = None            # CUDA: makes the PTX when first asked for
 
     # -- what the group iterates over ----------------------------------------------------------
     @property
@@ -104,11 +102,6 @@ class Group:
             if any(source.shape != node.shape for source in node.inputs if source.ndim):
                 return "loop"
         return "elementwise"
-
-    @property
-    def ptx(self) -> str | None:
-        """The kernel's PTX (CUDA backend; compiled on first access, also without a GPU)."""
-        return self.ptx_provider() if self.ptx_provider is not None else None
 
     # -- bytes -----------------------------------------------------------------------------------
     def bytes_fused(self) -> int:

@@ -105,8 +105,13 @@ class FusedProgram:
         return [memory[n.id] for n in self.graph.outputs]
 
 
+def origins(group: Group) -> list[str]:
+    """The user's source lines ("file.py:12") that made the group's ops, in file and line order."""
+    return sorted({n.origin for n in group.nodes if n.origin}, key=_origin_key)
+
+
 def _source_lines(group: Group) -> str:
-    lines = sorted({n.origin for n in group.nodes if n.origin}, key=_origin_key)
+    lines = origins(group)
     return f"  [{', '.join(lines)}]" if lines else ""
 
 
@@ -115,4 +120,4 @@ def _origin_key(origin: str):
     return (name, int(number) if number.isdigit() else 0)
 
 
-__all__ = ["FusedProgram", "Decision", "graph_text"]
+__all__ = ["FusedProgram", "Decision", "graph_text", "origins"]

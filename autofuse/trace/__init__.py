@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ArgumentError, TraceError, where
 from ..ir.graph import Graph
 from .. import tree
-from ..backends.cuda_arrays import interface
+from ..arrays import interface
 from . import methods  # noqa: F401  (installs the ndarray interface on Tracer)
 from .context import Buffer, TraceContext, check_dtype
 from .interpose import numpy_creation_traced

@@ -9,18 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TraceError, describe, where
+from ..arrays import contiguous
 from ..ir.graph import Node
 from .context import Buffer, current
 
 _ANCHOR = np.zeros(1, dtype=np.int8)
-
-
-def contiguous_strides(shape) -> tuple:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(int(size), 1)
-    return tuple(reversed(strides))
 
 
 def shadow_array(shape, strides) -> np.ndarray:
@@ -83,7 +76,7 @@ class Tracer:
     def shadow(self) -> np.ndarray:
         """A memory-less array with this view's strides (for NumPy's view-or-copy decisions)."""
         if self._shadow is None:
-            strides = self._buffer.strides or contiguous_strides(self.shape)
+            strides = self._buffer.strides or contiguous(self.shape, empty_as_one=True)
             self._shadow = shadow_array(self.shape, strides)
         return self._shadow
 

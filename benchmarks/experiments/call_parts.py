@@ -15,7 +15,7 @@ import cupy
 import numpy as np
 
 import autofuse
-from autofuse.backends import cuda_driver
+from autofuse.backends.cuda.runtime import driver as cuda_driver
 from autofuse.jit import fast_key
 
 

@@ -22,7 +22,8 @@ import gpu  # noqa: E402
 from workloads import workloads  # noqa: E402
 
 import autofuse  # noqa: E402
-from autofuse.backends import cuda, cuda_source  # noqa: E402
+from autofuse.backends.cuda import kernel as cuda_source  # noqa: E402
+from autofuse.backends import cuda  # noqa: E402
 
 MODES = {"graph": ({}, {(cuda_source, "OVERLAP"): 0}),
          "kernels": ({"cuda_graph": False}, {(cuda_source, "OVERLAP"): 0}),

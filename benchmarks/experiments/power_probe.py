@@ -78,7 +78,7 @@ def main():
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a cuda_source constant for autofuse's kernels (repeatable)")
     args = parser.parse_args()
-    from autofuse.backends import cuda_source
+    from autofuse.backends.cuda import kernel as cuda_source
     for setting in args.set:
         name, value = setting.split("=", 1)
         setattr(cuda_source, name, int(value) if value.lstrip("-").isdigit() else value)

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gpu  # noqa: E402
 
 import autofuse  # noqa: E402
-from autofuse.backends import cuda_source  # noqa: E402
+from autofuse.backends.cuda import kernel as cuda_source  # noqa: E402
 
 
 def fn(x):

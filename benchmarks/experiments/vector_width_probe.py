@@ -41,7 +41,7 @@ def main():
     args = parser.parse_args()
     import cupy
     import torch
-    from autofuse.backends import cuda_source
+    from autofuse.backends.cuda import kernel as cuda_source
     rng = np.random.default_rng(17)
     numpy_fn = chain(lambda v: np.maximum(v, 0))
     torch_fn = torch.compile(chain(lambda v: torch.clamp_min(v, 0)))

@@ -1,4 +1,8 @@
-"""The array libraries a CUDA call can come from (CuPy, torch, numba, anything with
+"""Array interop: the array libraries a call can come from (NumPy, CuPy, torch, numba, anything with
+__cuda_array_interface__), how to read their pointers, allocate like them and find their stream;
+and C-contiguous strides. The front end and the backends both import it; it imports neither.
+
+The array libraries a CUDA call can come from (CuPy, torch, numba, anything with
 __cuda_array_interface__), and how to read their pointers, allocate like them and find their stream.
 
 Outputs are allocated from the caller's library (its memory pool) and returned as its arrays;
@@ -17,6 +21,17 @@ import sys
 import numpy as np
 
 
+def contiguous(shape, empty_as_one: bool = False) -> tuple:
+    """The element strides of a C-contiguous array of `shape`. An array with a size-0 axis has
+    no elements, so any strides serve; by default the axes before it get stride 0 (kernels leave
+    such terms out of their index math), with `empty_as_one` the size-0 axis counts as 1 (the
+    tracer's shadow arrays, whose views NumPy decides)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(int(size), 1) if empty_as_one else size
+    return tuple(reversed(strides))
+
 def is_device_array(value) -> bool:
     return hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray)
 
@@ -29,11 +44,7 @@ def interface(value) -> tuple[tuple, np.dtype, tuple | None, int]:
     strides = cai.get("strides")
     if strides is not None:
         strides = tuple(s // dtype.itemsize for s in strides)
-        expected, step = [], 1
-        for size in reversed(shape):
-            expected.append(step)
-            step *= size
-        if strides == tuple(reversed(expected)) or 0 in shape:
+        if strides == contiguous(shape) or 0 in shape:
             strides = None
     return shape, dtype, strides, cai["data"][0]
 

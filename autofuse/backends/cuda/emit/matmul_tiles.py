@@ -24,31 +24,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from .render import broadcast_index
-
-ENABLED = 1
-TILE = 128                     # a block's tile of the result is TILE x TILE (16 x 16 threads,
-#                                each 8 x 8 results) ...
-NARROW, WIDE = 64, 256         # ... or WIDE x NARROW where the result has at most NARROW columns
-#                                (NARROW x WIDE where it has at most NARROW rows), so that a
-#                                64-wide result (attention's P @ V) computes no half-empty tiles.
-#                                ptxas: 147 registers a thread, so WIDE 256 (256 threads) runs one
-#                                block an SM, 128 three. Attention, 32 x 2048 x 64, H200 (tune.py,
-#                                session 8): NARROW 0 1.807 ms, 64 with WIDE 128 1.612, WIDE 256 1.462
-DEPTH = 8                      # K elements per shared slab
+from ....arrays import contiguous
+from ...render import broadcast_index
+from ..kernel import storage_dtype
 
 
 class Tiles:
     """A block's tile of the result, tm x tn, and its thread grid: each thread 8 x 8 results as
     two 4-wide chunks per side, the second `half` of the tile further along."""
 
-    def __init__(self, m: int, n: int):
-        if NARROW and n <= NARROW < m:
-            self.tm, self.tn = WIDE, NARROW
-        elif NARROW and m <= NARROW < n:
-            self.tm, self.tn = NARROW, WIDE
+    def __init__(self, m: int, n: int, tuning):
+        # a result with at most `narrow` columns (rows) takes wide x narrow tiles (narrow x wide),
+        # so that a 64-wide result (attention's P @ V) computes no half-empty tiles
+        narrow, wide = tuning.tiles_narrow, tuning.tiles_wide
+        if narrow and n <= narrow < m:
+            self.tm, self.tn = wide, narrow
+        elif narrow and m <= narrow < n:
+            self.tm, self.tn = narrow, wide
         else:
-            self.tm = self.tn = TILE
+            self.tm = self.tn = tuning.tiles_side
+        self.depth = tuning.tiles_depth             # K elements a shared slab
         self.side_m, self.side_n = self.tm // 8, self.tn // 8
         self.threads = self.side_m * self.side_n
         self.half_m, self.half_n = self.tm // 2, self.tn // 2
@@ -56,8 +51,6 @@ class Tiles:
 
 def refusal(source) -> str | None:
     """Why this kernel does not apply to the group's matmul, or None where it does."""
-    if not ENABLED:
-        return "disabled"
     node = source.group.matmul
     (a, _), (b, _) = operands = [_operand(source, x) for x in node.inputs]
     if any(x.dtype != np.float32 for x in (node, a, b)):
@@ -75,7 +68,7 @@ def refusal(source) -> str | None:
 
 
 def generate(source):
-    """The kernel, as `source` (a CudaSource) renders kernels."""
+    """The kernel, as `source` (a KernelWriter) renders kernels."""
     r = source.renderer
     source.narrow = False           # (the general matmul measured slower with 32-bit indices)
     node = source.group.matmul
@@ -85,8 +78,8 @@ def generate(source):
     m, n = node.shape[-2:]
     k = node.inputs[0].shape[-1]
     batch_names = tuple(f"b{d}" for d in range(len(batch)))
-    tiles = Tiles(m, n)
-    guard_m, guard_n, guard_k = m % tiles.tm != 0, n % tiles.tn != 0, k % DEPTH != 0
+    tiles = Tiles(m, n, source.tuning)
+    guard_m, guard_n, guard_k = m % tiles.tm != 0, n % tiles.tn != 0, k % tiles.depth != 0
     for name in ("address", "vload4", "vstore4", "sload4", "sstore4"):
         r.globals[name] = ("vector", name)
     zero = r.constant(np.float32(0))
@@ -103,8 +96,8 @@ def generate(source):
     r.emit(f"col0 = cuda.blockIdx.x * {tiles.tn}")
     if batch:
         source.delinearize("cuda.blockIdx.z", list(batch_names), list(batch))
-    r.emit(f"sa = cuda.shared.array(({2 * DEPTH}, {tiles.tm}), {nb}{align})")
-    r.emit(f"sb = cuda.shared.array(({2 * DEPTH}, {tiles.tn}), {nb}{align})")
+    r.emit(f"sa = cuda.shared.array(({2 * tiles.depth}, {tiles.tm}), {nb}{align})")
+    r.emit(f"sb = cuda.shared.array(({2 * tiles.depth}, {tiles.tn}), {nb}{align})")
     acc = [[f"c{x}_{y}" for y in range(8)] for x in range(8)]
     for row in acc:
         r.emit(" = ".join(row) + f" = {zero}")
@@ -113,9 +106,9 @@ def generate(source):
     # along K where K is the operand's contiguous axis (A, or B read transposed: 4 shared
     # stores, transposing), else along the tile (B, or A read transposed: one 16-byte store).
     stagings = [_Staging("a", "sa", pa, a, "row0", m, k, tiles.tm, tiles.threads,
-                         along_k=not a_transposed),
+                         along_k=not a_transposed, depth=tiles.depth),
                 _Staging("b", "sb", pb, b, "col0", n, k, tiles.tn, tiles.threads,
-                         along_k=b_transposed)]
+                         along_k=b_transposed, depth=tiles.depth)]
     for staging in stagings:
         staging.declare(r, _batch_offset(source, staging.node, node, batch_names))
 
@@ -130,7 +123,7 @@ def generate(source):
     def compute() -> None:
         r.emit(f"abase = cur * {tiles.tm} + tm * 4")
         r.emit(f"bbase = cur * {tiles.tn} + tn * 4")
-        for kk in range(DEPTH):
+        for kk in range(tiles.depth):
             for side, base, width, half in (("a", "abase", tiles.tm, tiles.half_m),
                                             ("b", "bbase", tiles.tn, tiles.half_n)):
                 for chunk in range(2):
@@ -140,20 +133,20 @@ def generate(source):
                 for y in range(8):
                     r.emit(f"{acc[x][y]} += a{x}_ * b{y}_")
 
-    # NOTE: slab s lives in shared rows (s % 2) * DEPTH: the next slab is written to the other
+    # NOTE: slab s lives in shared rows (s % 2) * depth: the next slab is written to the other
     # half after this slab's FMAs, and the one barrier per slab orders both (reads of a half
     # happen before its rewrite two slabs later; writes before the next slab's reads).
     fetch("0")
     stage("")
     r.emit("cuda.syncthreads()")
     r.emit("cur = 0")
-    r.emit(f"for k0 in range(0, {k}, {DEPTH}):")
+    r.emit(f"for k0 in range(0, {k}, {tiles.depth}):")
     r.push()
-    r.emit(f"nxt = {DEPTH} - cur")
-    r.emit(f"more = k0 + {DEPTH} < {k}")
+    r.emit(f"nxt = {tiles.depth} - cur")
+    r.emit(f"more = k0 + {tiles.depth} < {k}")
     r.emit("if more:")
     r.push()
-    fetch(f"k0 + {DEPTH}")
+    fetch(f"k0 + {tiles.depth}")
     r.pop()
     compute()
     r.emit("if more:")
@@ -166,7 +159,7 @@ def generate(source):
     _epilogue(source, node, acc, batch_names, guard_m, guard_n, tiles)
     batch_size = int(np.prod(batch, dtype=np.int64))
     grid = (max(1, -(-n // tiles.tn)), max(1, -(-m // tiles.tm)), max(1, batch_size))
-    return source.finish(f"tiled {tiles.tm}x{tiles.tn}x{DEPTH}, 8x8 per thread, 16-byte loads, "
+    return source.finish(f"tiled {tiles.tm}x{tiles.tn}x{tiles.depth}, 8x8 per thread, 16-byte loads, "
                          "double-buffered", tiles.threads, grid)
 
 
@@ -185,16 +178,18 @@ def _operand(source, x):
 
 
 class _Staging:
-    """How one operand's slab (DEPTH x `width` elements) goes from global to shared memory, in
+    """How one operand's slab (depth x `width` elements) goes from global to shared memory, in
     chunks of 4 consecutive elements, chunk c = t + j * threads for j = 0, 1, ...: `along_k`
     (the operand's contiguous axis is K: a chunk is 4 k of one tile row, stored transposed as 4
     scalars) or along the tile (4 tile columns of one k, one 16-byte shared store)."""
 
-    def __init__(self, name, shared, param, node, origin, extent, k, width, threads, along_k):
+    def __init__(self, name, shared, param, node, origin, extent, k, width, threads, along_k,
+                 depth):
+        self.depth = depth
         self.name, self.shared, self.param, self.node = name, shared, param, node
         self.origin, self.extent, self.k, self.along_k = origin, extent, k, along_k
         self.width = width
-        chunks = DEPTH * width // 4
+        chunks = self.depth * width // 4
         self.rounds = -(-chunks // threads)
         # (a slab of fewer chunks than threads: only the first `chunks` threads move one)
         self.partial = f"t < {chunks}" if chunks < threads else None
@@ -209,8 +204,8 @@ class _Staging:
             q, kq, offset = self._names(j)
             chunk = f"(t + {j * self.threads})" if j else "t"
             if self.along_k:
-                r.emit(f"{q} = {chunk} // {DEPTH // 4}")
-                r.emit(f"{kq} = ({chunk} % {DEPTH // 4}) * 4")
+                r.emit(f"{q} = {chunk} // {self.depth // 4}")
+                r.emit(f"{kq} = ({chunk} % {self.depth // 4}) * 4")
                 r.emit(f"{offset} = {batch}({self.origin} + {q}) * {self.k} + {kq}")
             else:
                 r.emit(f"{kq} = {chunk} // {self.width // 4}")
@@ -253,12 +248,7 @@ def _batch_offset(source, operand, node, batch_names) -> str:
     if not batch_names:
         return ""
     index = broadcast_index(operand.shape, node.shape, batch_names + ("0", "0"))
-    strides = []
-    step = 1
-    for size in reversed(operand.shape):
-        strides.append(step)
-        step *= size
-    offset = source.offset(operand.shape[:-2], tuple(reversed(strides))[:-2], index[:-2])
+    offset = source.offset(operand.shape[:-2], contiguous(operand.shape)[:-2], index[:-2])
     return "" if offset == "0" else f"{offset} + "
 
 
@@ -290,7 +280,6 @@ def _epilogue(source, node, acc, batch_names, guard_m, guard_n, tiles) -> None:
         r.emit(f"gi{x} = row0 + tm * 4 + {(x // 4) * tiles.half_m + x % 4}")
     for y in range(8):
         r.emit(f"gj{y} = col0 + tn * 4 + {(y // 4) * tiles.half_n + y % 4}")
-    from .cuda_source import contiguous, storage_dtype
     vector = n % 4 == 0 and all(p.node.shape == node.shape and p.node.dtype.kind != "b" and
                                 storage_dtype(p.node.dtype).itemsize == 4 for p in source.outputs)
     if vector:

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import BackendError, where
-from . import cuda_driver, cuda_host
+from ....errors import BackendError, where
+from . import driver as cuda_driver
+from . import host as cuda_host
 
 
 class GraphCall:

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from ..errors import BackendError, where
+from ....errors import BackendError, where
 
 INVALID_CONTEXT = 201          # CUDA_ERROR_INVALID_CONTEXT (cuda.h): no current context
 _lock = threading.Lock()
@@ -67,7 +67,8 @@ def available() -> str | None:
 
 def ensure_context() -> dict:
     """A current context on this thread (the one CuPy/torch use: the device's primary context),
-    and that device's compute capability, multiprocessor count and the driver's CUDA version."""
+    and that device's compute capability, multiprocessor count, threads and registers an SM,
+    shared memory a block, and the driver's CUDA version."""
     cu = driver()
     context = check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
     if context is not None and int(context) != 0:
@@ -87,6 +88,9 @@ def ensure_context() -> dict:
             "cc": (get(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
                    get(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
             "sms": get(attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            "threads_per_sm": get(attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
+            "registers_per_sm": get(attribute.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR),
+            "shared_per_block": get(attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
             "driver": int(check(cu.cuDriverGetVersion(), "cuDriverGetVersion"))}
     return _state[key]
 

@@ -110,10 +110,10 @@ def _intrinsics():
 
     def narrow_from_words(builder, loaded: list, element, itemsize: int, lanes: int) -> list:
         """`lanes` elements of 1 or 2 bytes from 32-bit words (little-endian): 2-byte ones by
-        _split_word (HALF_WORDS_PTX), others by shifts (a bitcast of a loaded vector would be
+        _split_word, others by shifts (a bitcast of a loaded vector would be
         folded back into a split load)."""
         per_word = 4 // itemsize
-        if itemsize == 2 and HALF_WORDS_PTX:
+        if itemsize == 2:
             return [builder.bitcast(half, element) for word in loaded[:lanes // 2]
                     for half in _split_word(builder, word)]
         values = []
@@ -128,7 +128,7 @@ def _intrinsics():
     def narrow_to_words(builder, items: list, itemsize: int) -> list:
         """narrow_from_words' inverse."""
         per_word = 4 // itemsize
-        if itemsize == 2 and HALF_WORDS_PTX:
+        if itemsize == 2:
             return [_join_word(builder, [builder.bitcast(item, ir.IntType(16))
                                          for item in items[w:w + 2]])
                     for w in range(0, len(items), 2)]
@@ -409,5 +409,4 @@ def _intrinsics():
 
 
 LANES = (2, 4, 8)
-HALF_WORDS_PTX = 1     # 2-byte lanes split from and joined into words by PTX's mov.b32 (0: shifts)
 globals().update(_simulator_functions() if config.ENABLE_CUDASIM else _intrinsics())

@@ -12,12 +12,12 @@ import threading
 import numba
 import numpy as np
 
-from ..debug import STATE as _DEBUG, run_steps as _debug_steps
-from ..fusion import CostModel
-from ..ir.interpreter import evaluate_node, run_nodes
-from . import disk_cache
-from .cpu_source import generate
-from .literals import literal
+from ...debug import STATE as _DEBUG, run_steps as _debug_steps
+from ...fusion import CostModel
+from ...ir.interpreter import evaluate_node, run_nodes
+from .. import disk_cache
+from .source import generate
+from ..literals import literal
 
 # Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses.
 COST = CostModel(max_row=1 << 30)
@@ -154,8 +154,9 @@ def _view(memory: dict, arg):
 class Program:
     """Runs the kernels of one signature in launch order."""
 
-    def __init__(self, graph, steps):
+    def __init__(self, graph, steps, records: dict):
         self.steps = steps
+        self.records = records            # group id -> kernels.Kernel (debug output)
         self.input_ids = [n.id for n in graph.inputs]
         self.input_dtypes = [n.dtype for n in graph.inputs]
         self.output_ids = [n.id for n in graph.outputs]
@@ -166,7 +167,7 @@ class Program:
         for node_id, dtype, value in zip(self.input_ids, self.input_dtypes, inputs):
             memory[node_id] = value if isinstance(value, np.ndarray) else np.asarray(value, dtype)
         if _DEBUG.active:
-            _debug_steps(self.steps, lambda step: step.run(memory))
+            _debug_steps(self.steps, lambda step: step.run(memory), records=self.records)
         else:
             for step in self.steps:
                 step.run(memory)
@@ -179,16 +180,17 @@ class Program:
 
 
 def prepare(entry) -> None:
+    """Compile each group of `entry` (its kernel records get their strategy and source) and
+    give the entry its program."""
     steps = []
-    for group in entry.fused.groups:
+    for record in entry.kernels:
+        group = record.group
         if not _compilable(group):
-            group.source = None
-            group.strategy = "numpy (float16 is not compiled by numba on the CPU)"
+            record.strategy = "numpy (float16 is not compiled by numba on the CPU)"
             steps.append(InterpretedStep(group))
             continue
         kernel = generate(group, f"{group.kind}_{group.id}")
         text = module_text(kernel)
-        group.source = text
-        group.strategy = kernel.strategy
+        record.source, record.strategy = text, kernel.strategy
         steps.append(Step(group, kernel, load(kernel, text), text))
-    entry.program = Program(entry.graph, steps)
+    entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels})

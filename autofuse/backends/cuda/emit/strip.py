@@ -3,14 +3,14 @@
 `v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])` reads each
 element of `u` five times. The grid-stride vector loop issues all five reads per element (20 per
 vector, most of them L1 or L2 hits); here a thread owns one vector of `lanes` columns (16 bytes of
-the output) over a strip of ROWS rows instead, and reads each row it needs once:
+the output) over a strip of rows (Tuning.strip_rows) instead, and reads each row it needs once:
 - every read is located first, by rendering the strip's outputs in a throwaway renderer and
   evaluating each read's index at two origins: a read at (strip row + a, column + d) for constant
   a and d is "resident"; others (a broadcast, a transposed read) are rendered where used, as
   anywhere else;
 - a resident read of an input whose rows are 16-byte aligned vectors is a lane of one vector load
   per (input, a); the rest (the columns left and right of the vector) are one scalar load each;
-- all of a strip's loads are issued before its first arithmetic, then ROWS vector stores;
+- all of a strip's loads are issued before its first arithmetic, then a vector store a row;
 - a strip wholly inside every slice-assigned region and inside the array takes that branch-free
   body; strips at the edges go row by row and lane by lane, each element taking its own branch;
 - a base address not 16-byte aligned runs the element-by-element grid-stride loop instead.
@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ROWS = 4                              # rows of a strip (0: never take this kernel); measured
-#                                       on an H200 (stencil 8192^2): 4 rows 1.05x, 8 1.08x, 16 1.12x
+from ....arrays import contiguous
+from ..kernel import identifiers, storage_dtype
+
 ORIGINS = ((1000, 2000), (3000, 6000))   # (row, column) origins a read's index is evaluated at
 MAX_GRID_Y = 65535
 
@@ -34,6 +35,7 @@ MAX_GRID_Y = 65535
 @dataclass
 class Strip:
     shape: tuple
+    height: int                       # rows a strip (Tuning.strip_rows)
     lanes: int
     block: int                        # threads per block, along the columns
     grid: tuple
@@ -44,8 +46,8 @@ class Strip:
     scalars: dict                     # node id -> (a, d) read as scalars
 
 
-def row_name(a: int) -> str:
-    if 0 <= a < ROWS:
+def row_name(a: int, height: int) -> str:
+    if 0 <= a < height:
         return f"r{a}"
     return f"(r0 + {a})" if a > 0 else f"(r0 - {-a})"
 
@@ -59,30 +61,30 @@ def column_name(d: int, lanes: int) -> str:
 
 
 def plan(source, shape, size: int, threads: int) -> Strip | str:
-    """The strip kernel's plan for `source` (a CudaSource of a loop group), or why it does not
+    """The strip kernel's plan for `source` (a KernelWriter of a loop group), or why it does not
     apply (then the grid-stride loop runs)."""
-    from .cuda_source import contiguous, identifiers, storage_dtype
-    if not ROWS:
+    height = source.tuning.strip_rows
+    if not height:
         return "disabled"
     if len(shape) != 2:
         return "not 2-D"
     rows, cols = shape
-    if rows < 2 * ROWS:
-        return f"under {2 * ROWS} rows"
+    if rows < 2 * height:
+        return f"under {2 * height} rows"
     lanes = source.vector_lanes(shape, size, threads)
     if not lanes:
         return "no vector stores"
     if any(m.op == "concatenate" for m in source.group.members.values()):
         # its pieces are branches: a read of the piece not taken may lie outside its input
         return "a concatenation"
-    grid_y = -(-rows // ROWS)
+    grid_y = -(-rows // height)
     if grid_y > MAX_GRID_Y:
-        return f"more than {MAX_GRID_Y * ROWS} rows"
+        return f"more than {MAX_GRID_Y * height} rows"
     lane_names = ["j"] + [f"jv{k}" for k in range(1, lanes)]
-    indices = [[(f"r{b}", column) for column in lane_names] for b in range(ROWS)]
+    indices = [[(f"r{b}", column) for column in lane_names] for b in range(height)]
     conditions: list = []
     reads = source.probe_reads([index for row in indices for index in row], conditions)
-    known = {f"r{b}" for b in range(ROWS)} | set(lane_names)
+    known = {f"r{b}" for b in range(height)} | set(lane_names)
     conditions = list(dict.fromkeys(conditions))
     if any(not identifiers(c) <= known for c in conditions):
         return "a slice assignment's bounds depend on a computed value"
@@ -98,7 +100,7 @@ def plan(source, shape, size: int, threads: int) -> Strip | str:
                 (node.shape[0] == 1 or strides[0] % lanes == 0) and \
                 storage_dtype(node.dtype).itemsize * lanes <= 16
             for wanted in requested:
-                spot = _offsets(wanted, lanes)
+                spot = _offsets(wanted, lanes, height)
                 if spot is None:
                     continue
                 resident[(node_id, wanted)] = spot
@@ -112,19 +114,19 @@ def plan(source, shape, size: int, threads: int) -> Strip | str:
         return "no input is read at two row offsets"
     block = min(threads, max(32, -(-(cols // lanes) // 32) * 32))
     grid = (-(-(cols // lanes) // block), grid_y, 1)
-    return Strip(tuple(shape), lanes, block, grid, indices, conditions, resident,
+    return Strip(tuple(shape), height, lanes, block, grid, indices, conditions, resident,
                  {n: sorted(v) for n, v in vectors.items()},
                  {n: sorted(v) for n, v in scalars.items()})
 
 
-def _offsets(index: tuple, lanes: int) -> tuple | None:
+def _offsets(index: tuple, lanes: int, height: int) -> tuple | None:
     """(a, d) where `index` reads row (strip row 0) + a, column (the vector's first) + d at every
     origin; None where it is not such a read (another form, or names evaluation cannot see)."""
     if len(index) != 2:
         return None
     found = set()
     for row, column in ORIGINS:
-        names = {f"r{b}": row + b for b in range(ROWS)}
+        names = {f"r{b}": row + b for b in range(height)}
         names.update({"j": column}, **{f"jv{k}": column + k for k in range(1, lanes)})
         try:
             at = [eval(part, {"__builtins__": {}}, names) for part in index]   # noqa: S307
@@ -137,9 +139,8 @@ def _offsets(index: tuple, lanes: int) -> tuple | None:
 
 
 def generate(source, strip: Strip, compute, store):
-    """The kernel, as `source` (a CudaSource) renders kernels; `compute` and `store` render the
+    """The kernel, as `source` (a KernelWriter) renders kernels; `compute` and `store` render the
     element-by-element fallback (as for the grid-stride loop)."""
-    from .cuda_source import contiguous
     r = source.renderer
     ix = source.ix
     rows, cols = strip.shape
@@ -150,20 +151,20 @@ def generate(source, strip: Strip, compute, store):
     r.emit(f"if ({' | '.join(f'address({p.name})' for p in aligned)}) % 16 == 0:")
     r.push()
     r.emit(f"j = {ix(f'(cuda.blockIdx.x * {strip.block} + cuda.threadIdx.x) * {lanes}')}")
-    r.emit(f"r0 = {ix(f'cuda.blockIdx.y * {ROWS}')}")
+    r.emit(f"r0 = {ix(f'cuda.blockIdx.y * {strip.height}')}")
     r.emit(f"if j < {cols}:")
     r.push()
-    for b in range(1, ROWS):
+    for b in range(1, strip.height):
         r.emit(f"r{b} = {ix(f'r0 + {b}')}")
     for k in range(1, lanes):
         r.emit(f"jv{k} = {ix(f'j + {k}')}")
-    inside = [f"r{ROWS - 1} < {rows}"] + strip.conditions
+    inside = [f"r{strip.height - 1} < {rows}"] + strip.conditions
     r.emit(f"if {' and '.join(f'({c})' for c in inside)}:    # the whole strip inside: no branches")
     r.push()
     registers = _load_strip(source, strip, contiguous)
     source.preloaded = {key: registers[(key[0],) + spot] for key, spot in strip.resident.items()}
     r.assumed = []
-    for b in range(ROWS):
+    for b in range(strip.height):
         r.emit(f"ev = {ix(f'r{b} * {cols} + j')}")
         source.vector_lanes_store(strip.indices[b], lanes)
     r.assumed = None
@@ -171,7 +172,7 @@ def generate(source, strip: Strip, compute, store):
     r.pop()
     r.emit("else:    # a strip at an edge of the array or of an assigned region")
     r.push()
-    for b in range(ROWS):
+    for b in range(strip.height):
         r.emit(f"if r{b} < {rows}:")
         r.push()
         r.emit(f"ev = {ix(f'r{b} * {cols} + j')}")
@@ -188,7 +189,7 @@ def generate(source, strip: Strip, compute, store):
                               "cuda.blockDim.x + cuda.threadIdx.x",
                         step="cuda.gridDim.x * cuda.gridDim.y * cuda.blockDim.x")
     r.pop()
-    strategy = f"row strips of {ROWS}, {lanes}-wide vectors"
+    strategy = f"row strips of {strip.height}, {lanes}-wide vectors"
     return source.finish(strategy, strip.block, strip.grid)
 
 
@@ -203,7 +204,7 @@ def _load_strip(source, strip: Strip, contiguous) -> dict:
         node = param.node
         strides = param.strides or contiguous(node.shape)
         for a in offsets:
-            offset = source.offset(node.shape, strides, (row_name(a), "j"))
+            offset = source.offset(node.shape, strides, (row_name(a, strip.height), "j"))
             names = [f"{param.name}_{_tag(a)}_{lane}" for lane in range(lanes)]
             r.emit(f"{', '.join(names)} = vload{lanes}({param.name}, {offset})")
             for lane, name in enumerate(names):
@@ -212,7 +213,7 @@ def _load_strip(source, strip: Strip, contiguous) -> dict:
         param = source.names[node_id]
         for a, d in spots:
             name = f"{param.name}_{_tag(a)}_{_tag(d)}"
-            r.emit(f"{name} = {source.load(param.node, (row_name(a), column_name(d, lanes)))}")
+            r.emit(f"{name} = {source.load(param.node, (row_name(a, strip.height), column_name(d, lanes)))}")
             registers[(node_id, a, d)] = name
     return registers
 

@@ -103,7 +103,7 @@ def plan(program, static_memory=None) -> tuple[list, list] | str:
 def preamble(program, fresh, namespace) -> list[str]:
     """The call's first lines: unpack the arguments (x0, x1, ...), allocate what each call needs
     (v<node>), find the caller's stream, take the lock."""
-    from . import cuda_driver
+    from . import driver as cuda_driver
     library = program.library
     namespace.update({"empty": library.allocate, "pointer": library.pointer,
                       "current_stream": library.current_stream, "streams": cuda_driver.streams,
@@ -151,7 +151,7 @@ def host_source(program, overlap: bool = False) -> tuple[str, dict]:
     With `overlap`, kernels that wait for their prerequisite (CudaKernel.overlaps) launch with
     programmatic stream serialization (cuLaunchKernelEx, a launch configuration built once):
     each may start while the stream's kernel before it ends."""
-    from . import cuda_driver
+    from . import driver as cuda_driver
     nodes, fresh = plan(program)
     namespace = {"launch_kernel": program.launch_kernel, "relaunch": program.launch_packed}
     lines = preamble(program, fresh, namespace)

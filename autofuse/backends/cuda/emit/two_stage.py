@@ -27,12 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ENABLED = 1
-COLUMN_WIDTH = 32        # columns layout: outputs a block (fewer where there are fewer outputs)
-STEPS = 8                # a thread takes at least this many elements of its chunk
-LOADS = 4                # ... this many loads a step, all issued before any is combined
-SM_THREADS = 2048         # threads an SM holds (launch bounds: _bound)
-SIM_THREADS, SIM_BLOCKS, SIM_STEPS = 32, 4, 2    # the simulator's sizes (small inputs, many cases)
 
 
 @dataclass(frozen=True)
@@ -49,19 +43,20 @@ class Plan:
         return self.width * self.height
 
 
-def plan(shape, axes, outer: int, inner: int, threads: int, target: int,
-         simulator: bool = False) -> Plan | None:
+def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = False) -> Plan | None:
     """The layout for a reduction of `outer` outputs over `inner` elements each, or None where the
     one-pass kernels fill the GPU already: a rows kernel (a block a row) when the rows fill at
     least half of `target` blocks or are too short for two chunks; a columns kernel (a thread an
-    output) when the outputs fill a quarter of `target` x `threads` thread slots."""
+    output) when the outputs fill a quarter of `target` x `threads` thread slots (`tuning`'s
+    split_blocks on `device`, and threads)."""
+    threads, target = tuning.threads, tuning.split_blocks(device)
     if simulator:
-        threads, target = SIM_THREADS, SIM_BLOCKS
-    steps = SIM_STEPS if simulator else STEPS
-    if not ENABLED or outer < 2 or inner < 2:
+        threads, target = tuning.sim_threads, tuning.sim_blocks
+    steps = tuning.sim_steps if simulator else tuning.two_stage_steps
+    if outer < 2 or inner < 2:
         return None
     rows = len(shape) - 1 in axes
-    width = 1 if rows else min(COLUMN_WIDTH, threads, 1 << (outer - 1).bit_length())
+    width = 1 if rows else min(tuning.two_stage_columns, threads, 1 << (outer - 1).bit_length())
     height = threads // width
     tiles = -(-outer // width)
     # NOTE: at most `target` blocks (one wave): 1152 blocks of x.sum(0) over 4096x4096 ran as a
@@ -77,7 +72,7 @@ def plan(shape, axes, outer: int, inner: int, threads: int, target: int,
 
 
 def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
-    """The kernel, rendered by `source` (a CudaSource) for its group's reductions over `axes` of
+    """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes` of
     `shape`; `row_outputs` are stored in the loop."""
     r = source.renderer
     ix = source.ix
@@ -125,7 +120,7 @@ def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: 
     if p.chunks == 1:
         _results(source, accs)
         source.store_reduced(shape, axes, guard)
-        return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p))
+        return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p, source.device))
     parts = _write_partials(source, accs, outer, p, guard)
     r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
     r.push()
@@ -157,14 +152,14 @@ def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: 
     r.emit("counter[tile] = 0")
     r.pop()
     r.pop()
-    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), _bound(p))
+    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), _bound(p, source.device))
 
 
-def _bound(p: Plan) -> int:
+def _bound(p: Plan, device) -> int:
     """Blocks an SM the kernel's registers must allow (launch bounds): as many as fit its threads,
-    so that the grid, sized to SPLIT_BLOCKS (8 blocks of 256 an SM), runs as one wave (cuda.py
+    so that the grid, sized to Tuning.split_blocks (8 blocks of 256 an SM), runs as one wave (cuda.py
     lowers the bound, at last drops it, where it would make ptxas spill)."""
-    return max(1, SM_THREADS // p.threads)
+    return max(1, device.threads_per_sm // p.threads)
 
 
 def _declare_shared(source, node, p: Plan) -> None:
@@ -188,7 +183,8 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs) -> None:
     element order), then one at a time; row outputs stored at each element."""
     r = source.renderer
     nodes = source.group.reductions
-    ilp = source.ilp(p.chunk, p.height, LOADS, LOADS)
+    loads = source.tuning.two_stage_loads
+    ilp = source.ilp(p.chunk, p.height, loads, loads)
 
     def element(flat: str, suffix: str) -> tuple:
         names = [f"r{a}{suffix}" for a in axes]

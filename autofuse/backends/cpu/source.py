@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fusion.group import Group, keepdims_shape, outer_shape
-from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, OPS, typed_constants
-from ..ir.printer import is_inline_constant
-from . import helpers
-from .render import Accumulators, Renderer, short
+from ...fusion.group import Group, keepdims_shape, outer_shape
+from ...ir.graph import Node
+from ...ir.ops import ELEMENTWISE, OPS, typed_constants
+from ...ir.printer import is_inline_constant
+from .. import helpers
+from ..render import Accumulators, Renderer, short
 
 PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
 SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split

@@ -1,0 +1,79 @@
+"""The CUDA backend: each fusion group as one numba.cuda kernel over raw pointers, compiled to PTX,
+linked to a cubin (cached on disk), loaded and launched through the driver on the caller's stream.
+
+Where each step lives:
+- which kernel a group becomes, and why: plan.py (`choose`), sized by tuning.py (`Tuning`, every
+  generator constant) and device.py (`Device`, the GPU's facts);
+- its source: writer.py (`KernelWriter`: kernel.py's core plus one emitter a strategy in emit/:
+  elementwise, vector, transpose, strip, rows, columns, split, two_stage, combine, matmul,
+  matmul_tiles); the device functions kernels call are in intrinsics/;
+- compiled: compile.py (module text -> PTX -> cubin, disk cache);
+- launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;
+  driver.py is the CUDA driver).
+
+Without a GPU, `lower()` still generates every kernel's source and PTX for inspection; under the
+CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from ...fusion import CostModel
+from .compile import CompiledKernel, module_text
+from .device import HOPPER, Device, from_attributes
+from .runtime.program import CudaProgram, SimulatorProgram
+from .tuning import DEFAULT, Tuning
+from .writer import generate
+
+COST = CostModel(max_row=32 * 1024)
+
+
+def simulating() -> bool:
+    if "numba" in sys.modules:
+        from numba import config
+        return bool(config.ENABLE_CUDASIM)
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def tuning_of(options: dict) -> Tuning:
+    """The Tuning a jit asked for (`jit(tuning=...)`, checked there), or the defaults."""
+    return options.get("tuning") or DEFAULT
+
+
+def device_for(simulator: bool) -> Device:
+    """The facts of the GPU this process runs kernels on; a Hopper's where none runs them (the
+    simulator, or lowering without a GPU)."""
+    from .. import cuda_problem
+    if simulator or cuda_problem() is not None:
+        return HOPPER
+    from .runtime import driver
+    return from_attributes(driver.ensure_context())
+
+
+def prepare(entry) -> None:
+    """Plan and write each group's kernel (the entry's kernel records get the strategy, reason,
+    source, launch and PTX), and give the entry its program."""
+    simulator = simulating()
+    strides = {} if simulator else getattr(entry, "input_strides", {})
+    tuning, device = tuning_of(entry.options), device_for(simulator)
+    kernels = []
+    for record in entry.kernels:
+        group = record.group
+        source = generate(group, record.name, strides, simulator,
+                          round_halves=entry.options.get("float16", "numpy") == "numpy",
+                          tuning=tuning, device=device)
+        text = module_text(source, simulator)
+        kernel = CompiledKernel(record, source, text, simulator)
+        # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.
+        record.source, record.strategy, record.reason = text, source.strategy, source.reason
+        record.ptx_provider = None if simulator else kernel.ptx_text
+        record.launch = {"grid": source.grid, "block": source.block}
+        if source.min_blocks and not simulator:
+            record.launch["min_blocks_per_sm"] = source.min_blocks
+        kernels.append(kernel)
+    entry.program = SimulatorProgram(entry, kernels) if simulator else \
+        CudaProgram(entry, kernels, tuning)
+
+
+__all__ = ["COST", "Tuning", "Device", "prepare", "simulating"]

@@ -1,0 +1,73 @@
+"""The "columns" reduction kernel: one thread per output element, the reduced axes looped; and
+the stores of reduced outputs every reduction kernel shares."""
+from __future__ import annotations
+
+
+
+from ....fusion.group import keepdims_shape, outer_shape
+from ..kernel import KernelSource, Param
+
+
+class Columns:
+    """Methods of the kernel writer (writer.KernelWriter); see the module docstring."""
+
+    def _outer_index(self, outer_axes, shape, flat: str) -> None:
+        names = [f"i{d}" for d in outer_axes]
+        self.delinearize(flat, names, [shape[d] for d in outer_axes])
+
+    def store_reduced(self, shape, axes, guard: str | None) -> list[Param]:
+        """Store outputs of the reduced (outer) shape; returns the row-shaped ones left."""
+        r = self.renderer
+        outer_index = tuple(f"i{d}" for d in range(len(shape)) if d not in axes)
+        keep_index = tuple("0" if d in axes else f"i{d}" for d in range(len(shape)))
+        reduced, rows = [], []
+        for param in self.outputs:
+            node = param.node
+            if node.shape == outer_shape(shape, axes):
+                reduced.append((param, outer_index))
+            elif node.shape == keepdims_shape(shape, axes):
+                reduced.append((param, keep_index))
+            else:
+                rows.append(param)
+        if reduced and guard:
+            r.emit(f"if {guard}:")
+            r.push()
+        for param, index in reduced:
+            self.store(param, index)
+        if reduced and guard:
+            r.pop()
+        return rows
+
+    def columns(self, shape, axes, outer_axes, outer) -> KernelSource:
+        """One thread per output element; the reduced axes looped in order."""
+        r = self.renderer
+        full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
+        r.emit(f"o = {self.ix('cuda.grid(1)')}")
+        r.emit(f"while o < {outer}:")
+        r.push()
+        self._outer_index(outer_axes, shape, "o")
+        for node in self.group.reductions:
+            acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
+            self.acc.init(node, acc, idx, node.dtype)
+            for a in axes:
+                r.emit(f"for r{a} in range({shape[a]}):")
+                r.push()
+            value = r.value(node.inputs[0], full)
+            self.acc.combine(node, acc, idx, value, node.dtype, f"r{axes[0]}" if axes else "0")
+            for _ in axes:
+                r.pop()
+            final = idx if node.op in ("argmax", "argmin") else acc
+            r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+            r.special[node.id] = lambda index, result=result: result
+        rows = self.store_reduced(shape, axes, None)
+        for param in rows:
+            for a in axes:
+                r.emit(f"for r{a} in range({shape[a]}):")
+                r.push()
+            self.store(param, full)
+            for _ in axes:
+                r.pop()
+        r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
+        r.pop()
+        blocks = max(1, min(-(-outer // self.tuning.threads), 65535))
+        return self.finish("columns", self.tuning.threads, (blocks, 1, 1))

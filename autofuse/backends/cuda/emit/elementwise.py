@@ -1,0 +1,131 @@
+"""Grid-stride loops over a loop group's elements: the pointwise kernel, its loads in flight and
+element indices."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..kernel import MAX_GRID, KernelSource
+from . import strip as cuda_strip
+
+
+class Elementwise:
+    """Methods of the kernel writer (writer.KernelWriter); see the module docstring."""
+
+    def pointwise(self) -> KernelSource:
+        """A grid-stride loop over the elements (a 2-D rows x columns grid, which avoids the
+        per-element index division, measured slower on an H200: 2.50x vs 1.54x of the floor)."""
+        r = self.renderer
+        shape = self.group.root.shape
+        size = int(np.prod(shape, dtype=np.int64))
+        index = tuple(f"i{d}" for d in range(len(shape)))
+        self.identity, self.identity_shape = index, shape
+        transposed = self.transposed_inputs(shape)
+        if transposed and self.tuning.transpose_tiles:
+            return self.transpose_tiles(shape, index, transposed)
+        threads = 32 if self.simulator else self.tuning.threads
+        ilp = self.ilp(size, threads)
+
+        def compute(flat, element):
+            for param in self.outputs:
+                self.renderer.value(param.node, element)
+
+        def store(flat, element):
+            for param in self.outputs:
+                self.store(param, element, flat if param.node.shape == shape else None)
+
+        strip = cuda_strip.plan(self, shape, size, threads)
+        if not isinstance(strip, str):
+            return cuda_strip.generate(self, strip, compute, store)
+
+        arrays = sum(1 for p in self.params if not p.by_value and p.node.size == size)
+        width = self.tuning.vector_bytes if not self.tuning.vector_step_bytes or arrays * self.tuning.vector_bytes <= self.tuning.vector_step_bytes \
+            else min(self.tuning.vector_bytes, 8)
+        lanes = self.vector_lanes(shape, size, threads, width)
+        vectors = self.vector_reads(shape, lanes) if lanes else {}
+        steps = [vectors]
+        if lanes and self.tuning.vector_ilp > 1 and size >= self.tuning.vector_ilp * lanes * threads and not any(
+                m.op == "setslice" for m in self.group.members.values()):
+            # each vector of a step has index names of its own (i0_1, ...): its reads, found again
+            steps = [self.vector_reads(shape, lanes, base=tuple(f"i{d}_{u}" for d in range(
+                len(shape)))) for u in range(self.tuning.vector_ilp)]
+            if any(step.keys() != vectors.keys() for step in steps):
+                steps = [vectors]
+        vector_ilp = len(steps)
+        if lanes:
+            aligned = " | ".join(f"address({p.name})" for p in
+                                 [self.names[n] for n in vectors] + self.outputs)
+            r.emit(f"if ({aligned}) % 16 == 0:")
+            r.push()
+            self.vector_loop(shape, size, lanes, vectors, threads, steps)
+            r.pop()
+            r.emit("else:    # a base address not 16-byte aligned: element by element")
+            r.push()
+        self.strided_loop(size, shape, ilp, compute, store)
+        if lanes:
+            r.pop()
+        width = lanes * vector_ilp or ilp
+        blocks = max(1, min(-(-size // (threads * width)), MAX_GRID))
+        strategy = "grid-stride" + (f", {lanes}-wide vectors" if lanes else "") + (
+            f" x{vector_ilp}" if vector_ilp > 1 else "")
+        if ilp > 1:
+            strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
+        return self.finish(strategy, threads, (blocks, 1, 1))
+
+    def ilp(self, size: int, threads: int, loads_wanted: int = 0, most: int = 0) -> int:
+        """Elements a thread takes per grid-stride step: enough that about ILP_LOADS (or
+        `loads_wanted`) loads are in flight per thread, at most MAX_ILP (or `most`) (measured on
+        an H200: bias+GELU, 2 loads an element, 1.50x of the floor at 1 element a step and 1.24x
+        at 2-8; relu(x*y+z)*w, 4 loads, and the 5-point stencil are fastest at 1)."""
+        loads = sum(1 for member in self.group.members.values() for source in
+                    {s.id: s for s in member.inputs}.values()
+                    if source.id in self.names and not self.names[source.id].by_value)
+        ilp = max(1, min(most or self.tuning.max_ilp, (loads_wanted or self.tuning.ilp_loads) // max(1, loads)))
+        return ilp if size >= ilp * threads else 1
+
+    def strided_loop(self, size: int, shape, ilp: int, compute, finish,
+                     start: str = "cuda.grid(1)", step: str = "cuda.gridsize(1)") -> None:
+        """A grid-stride loop over `size` flat elements of `shape`: `compute(flat, element)`
+        emits an element's loads and arithmetic, `finish(flat, element)` its stores or
+        accumulation. With ilp > 1, a step takes `ilp` elements a grid-stride apart (coalesced
+        like the plain loop), all computed before any is finished, so their loads are in flight
+        together (a store through one raw pointer may alias any later load, so the compiler
+        cannot reorder them itself); a plain loop takes the remainder."""
+        r = self.renderer
+        r.emit(f"e = {self.ix(start)}")
+        r.emit(f"step = {self.ix(step)}")
+        if ilp > 1:
+            r.emit(f"while e + {ilp - 1} * step < {size}:")
+            r.push()
+            elements = []
+            for u in range(ilp):
+                flat = "e" if u == 0 else f"e{u}"
+                if u:
+                    r.emit(f"{flat} = {self.ix(f'e + {u} * step')}")
+                elements.append((flat, self.element_index(flat, shape, f"_{u}" if u else "")))
+            for flat, element in elements:
+                self.identity, self.flat_index = element, flat
+                compute(flat, element)
+            for flat, element in elements:
+                self.identity, self.flat_index = element, flat
+                finish(flat, element)
+            r.emit(f"e = {self.ix(f'e + {ilp} * step')}")
+            r.pop()
+        r.emit(f"while e < {size}:")
+        r.push()
+        element = self.element_index("e", shape, "")
+        self.identity, self.flat_index = element, "e"
+        compute("e", element)
+        finish("e", element)
+        r.emit(f"e = {self.ix('e + step')}")
+        r.pop()
+        self.flat_index = None
+
+    def element_index(self, flat: str, shape, suffix: str) -> tuple:
+        """Emit the multi-index of flat element `flat` of `shape`; returns its names."""
+        index = tuple(f"i{d}{suffix}" for d in range(len(shape)))
+        if len(shape) > 1:
+            self.delinearize(flat, list(index), list(shape))
+        elif len(shape) == 1:
+            self.renderer.emit(f"{index[0]} = {flat}")
+        return index

@@ -1,0 +1,144 @@
+"""The general tiled matmul kernel (any dtype and layout): shared-memory slabs, a register block
+per thread, the epilogue applied in registers before the store."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ....ir.graph import Node
+from ..kernel import KernelSource
+from . import matmul_tiles as cuda_matmul
+
+
+class Matmul:
+    """Methods of the kernel writer (writer.KernelWriter); see the module docstring."""
+
+    # -- matmul --------------------------------------------------------------------------------------
+    def matmul(self) -> KernelSource:
+        """Tiles of TILE x TILE outputs per block, TILE_K-deep slabs of A and B through shared
+        memory, each thread accumulating MICRO x MICRO outputs in registers (written out as scalar
+        variables, so no local array can spill). Operands are read through their index maps (a
+        transposed weight is not copied); the epilogue runs on the registers before the store.
+        float32 matmuls of contiguous operands take cuda_matmul.py's faster kernel instead."""
+        if cuda_matmul.refusal(self) is None:
+            return cuda_matmul.generate(self)
+        r = self.renderer
+        self.narrow = False      # 64-bit index math: measured faster here (BENCHMARKS.md)
+        node = self.group.matmul
+        a, b = node.inputs
+        batch = node.shape[:-2]
+        m, n = node.shape[-2:]
+        k = a.shape[-1]
+        tile, depth, micro = self.tuning.tile, self.tuning.tile_k, self.tuning.micro
+        side = tile // micro                     # threads along each side of the tile
+        threads = side * side
+        batch_names = [f"b{d}" for d in range(len(batch))]
+        nb = self.numba_type(node.dtype)
+        zero = r.constant(node.dtype.type(0))
+        r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
+        r.emit(f"tm = t // {side}")
+        r.emit(f"tn = t % {side}")       # (not t - tm * side: LLVM proves % non-negative)
+        r.emit(f"row0 = cuda.blockIdx.y * {tile}")
+        r.emit(f"col0 = cuda.blockIdx.x * {tile}")
+        if batch:
+            self.delinearize("cuda.blockIdx.z", batch_names, list(batch))
+        r.emit(f"sa = cuda.shared.array(({depth}, {tile}), {nb})")
+        r.emit(f"sb = cuda.shared.array(({depth}, {tile}), {nb})")
+        registers = [[f"c{x}_{y}" for y in range(micro)] for x in range(micro)]
+        for row in registers:
+            r.emit(" = ".join(row) + f" = {zero}")
+        per_thread = depth * tile // threads
+        slots = []                                 # (register, shared array, operand, ...)
+        for operand, shared, extent, origin in ((a, "sa", m, "row0"), (b, "sb", n, "col0")):
+            for p in range(per_thread):
+                q = f"t + {p * threads}" if p else "t"
+                mm, kk = f"{shared}m{p}", f"{shared}k{p}"
+                if shared == "sa":          # consecutive threads walk k, then rows of A
+                    r.emit(f"{mm} = ({q}) // {depth}")
+                    r.emit(f"{kk} = ({q}) % {depth}")
+                else:                       # consecutive threads walk columns of B
+                    r.emit(f"{kk} = ({q}) // {tile}")
+                    r.emit(f"{mm} = ({q}) % {tile}")
+                r.emit(f"{shared}g{p} = {origin} + {mm}")
+                slots.append((f"{shared}r{p}", shared, operand, extent, mm, kk, f"{shared}g{p}"))
+
+        def fetch(k_origin: str) -> None:
+            """Read the slab at k_origin into each thread's staging registers."""
+            for register, shared, operand, extent, mm, kk, gm in slots:
+                r.emit(f"gk = {k_origin} + {kk}")
+                index = tuple(batch_names) + ((gm, "gk") if shared == "sa" else ("gk", gm))
+                guard = [c for c, need in ((f"gk < {k}", k % depth), (f"{gm} < {extent}",
+                                                                      extent % tile)) if need]
+                if guard:
+                    r.emit(f"{register} = {zero}")
+                    r.emit(f"if {' and '.join(guard)}:")
+                    r.push()
+                else:
+                    r.scopes.append({})
+                r.emit(f"{register} = {r.value(operand, index)}")
+                if guard:
+                    r.pop()
+                else:
+                    r.scopes.pop()
+
+        # NOTE: the next slab's global reads are issued before this slab's arithmetic, so their
+        # latency hides behind it (register double buffering).
+        if self.tuning.prefetch and k > 0:
+            fetch("0")
+        elif self.tuning.prefetch:                  # an empty inner dimension reads nothing (zeros result)
+            for register, *_ in slots:
+                r.emit(f"{register} = {zero}")
+        r.emit(f"for k0 in range(0, {k}, {depth}):")
+        r.push()
+        if not self.tuning.prefetch:
+            fetch("k0")
+        for register, shared, _, _, mm, kk, _ in slots:
+            r.emit(f"{shared}[{kk}, {mm}] = {register}")
+        r.emit("cuda.syncthreads()")
+        if self.tuning.prefetch:
+            r.emit(f"if k0 + {depth} < {k}:")
+            r.push()
+            fetch(f"k0 + {depth}")
+            r.pop()
+        # NOTE: a thread's outputs are strided by `side` (rows tm + side*x, columns tn + side*y),
+        # so a warp reads consecutive shared-memory words (no bank conflicts) and its stores of
+        # one (x, y) are consecutive in memory. The slab loop is unrolled in the source: constant
+        # shared-memory offsets, and no index arithmetic between the FMAs.
+        for kk in range(depth):
+            for x in range(micro):
+                r.emit(f"a{x}_ = sa[{kk}, tm + {side * x}]")
+            for y in range(micro):
+                r.emit(f"b{y}_ = sb[{kk}, tn + {side * y}]")
+            for x in range(micro):
+                for y in range(micro):
+                    r.emit(f"{registers[x][y]} += a{x}_ * b{y}_")
+        r.emit("cuda.syncthreads()")
+        r.pop()
+        for x in range(micro):
+            r.emit(f"gi{x} = row0 + tm + {side * x}")
+        for y in range(micro):
+            r.emit(f"gj{y} = col0 + tn + {side * y}")
+        for x in range(micro):
+            for y in range(micro):
+                r.emit(f"if gi{x} < {m} and gj{y} < {n}:")
+                r.push()
+                r.special[node.id] = lambda index, name=self.register_value(registers[x][y], node): name
+                index = tuple(batch_names) + (f"gi{x}", f"gj{y}")
+                for param in self.outputs:
+                    self.store(param, index)
+                r.pop()
+        batch_size = int(np.prod(batch, dtype=np.int64))
+        grid = (max(1, -(-n // tile)), max(1, -(-m // tile)), max(1, batch_size))
+        return self.finish(f"tiled {tile}x{tile}x{depth}, {micro}x{micro} per thread", threads, grid)
+
+    def register_value(self, register: str, node: Node) -> str:
+        """A matmul accumulator as a value of the result's dtype: numba accumulates bools and
+        narrow ints in wider ints, so a bool product sum can be 2 (the fuzzer found `== True`
+        false in an epilogue) and an int32 sum may not have wrapped yet; a float16 product sum,
+        accumulated in float32 as NumPy's matmul does, is rounded once."""
+        dtype = node.dtype
+        if dtype.kind == "b":
+            return f"({register} != 0)"
+        if dtype.kind in "iu" and dtype.itemsize < 8 or self.renderer.held(dtype) != dtype:
+            return self.renderer.convert(dtype, register, op_result=True)
+        return register

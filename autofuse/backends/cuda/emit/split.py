@@ -1,0 +1,157 @@
+"""The "split" reduction kernel: one full reduction over all blocks, vector steps, and the last
+block combining the partials."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..kernel import KernelSource
+
+
+class Split:
+    """Methods of the kernel writer (writer.KernelWriter); see the module docstring."""
+
+    def split(self, shape, axes, inner, row_outputs=()) -> KernelSource:
+        """A full reduction across a wave of blocks (Tuning.split_blocks); the last block combines their partials.
+        Outputs of the reduced space's shape (`row_outputs`, which need no reduction's result)
+        are stored as the loop computes them (a vector at a time on the vector path)."""
+        r = self.renderer
+        nodes = self.group.reductions
+        block = 32 if self.simulator else self.tuning.threads
+        blocks = 3 if self.simulator else self.tuning.split_blocks(self.device)
+        self.once_loads = self.tuning.reduce_loads
+        self.split_reduction = True
+        r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
+        for node in nodes:
+            self.declare_shared(node)
+        r.emit(f"last = cuda.shared.array(1, {self.numba_type(np.int32)})")
+        accs = []
+        for node in nodes:
+            acc, idx = r.name("acc"), r.name("k")
+            self.acc.init(node, acc, idx, node.dtype)
+            accs.append((acc, idx))
+        values = {}
+
+        def compute(flat, element):
+            values[flat] = [r.value(node.inputs[0], element) for node in nodes]
+
+        def combine(flat, element):
+            for node, (acc, idx), value in zip(nodes, accs, values[flat]):
+                self.acc.combine(node, acc, idx, value, node.dtype, flat)
+
+        def combine_and_store(flat, element):
+            combine(flat, element)
+            for param in row_outputs:
+                self.store(param, element, flat)
+
+        self.identity_shape = shape
+        lanes = self.reduce_lanes(shape, inner, block, row_outputs)
+        vectors = self.vector_reads(shape, lanes, [n.inputs[0] for n in nodes] +
+                                    [p.node for p in row_outputs]) if lanes else {}
+        if vectors:
+            aligned = " | ".join([f"address({self.names[n].name})" for n in vectors] +
+                                 [f"address({p.name})" for p in row_outputs])
+            r.emit(f"if ({aligned}) % 16 == 0:")
+            r.push()
+            self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine, block, blocks,
+                                    row_outputs)
+            r.pop()
+            r.emit("else:    # a base address not 16-byte aligned: element by element")
+            r.push()
+        self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine_and_store)
+        if vectors:
+            r.pop()
+        for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
+            self.block_reduce(node, acc, idx, block)
+            self.scratch.append((f"part{k}", blocks, self.partial_dtype(node)))
+            self.scratch.append((f"parti{k}", blocks, np.dtype(np.int64)))
+        self.scratch.append(("counter", 1, np.dtype(np.int32)))
+        r.emit("if t == 0:")
+        r.push()
+        for k, (acc, idx) in enumerate(accs):
+            r.emit(f"part{k}[cuda.blockIdx.x] = {self.to_partial(node, acc)}")
+            r.emit(f"parti{k}[cuda.blockIdx.x] = {idx}")
+        r.emit("cuda.threadfence()")
+        r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {blocks - 1}")
+        r.pop()
+        r.emit("cuda.syncthreads()")
+        r.emit("if last[0] != 0:")
+        r.push()
+        r.emit("cuda.threadfence()")
+        for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
+            self.acc.init(node, acc, idx, node.dtype)
+            # NOTE: a fixed count of partials a thread, each guarded, so that the compiler
+            # unrolls the loop and issues every read at once: `range(t, blocks, block)` read
+            # them one round trip after another while the rest of the GPU waited.
+            r.emit(f"for u in range({-(-blocks // block)}):")
+            r.push()
+            r.emit(f"b = {self.ix(f't + u * {block}')}")
+            r.emit(f"if b < {blocks}:")
+            r.push()
+            self.acc.merge(node, acc, idx, self.from_partial(node, f"part{k}[b]"), f"parti{k}[b]")
+            r.pop()
+            r.pop()
+            self.block_reduce(node, acc, idx, block)
+            final = idx if node.op in ("argmax", "argmin") else acc
+            result = r.name("red")
+            r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+            r.special[node.id] = lambda index, result=result: result
+        self.store_reduced(shape, axes, "t == 0")
+        r.emit("if t == 0:")
+        r.push()
+        r.emit("counter[0] = 0")
+        r.pop()
+        r.pop()
+        strategy = "split" + (f", {lanes}-wide vectors x{self.tuning.reduce_vectors}" if vectors else "")
+        return self.finish(strategy, block, (blocks, 1, 1))
+
+    def reduce_lanes(self, shape, size: int, threads: int, stored=()) -> int:
+        """Elements a reduction thread reads as one vector (lanes_for its array inputs and the
+        outputs it stores a vector at a time), or 0: the last axis must be a multiple of the
+        lanes."""
+        read = [p for p in self.params if not p.by_value]
+        if not self.tuning.vector or not shape or not read:
+            return 0
+        lanes = self.lanes_for(read + list(stored))
+        if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
+            return 0
+        return lanes
+
+    def vector_reduce_loop(self, shape, size: int, lanes: int, vectors: dict, compute,
+                           combine, threads: int, blocks: int, stored=()) -> None:
+        """The loop of a split reduction, REDUCE_VECTORS vectors a step placed as REDUCE_SPREAD
+        says (vector_frame): every vector load of the step issued first, then each lane computed
+        and combined in element order (so an argmax keeps the first of equal values), then the
+        outputs of `stored` written a vector at a time; loops of half as many vectors
+        (REDUCE_TAIL_HALVES) and of single vectors take the remainder, so a thread's last
+        vectors are not read one round trip after another."""
+        r = self.renderer
+        for name in ("address", f"vload{lanes}") + ((f"vstore{lanes}",) if stored else ()):
+            r.globals[name] = ("vector", name)
+        widths = [self.tuning.reduce_vectors]
+        frame = self.vector_frame(size // lanes, self.tuning.reduce_vectors, threads, self.tuning.reduce_spread, blocks)
+        for width in sorted(set(widths) | {1}, reverse=True):
+            r.emit(f"while {frame.last(width)} < {frame.end}:")
+            r.push()
+            loaded = []
+            for u in range(width):
+                flat = f"ev{u}"
+                r.emit(f"{flat} = {self.ix(frame.at(u, lanes))}")
+                lane_index = self.vector_index(flat, shape, lanes)
+                loaded.append((flat, lane_index,
+                               self.vector_loads(flat, shape, lanes, vectors, lane_index, f"_{u}")))
+            for u, (flat, lane_index, preloaded) in enumerate(loaded):
+                if width > 1:          # the index names hold the last vector's: emit this one's
+                    self.vector_index(flat, shape, lanes)
+                r.scopes.append({})
+                self.preloaded = preloaded
+                for lane, index in enumerate(lane_index):
+                    position = flat if lane == 0 else f"({flat} + {lane})"
+                    compute(position, index)
+                    combine(position, index)
+                if stored:
+                    self.vector_lanes_store(lane_index, lanes, list(stored), at=flat)
+                self.preloaded = {}
+                r.scopes.pop()
+            r.emit(f"e = {self.ix(frame.advance(width))}")
+            r.pop()

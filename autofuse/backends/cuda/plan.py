@@ -1,0 +1,75 @@
+"""Which kernel a fusion group becomes, and why: decisions only, no text.
+
+`choose(group, tuning, device, simulator)` returns a `Plan`: the strategy, the sizes it was
+chosen from, and the reason in words (shown as `kernels[i].reason`). Each strategy's own finer
+choices (vector widths, tiles) are made by its emitter's plan function: emit/strip.plan,
+emit/two_stage.plan, emit/matmul_tiles.refusal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...fusion.group import Group, outer_shape
+from .device import Device
+from .emit import two_stage
+from .tuning import Tuning
+
+# NOTE: rows kernels take reductions over short trailing axes while the rows are too few to
+# fill the GPU a column-thread each: under this many rows an SM (32 warps of rows).
+ROWS_PER_SM = 32
+
+
+@dataclass(frozen=True)
+class Plan:
+    strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows", "columns"
+    reason: str
+    shape: tuple = ()                 # reductions: the reduced space, its reduced axes,
+    axes: tuple = ()
+    outer: int = 0                    # ... the outputs, and the elements each reduces
+    inner: int = 0
+    row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
+    layout: two_stage.Plan | None = None   # two-stage: its layout
+
+
+def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
+    if group.kind == "output":
+        return Plan("matmul", "a matrix product with its prologue and epilogue")
+    if group.kind != "input":
+        return Plan("pointwise", f"a {group.kind} group: one pass over its output's elements")
+    return _reduction(group, tuning, device, simulator)
+
+
+def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) -> Plan:
+    shape, axes = group.reduce_space
+    axes = tuple(axes)
+    outer_axes = [d for d in range(len(shape)) if d not in axes]
+    outer = int(np.prod([shape[d] for d in outer_axes], dtype=np.int64))
+    inner = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
+    dependent = any(group.depends_on_reduction(n.inputs[0]) for n in group.reductions)
+    row_outputs = tuple(n.id for n in group.outputs.values()
+                        if n.shape == shape and shape != outer_shape(shape, axes))
+    threshold = 256 if simulator else tuning.split_elements
+    # NOTE: outputs the size of the reduced space (y of `y, y.sum()`) are written as the split
+    # loop goes, unless they need a reduction's result (x / x.sum()): that needs all the grid's
+    # partials first, so such a group stays one block (the fusion pass keeps rows that long
+    # apart).
+    independent = not dependent and \
+        not any(group.depends_on_reduction(group.outputs[i]) for i in row_outputs)
+    sizes = dict(shape=tuple(shape), axes=axes, outer=outer, inner=inner, row_outputs=row_outputs)
+    if outer == 1 and inner >= threshold and independent:
+        return Plan("split", f"one output over {inner} elements (at least {threshold}): every "
+                    f"block takes a share, the last combines", **sizes)
+    layout = two_stage.plan(shape, axes, outer, inner, tuning, device, simulator) if independent else None
+    if layout:
+        return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
+                    f"each: the reduced extent cut into {layout.chunks} chunks across blocks",
+                    layout=layout, **sizes)
+    if trailing and (inner >= 32 or outer < ROWS_PER_SM * device.sms):
+        return Plan("rows", f"the reduced axes are the last ({inner} elements a row): a block "
+                    f"a row, the row held on chip", **sizes)
+    why = "the kept axes are the last" if not trailing else \
+        f"{outer} rows of {inner} elements, too short for a block each"
+    return Plan("columns", f"{why}: a thread an output, the reduced axes looped", **sizes)

@@ -1,0 +1,99 @@
+"""Every number and switch the CUDA code generator and launcher use, as one frozen value.
+
+A `Tuning` is passed to the planner and the kernel writer (never patched from outside), and is
+part of each kernel's disk-cache key. `autofuse.jit(f, tuning=Tuning(threads=128))` compiles `f`
+with other values; `DEFAULT` is what every other call uses. The measurements behind each default
+are in BENCHMARKS.md ("Why the generator's defaults").
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tuning:
+    # -- grid-stride (elementwise and loop) kernels ------------------------------------------
+    threads: int = 256                # threads a block: pointwise, columns, split, matmul kernels
+    ilp_loads: int = 4                # loads a thread aims to have in flight a step ...
+    max_ilp: int = 4                  # ... taking up to this many elements a grid-stride apart
+    vector: bool = True               # vector loads and stores where they apply ...
+    max_lanes: int = 8                # ... of at most this many elements
+    vector_bytes: int = 16            # ... and this many bytes; 8 where the full-size inputs at
+    vector_step_bytes: int = 32       # 16 bytes each would pass this many (0: no limit)
+    vector_ilp: int = 1               # vectors a thread a grid-stride step ...
+    vector_spread: str = "grid"       # ... a grid-stride apart ("grid") or a block apart ("block")
+    setslice_fast: bool = True        # a branch-free vector path inside every assigned region
+    # -- transposed reads ------------------------------------------------------------------
+    transpose_tiles: bool = True      # 2-D transposed reads through shared-memory tiles
+    tile_t: int = 64                  # ... of tile_t x tile_t elements
+    tile_threads: int = 512           # ... by blocks of this many threads
+    # -- reductions ------------------------------------------------------------------------
+    split_elements: int = 1 << 16     # full reductions over at least this many are split
+    split_blocks_per_sm: int = 8      # blocks of a split reduction an SM (one wave)
+    reduce_vectors: int = 4           # split reductions: 16-byte vectors a thread loads a step
+    reduce_spread: str = "block"      # ... placed a block apart ("grid", "chunk": see vector_spread)
+    reduce_loads: str = ".L1::evict_first"    # ... read with these PTX cache qualifiers
+    two_stage_columns: int = 32       # two-stage columns layout: outputs a block
+    two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
+    two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    # -- rows kernels (a block a row, the row held in registers) --------------------------------
+    row_items: int = 16               # elements of a row a thread aims to hold, or more where
+    row_bytes: int = 64               # they take fewer bytes than this
+    max_row_items: int = 32           # the most a thread holds; longer rows are re-read
+    row_grid: int = 65535             # blocks, one a row; more rows loop
+    row_threads_per_sm: int = 1280    # launch bounds: ptxas fits this many threads an SM
+    row_hold_halves: bool = True      # float16 rows held as halves
+    keep_reduced_halves: bool = True  # a reduced float16 value read again kept in registers
+    row_wide_divide: bool = True      # rows of more than row_items take the reciprocal division
+    row_reload: bool = True           # row outputs read held inputs again, cache-hinted:
+    row_hold_load: str = ".L1::evict_last.L2::cache_hint|evict_last"      # first read
+    row_reload_load: str = ".L1::evict_first.L2::cache_hint|evict_first"  # second read
+    row_stores: str = ".L1::evict_normal"     # row outputs stored in order by inline PTX
+    row_hint_bytes: int = 4           # row_reload and row_stores for elements this wide or wider
+    row_hoist: bool = True            # values of one per row rendered before the row's loop
+    row_read_vector_bytes: int = 4    # other inputs of row outputs (gamma, beta) read as vectors
+    # -- matrix products -------------------------------------------------------------------
+    tile: int = 128                   # the general matmul: tile x tile outputs a block ...
+    tile_k: int = 16                  # ... tile_k-deep slabs
+    micro: int = 8                    # ... micro x micro outputs a thread
+    prefetch: bool = True             # ... the next slab read into registers during this one
+    tiles_side: int = 128             # float32 tiles kernel: tiles_side x tiles_side a block, or
+    tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
+    tiles_wide: int = 256             # tiles_narrow columns (or rows)
+    tiles_depth: int = 8              # ... K elements a shared slab
+    # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
+    sim_threads: int = 32             # two-stage reductions: threads a block
+    sim_blocks: int = 4               # ... blocks (the wave)
+    sim_steps: int = 2                # ... elements a thread at least
+    # -- stencils --------------------------------------------------------------------------
+    strip_rows: int = 4               # rows of a strip kernel (0: never take it)
+    # -- arithmetic ------------------------------------------------------------------------
+    invariant_divide: bool = True     # a / b with b fixed over a loop: a reciprocal, then multiplies
+    native_halves: bool = True        # float16 add, subtract, multiply as f16 instructions
+    # -- launches --------------------------------------------------------------------------
+    overlap: bool = True              # kernels may launch to overlap the end of the one before
+    direct_bytes: int = 32 << 20      # calls moving this many bytes a kernel launch directly,
+    #                                   not as a CUDA graph
+
+    def split_blocks(self, device) -> int:
+        """Blocks of a split or two-stage reduction on `device`: one wave."""
+        return self.split_blocks_per_sm * device.sms
+
+    def replace(self, **changes) -> "Tuning":
+        """This tuning with some fields changed (names as the fields, or their upper-case
+        spellings in BENCHMARKS.md)."""
+        return dataclasses.replace(self, **{name.lower(): value for name, value in changes.items()})
+
+    def changes(self) -> dict:
+        """The fields that differ from the defaults, {name: value}."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != f.default}
+
+    def key(self) -> str:
+        """Text naming this tuning for cache keys: "" at the defaults (so cached kernels keep
+        their keys), else the changed fields."""
+        return ",".join(f"{name}={value!r}" for name, value in sorted(self.changes().items()))
+
+
+DEFAULT = Tuning()

@@ -1,0 +1,53 @@
+"""The kernel writer: one class made of the strategies' emitters (emit/), and `generate`, which
+plans a group (plan.py) and writes its kernel."""
+from __future__ import annotations
+
+from ...fusion.group import Group
+from .device import HOPPER, Device
+from .emit import two_stage
+from .emit.columns import Columns
+from .emit.combine import Combining
+from .emit.elementwise import Elementwise
+from .emit.held import Held
+from .emit.matmul import Matmul
+from .emit.rows import Rows
+from .emit.split import Split
+from .emit.transpose import Transposes
+from .emit.vector import Vectors
+from .kernel import KernelBase, KernelSource
+from .plan import Plan, choose
+from .tuning import DEFAULT, Tuning
+
+
+class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split, Combining,
+                   Matmul, KernelBase):
+    """Writes one fusion group's kernel by the plan it is given (write)."""
+
+    def write(self, plan: Plan) -> KernelSource:
+        if plan.strategy == "matmul":
+            return self.matmul()
+        if plan.strategy == "pointwise":
+            return self.pointwise()
+        shape, axes, outer, inner = plan.shape, list(plan.axes), plan.outer, plan.inner
+        row_outputs = [p for p in self.outputs if p.node.id in plan.row_outputs]
+        if plan.strategy == "split":
+            return self.split(shape, axes, inner, row_outputs)
+        if plan.strategy == "two-stage":
+            return two_stage.generate(self, shape, axes, outer, inner, plan.layout, row_outputs)
+        outer_axes = [d for d in range(len(shape)) if d not in axes]
+        if plan.strategy == "rows":
+            return self.rows(shape, axes, outer_axes, outer, inner)
+        return self.columns(shape, axes, outer_axes, outer)
+
+
+def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
+             round_halves: bool = True, tuning: Tuning = DEFAULT,
+             device: Device = HOPPER) -> KernelSource:
+    """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
+    float16="float32")."""
+    writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
+    writer.renderer.round_halves = round_halves
+    plan = choose(group, tuning, device, simulator)
+    source = writer.write(plan)
+    source.reason = plan.reason
+    return source
