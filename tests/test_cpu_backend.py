@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import autofuse
-from autofuse.backends.cpu import source as cpu_source
+from autofuse.backends.cpu import kernel as cpu_kernel
 from autofuse.backends import cpu
 from conftest import assert_same, random_array
 
 F32 = np.float32
-PAR = cpu_source.PARALLEL_ELEMENTS
-SPLIT = cpu_source.SPLIT_ELEMENTS
+PAR = cpu_kernel.PARALLEL_ELEMENTS
+SPLIT = cpu_kernel.SPLIT_ELEMENTS
 
 
 @pytest.fixture(autouse=True)

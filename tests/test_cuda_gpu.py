@@ -3,12 +3,12 @@
 Run on the device machine: `python -m pytest -m gpu tests/test_cuda_gpu.py`.
 """
 import math
-import re
 
 import numpy as np
 import pytest
 
 import autofuse
+from autofuse.backends.cuda.tuning import Tuning
 from programs import layernorm, softmax
 from test_dlpack import Foreign
 
@@ -102,28 +102,6 @@ def test_cupy_inputs(name, fn, make, tol):
     _check(result, fn(*args), tol)
 
 
-HINTED = [c for c in CASES if c[0] in ("transpose_add", "sum_squares", "layernorm",
-                                         "half_layernorm", "half_gelu", "hinted_int8_bool_int16",
-                                         "hinted_int64_float64")]     # (each takes a hint)
-
-
-@pytest.mark.parametrize("name, fn, make, tol", HINTED, ids=[c[0] for c in HINTED])
-def test_cache_hinted_accesses(name, fn, make, tol, monkeypatch):
-    """With cache qualifiers on the reads and writes of data touched once (off by default:
-    cuda_source.STREAM_LOADS), every width of hinted access (1- and 2-byte elements moved as
-    32-bit words, 8-byte ones as themselves) gives NumPy's results."""
-    from autofuse.backends.cuda import kernel as cuda_source
-    monkeypatch.setattr(cuda_source, "STREAM_LOADS", ".nc.L1::no_allocate")
-    monkeypatch.setattr(cuda_source, "STREAM_STORES", ".cs")
-    args = make()
-    device_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    jitted = autofuse.jit(fn)
-    _check(jitted(*device_args), fn(*args), tol)
-    # (rows kernels hint their own accesses whatever STREAM_LOADS says: vload4_kept and the like)
-    assert any(re.search(r"(load|store)\d*_(once|kept|again|ordered)\(", k.source)
-               for k in jitted.lower(*device_args).kernels)
-
-
 VARIANTS = [c for c in CASES if c[0] in ("bias_gelu", "half_gelu", "sum_squares",
                                           "half_split_reductions")] + [
     ("relu_chain_vectors", lambda x, y, z, w: np.maximum(x * y + z, 0) * w,
@@ -137,20 +115,14 @@ SPREADS = [("grid", "grid"), ("block", "block"), ("block", "chunk")]
 
 @pytest.mark.parametrize("vector_spread, reduce_spread", SPREADS, ids=["-".join(s) for s in SPREADS])
 @pytest.mark.parametrize("name, fn, make, tol", VARIANTS, ids=[c[0] for c in VARIANTS])
-def test_generator_variants_off_by_default(name, fn, make, tol, vector_spread, reduce_spread,
-                                           monkeypatch):
-    """Two vectors a thread a step in grid-stride loops (VECTOR_ILP) and split reductions' tails
-    in halving steps (REDUCE_TAIL_HALVES), measured and left off, with both loops' steps placed a
-    grid-stride or a block apart, or a block's range contiguous (VECTOR_SPREAD, REDUCE_SPREAD),
-    still give NumPy's results."""
-    from autofuse.backends.cuda import kernel as cuda_source
-    monkeypatch.setattr(cuda_source, "VECTOR_ILP", 2)
-    monkeypatch.setattr(cuda_source, "REDUCE_TAIL_HALVES", 1)
-    monkeypatch.setattr(cuda_source, "VECTOR_SPREAD", vector_spread)
-    monkeypatch.setattr(cuda_source, "REDUCE_SPREAD", reduce_spread)
+def test_generator_variants_off_by_default(name, fn, make, tol, vector_spread, reduce_spread):
+    """Two vectors a thread a step in grid-stride loops (Tuning.vector_ilp), measured and left
+    off, with both loops' steps placed a grid-stride or a block apart, or a block's range
+    contiguous (vector_spread, reduce_spread), still give NumPy's results."""
+    tuning = Tuning(vector_ilp=2, vector_spread=vector_spread, reduce_spread=reduce_spread)
     args = make()
     device_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    jitted = autofuse.jit(fn)
+    jitted = autofuse.jit(fn, tuning=tuning)
     _check(jitted(*device_args), fn(*args), tol)
     assert any(" x2" in k.strategy or k.strategy.startswith("split")
                for k in jitted.lower(*device_args).kernels)
@@ -386,7 +358,7 @@ def test_dlpack_only_device_arrays_are_read_in_place_and_answered_in_kind():
 
 
 def test_float32_matmul_vector_kernel_against_numpy():
-    """cuda_matmul.py's kernel: ragged M/N/K (K % 8 == 4), a batch broadcast, two outputs,
+    """emit/matmul_tiles.py's kernel: ragged M/N/K (K % 8 == 4), a batch broadcast, two outputs,
     operands read transposed (x @ w.T, x.T @ w, attention's q @ k^T), and operands and a result
     not 16-byte aligned (views with an offset: the element-wise path)."""
     fn = lambda x, w, b: np.maximum(x @ w + b, 0)
@@ -411,18 +383,15 @@ def test_float32_matmul_vector_kernel_against_numpy():
            fn(cupy.asnumpy(shifted), w, b), 1e-4)
 
 
-def test_rectangular_matmul_tiles_against_numpy(monkeypatch):
-    """cuda_matmul.NARROW (64 by default): WIDE x 64 tiles for attention's P @ V (ragged M), a
-    bias epilogue at 36 columns, 64 x WIDE tiles for a result 40 rows tall; WIDE 128 and 256."""
-    from autofuse.backends.cuda.emit import matmul_tiles as cuda_matmul
-    monkeypatch.setattr(cuda_matmul, "NARROW", 64)
+def test_rectangular_matmul_tiles_against_numpy():
+    """Tuning.tiles_narrow (64 by default): wide x 64 tiles for attention's P @ V (ragged M), a
+    bias epilogue at 36 columns, 64 x wide tiles for a result 40 rows tall; tiles_wide 128, 256."""
     cases = ((lambda p, v: p @ v, (f32(4, 300, 132), f32(4, 132, 64)), "{w}x64"),
              (lambda x, w, b: np.maximum(x @ w + b, 0), (f32(520, 68), f32(68, 36), f32(36)), "{w}x64"),
              (lambda x, w: x @ w - 1, (f32(40, 132), f32(132, 300)), "64x{w}"))
     for wide in (128, 256):
-        monkeypatch.setattr(cuda_matmul, "WIDE", wide)
         for fn, args, tiles in cases:
-            g = autofuse.jit(fn)
+            g = autofuse.jit(fn, tuning=Tuning(tiles_narrow=64, tiles_wide=wide))
             device = [cupy.asarray(v) for v in args]
             assert g.lower(*device).kernels[0].strategy.startswith(f"tiled {tiles.format(w=wide)}x8")
             _check(g(*device), fn(*args), 1e-4)
@@ -433,7 +402,7 @@ def test_rows_kernel_registers_fit_its_launch_bounds(dtype, block):
     """Layernorm's rows kernel, loaded: ptxas kept to the launch bounds' register budget
     (min_blocks_per_sm blocks of `block` threads fit an SM's 64K registers) without spilling, and
     the loaded kernel's resources show in its launch configuration. float16 rows take 128 threads
-    of 32 elements each (cuda_source.ROW_BYTES)."""
+    of 32 elements each (Tuning.row_bytes)."""
     make = f32 if dtype == np.float32 else f16
     x, g, b = make(64, 4096), make(4096), make(4096)
     f = autofuse.jit(layernorm)
@@ -455,8 +424,8 @@ def _same_bits(got, want):
     return np.flatnonzero(differ)
 
 
-def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
-    """cuda_divide (cuda_source.INVARIANT_DIVIDE): a float32 a / b with b the same over a
+def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit():
+    """intrinsics/divide.py (Tuning.invariant_divide, on by default): a float32 a / b with b the same over a
     thread's vector loop is taken as a multiply by b's reciprocal and a correction. Against NumPy's division bit for bit: every significand at
     three exponents with random signs, and values outside the correction's ranges (zeros,
     subnormals, huge values, infinities, NaN), for scalar divisors in and outside the ranges, a
@@ -468,7 +437,6 @@ def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
                                     -(2.0 ** 101), 3e38, 1e-38, 2.0 ** -100, 2.0 ** 100, 2.0 ** -126,
                                     5.0, -7.5], np.float32)])     # (a multiple of 4: vectors)
     device = cupy.asarray(a)
-    monkeypatch.setattr("autofuse.backends.cuda_source.INVARIANT_DIVIDE", 1)
     by_scalar = autofuse.jit(lambda x, s: x / s, backend="cuda")
     for s in (3.0, 0.1, 7.3e-3, 1234.5, -2.2, 1 - 2.0 ** -24, 2.0 ** 27, 2.0 ** -27, np.inf, 0.0,
               -0.0, np.nan, 2.0 ** -26, 2.0 ** 26):
@@ -494,7 +462,7 @@ def test_division_by_an_unchanging_divisor_is_numpys_bit_for_bit(monkeypatch):
 
 
 def test_float16_native_ops_are_numpys_bit_for_bit():
-    """cuda_half (cuda_source.NATIVE_HALVES): float16 add, subtract and multiply as add.rn.f16 and
+    """intrinsics/half.py (Tuning.native_halves): float16 add, subtract and multiply as add.rn.f16 and
     the like, and chains of them kept in halves, against NumPy's float16 loops bit for bit: every
     float16 value (subnormals, zeros of both signs, infinities, NaN) against four shuffles of
     them, a chain whose multiplies and adds must not fuse, a row vector, a scalar argument, and

@@ -20,9 +20,6 @@ from . import helpers
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
-# Ops whose float16 result is one of their float16 operands (or its negation): no rounding.
-EXACT_ON_HALVES = {"where", "maximum", "minimum", "fmax", "fmin", "negative", "positive",
-                   "absolute", "copysign"}
 
 
 def short(dtype) -> str:
@@ -208,7 +205,7 @@ class Renderer:
         expression = _FIELD.sub(lambda m: names[m.group(1)], template).format(*args)
         expression = self._helpers(expression, computation)
         wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
-        if self.held(node.dtype) != node.dtype and node.op not in EXACT_ON_HALVES:
+        if self.held(node.dtype) != node.dtype and not OPS[node.op].exact_on_halves:
             if self.halves is not None and self.round_halves and \
                     all(source.dtype == HALF for source in node.inputs):
                 native = self.halves.op(node.op, args)    # rounded once, the same answer

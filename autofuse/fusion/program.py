@@ -94,15 +94,20 @@ class FusedProgram:
             if node.op == "constant":
                 memory[node.id] = node.attrs["value"].array
         for group in self.groups:
-            local = {n.id: memory[n.id] for n in group.inputs}
-            for node in group.nodes:
-                for source in node.inputs:
-                    if is_inline_constant(source):
-                        local[source.id] = source.attrs["value"].array
-            run_nodes(group.nodes, local)
-            for node_id in group.outputs:
-                memory[node_id] = local[node_id]
+            memory.update(evaluate_group(group, memory))
         return [memory[n.id] for n in self.graph.outputs]
+
+
+def evaluate_group(group: Group, memory: dict) -> dict:
+    """{output node id: value} of one group, run node by node by the reference interpreter from
+    the values of its inputs in `memory` (constants it reads are taken from the graph)."""
+    local = {n.id: memory[n.id] for n in group.inputs}
+    for node in group.nodes:
+        for source in node.inputs:
+            if source.op == "constant":
+                local[source.id] = source.attrs["value"].array
+    run_nodes(group.nodes, local)
+    return {node_id: local[node_id] for node_id in group.outputs}
 
 
 def origins(group: Group) -> list[str]:

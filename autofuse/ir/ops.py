@@ -31,6 +31,9 @@ class Op:
     init: str | None = None
     combine: str | None = None
     cost: int = 1                            # relative arithmetic cost (for recompute decisions)
+    transcendental: bool = False             # a math-library call: worth computing once a row
+    exact_on_halves: bool = False            # float16 result is a float16 operand (or its
+    #                                          negation): never needs rounding
 
     def spelling(self, kind: str) -> str:
         """The kernel spelling of this op for a computation of dtype kind `kind`."""
@@ -41,10 +44,11 @@ class Op:
         return self.spell["*"]
 
 
-def _ew(name, arity, spell, ufunc=None, cost=1):
+def _ew(name, arity, spell, ufunc=None, cost=1, transcendental=False, exact_on_halves=False):
     if isinstance(spell, str):
         spell = {"*": spell}
-    return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost)
+    return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost,
+              transcendental=transcendental, exact_on_halves=exact_on_halves)
 
 
 # NaN-aware selections (Python's max/min drop NaN); ties give the second operand, as NumPy's
@@ -65,10 +69,10 @@ _ROWS = [
     _ew("floor_divide", 2, {"*": "({0} // {1})", "i": "(({ZERO} - {0}) if {1} == {MINUS_ONE} else {0} // {1})",
                             "b": "({0} and {1})"}, cost=8),
     _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8),
-    _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16),
-    _ew("negative", 1, "(-{0})"),
-    _ew("positive", 1, "(+{0})"),
-    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}),
+    _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True),
+    _ew("negative", 1, "(-{0})", exact_on_halves=True),
+    _ew("positive", 1, "(+{0})", exact_on_halves=True),
+    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True),
     _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}),
     _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4),
     _ew("sign", 1, {"f": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else "
@@ -76,31 +80,31 @@ _ROWS = [
                     "i": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else {ZERO}))",
                     "u": "({ONE} if {0} > {ZERO} else {ZERO})"}),
     # exponentials and logarithms
-    _ew("exp", 1, "math.exp({0})", cost=8),
-    _ew("exp2", 1, "math.exp2({0})", cost=8),
-    _ew("expm1", 1, "math.expm1({0})", cost=8),
-    _ew("log", 1, "math.log({0})", cost=8),
-    _ew("log2", 1, "math.log2({0})", cost=8),
-    _ew("log10", 1, "math.log10({0})", cost=8),
-    _ew("log1p", 1, "math.log1p({0})", cost=8),
+    _ew("exp", 1, "math.exp({0})", cost=8, transcendental=True),
+    _ew("exp2", 1, "math.exp2({0})", cost=8, transcendental=True),
+    _ew("expm1", 1, "math.expm1({0})", cost=8, transcendental=True),
+    _ew("log", 1, "math.log({0})", cost=8, transcendental=True),
+    _ew("log2", 1, "math.log2({0})", cost=8, transcendental=True),
+    _ew("log10", 1, "math.log10({0})", cost=8, transcendental=True),
+    _ew("log1p", 1, "math.log1p({0})", cost=8, transcendental=True),
     _ew("sqrt", 1, "math.sqrt({0})", cost=4),
-    _ew("cbrt", 1, "cube_root({0})", cost=8),
+    _ew("cbrt", 1, "cube_root({0})", cost=8, transcendental=True),
     # trigonometry
-    _ew("sin", 1, "math.sin({0})", cost=8),
-    _ew("cos", 1, "math.cos({0})", cost=8),
-    _ew("tan", 1, "math.tan({0})", cost=8),
-    _ew("arcsin", 1, "math.asin({0})", cost=8),
-    _ew("arccos", 1, "math.acos({0})", cost=8),
-    _ew("arctan", 1, "math.atan({0})", cost=8),
-    _ew("arctan2", 2, "math.atan2({0}, {1})", cost=8),
-    _ew("sinh", 1, "math.sinh({0})", cost=8),
-    _ew("cosh", 1, "math.cosh({0})", cost=8),
-    _ew("tanh", 1, {"f": "hyperbolic_tangent({0})", "*": "math.tanh({0})"}, cost=8),
-    _ew("arcsinh", 1, "math.asinh({0})", cost=8),
-    _ew("arccosh", 1, "math.acosh({0})", cost=8),
-    _ew("arctanh", 1, "math.atanh({0})", cost=8),
-    _ew("hypot", 2, "math.hypot({0}, {1})", cost=8),
-    _ew("copysign", 2, "math.copysign({0}, {1})"),
+    _ew("sin", 1, "math.sin({0})", cost=8, transcendental=True),
+    _ew("cos", 1, "math.cos({0})", cost=8, transcendental=True),
+    _ew("tan", 1, "math.tan({0})", cost=8, transcendental=True),
+    _ew("arcsin", 1, "math.asin({0})", cost=8, transcendental=True),
+    _ew("arccos", 1, "math.acos({0})", cost=8, transcendental=True),
+    _ew("arctan", 1, "math.atan({0})", cost=8, transcendental=True),
+    _ew("arctan2", 2, "math.atan2({0}, {1})", cost=8, transcendental=True),
+    _ew("sinh", 1, "math.sinh({0})", cost=8, transcendental=True),
+    _ew("cosh", 1, "math.cosh({0})", cost=8, transcendental=True),
+    _ew("tanh", 1, {"f": "hyperbolic_tangent({0})", "*": "math.tanh({0})"}, cost=8, transcendental=True),
+    _ew("arcsinh", 1, "math.asinh({0})", cost=8, transcendental=True),
+    _ew("arccosh", 1, "math.acosh({0})", cost=8, transcendental=True),
+    _ew("arctanh", 1, "math.atanh({0})", cost=8, transcendental=True),
+    _ew("hypot", 2, "math.hypot({0}, {1})", cost=8, transcendental=True),
+    _ew("copysign", 2, "math.copysign({0}, {1})", exact_on_halves=True),
     _ew("radians", 1, "({0} * {RADIANS})"),
     _ew("degrees", 1, "({0} * {DEGREES})"),
     # rounding
@@ -109,10 +113,10 @@ _ROWS = [
     _ew("trunc", 1, {"f": "math_trunc({0})", "*": "{0}"}),
     _ew("rint", 1, {"f": "round_even({0})", "*": "{0}"}),
     # comparisons and selection
-    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} or {1})"}),
-    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} and {1})"}),
-    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} or {1})"}),
-    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} and {1})"}),
+    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True),
+    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True),
+    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True),
+    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True),
     _ew("less", 2, "({0} < {1})"),
     _ew("less_equal", 2, "({0} <= {1})"),
     _ew("greater", 2, "({0} > {1})"),
@@ -122,7 +126,7 @@ _ROWS = [
     _ew("isnan", 1, {"f": "math.isnan({0})", "*": "False"}),
     _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}),
     _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}),
-    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}),
+    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}, exact_on_halves=True),
     # logic and bits
     _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})"),
     _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})"),

@@ -14,10 +14,11 @@ import numpy as np
 
 from ...debug import STATE as _DEBUG, run_steps as _debug_steps
 from ...fusion import CostModel
-from ...ir.interpreter import evaluate_node, run_nodes
+from ...fusion.program import evaluate_group
+from ...ir.interpreter import evaluate_node
 from .. import disk_cache
-from .source import generate
 from ..literals import literal
+from .source import generate
 
 # Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses.
 COST = CostModel(max_row=1 << 30)
@@ -122,14 +123,8 @@ class InterpretedStep:
         self.group = group
 
     def run(self, memory: dict) -> None:
-        local = {n.id: memory[n.id] for n in self.group.inputs}
-        for node in self.group.nodes:
-            for source in node.inputs:
-                if source.op == "constant":
-                    local[source.id] = source.attrs["value"].array
-        run_nodes(self.group.nodes, local)
-        for node_id in self.group.outputs:
-            memory[node_id] = np.array(local[node_id], copy=True)
+        for node_id, value in evaluate_group(self.group, memory).items():
+            memory[node_id] = np.array(value, copy=True)
 
 
 def _compilable(group) -> bool:

@@ -1,7 +1,6 @@
 """Generated source for one fusion group as one numba CPU function (loops, phases, blocks)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -11,37 +10,8 @@ from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers
 from ..render import Accumulators, Renderer, short
-
-PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
-SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
-MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
-LANES = 8                        # independent accumulators of a sum/prod/max/min inner loop
-LANED = ("sum", "prod", "max", "min")
-# Ops worth a store and a load to compute once per row rather than once per pass.
-EXPENSIVE = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "power", "cbrt", "sin",
-             "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
-             "arcsinh", "arccosh", "arctanh", "hypot"}
-
-
-@dataclass
-class Argument:
-    """How the runner passes one array: the node it holds and the view it takes."""
-    node: Node
-    view: str = "as_is"         # "as_is", "flat" (1-D), "one" (0-d as shape (1,)), "operand"
-    chain: tuple = ()           # operand nodes evaluated on the host (matmul operands)
-
-
-@dataclass
-class KernelSource:
-    name: str
-    text: str
-    globals: dict
-    inputs: list[Argument]
-    outputs: list[Argument]
-    parallel: bool
-    strategy: str
-    helpers: list = field(default_factory=list)     # helper function sources
-
+from .kernel import LANED, LANES, PARALLEL_ELEMENTS, SPLIT_ELEMENTS, Argument, KernelSource
+from .matmul import Matmul
 
 def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
@@ -52,7 +22,7 @@ def _accumulator(node: Node) -> np.dtype:
     return node.dtype
 
 
-class CpuSource:
+class CpuSource(Matmul):
     def __init__(self, group: Group, name: str):
         self.group = group
         self.name = name
@@ -181,7 +151,7 @@ class CpuSource:
         keep, taken = {}, set()
         for p, values in enumerate(sets):
             chosen = [self.group.members[i] for i in sorted(values & later[p] - taken)
-                      if self.group.members[i].op in EXPENSIVE]
+                      if OPS[self.group.members[i].op].transcendental]
             taken |= {n.id for n in chosen}
             if chosen:
                 keep[p] = chosen
@@ -351,92 +321,8 @@ class CpuSource:
         self.store_outputs(shape, axes, full)
         return "split", True
 
-    # -- matmul ------------------------------------------------------------------------------------
-    def matmul(self):
-        group = self.group
-        node = group.matmul
-        operands = []
-        for source in node.inputs:
-            chain = self._chain(source)
-            operands.append(Argument(source, "operand", chain))
-        # NOTE: operand chains (layout ops) are evaluated on the host as NumPy views; epilogue
-        # inputs stay kernel arguments.
-        epilogue_inputs = [a for a in self.inputs if not self._feeds_only_operands(a.node, operands)]
-        self.inputs = operands + epilogue_inputs
-        self.argname = {a.node.id: f"a{k}" for k, a in enumerate(self.inputs)}
-        self._zero_d_views()
-        for arg in operands:
-            arg.view = "operand"
-        r = self.renderer
-        batch = node.shape[:-2]
-        m, n = node.shape[-2:]
-        rows = max(1, min(m, MATMUL_TILE_BYTES // max(1, n * node.dtype.itemsize)))
-        blocks = -(-m // rows)
-        batch_index = tuple(f"b{d}" for d in range(len(batch)))
-        opened = self.loops(list(batch_index), list(batch), False)
-        r.emit(f"for blk in range({blocks}):")
-        r.push()
-        r.emit(f"lo = blk * {rows}")
-        r.emit(f"hi = min({m}, lo + {rows})")
-        a, b = "a0", "a1"
-        prefix = "".join(f"{i}, " for i in batch_index)
-        blas = node.dtype.kind == "f"
-        if blas:
-            r.emit(f"tile = np.dot({a}[{prefix}lo:hi], {b}[{prefix.rstrip(', ')}])"
-                   if batch else f"tile = np.dot({a}[lo:hi], {b})")
-        else:
-            k = node.inputs[0].shape[-1]
-            r.emit(f"tile = np.zeros((hi - lo, {n}), {r.ctor(node.dtype)})")
-            r.emit("for i in range(lo, hi):")
-            r.push()
-            r.emit(f"for kk in range({k}):")
-            r.push()
-            r.emit(f"x = {a}[{prefix}i, kk]")
-            r.emit(f"for j in range({n}):")
-            r.push()
-            r.emit(f"tile[i - lo, j] = tile[i - lo, j] + x * {b}[{prefix}kk, j]")
-            r.pop()
-            r.pop()
-            r.pop()
-        r.emit("for i in range(lo, hi):")
-        r.push()
-        r.emit(f"for j in range({n}):")
-        r.push()
-        r.special[node.id] = lambda index: "tile[i - lo, j]"
-        index = batch_index + ("i", "j")
-        for k, arg in enumerate(self.outputs):
-            self.store(k, arg.node, index)
-        r.pop()
-        r.pop()
-        r.pop()
-        self.close(opened)
-        return ("blas-tiles" if blas else "loop-tiles"), False
 
-    def _chain(self, source: Node) -> tuple:
-        """The members between a group input and a matmul operand, outermost first."""
-        chain = []
-        while source.id in self.group.members:
-            chain.append(source)
-            source = source.inputs[0]
-        return tuple(reversed(chain))
 
-    def _feeds_only_operands(self, node: Node, operands) -> bool:
-        """Whether group input `node` is read only to build matmul operands (on the host), so
-        the kernel itself never loads it."""
-        roots = {arg.chain[0].inputs[0].id if arg.chain else arg.node.id for arg in operands}
-        if node.id not in roots:
-            return False
-        chain = [n for arg in operands for n in arg.chain]
-        chain_ids = {n.id for n in chain}
-        matmul = self.group.matmul.id
-        # NOTE: a chain member that is also a result (`v = x[:1]; return v, v @ v`) or is read by
-        # the epilogue (`v = x.T; (v @ w) + v`) makes the epilogue read the input itself.
-        for member in self.group.members.values():
-            if member.id in chain_ids or member.id == matmul:
-                continue
-            if any(s.id == node.id or s.id in chain_ids for s in member.inputs):
-                return False
-        return not any(n.id in self.group.outputs for n in chain)
 
     # -- the module --------------------------------------------------------------------------------
     def finish(self, strategy: str, parallel: bool) -> KernelSource:

@@ -8,67 +8,20 @@ Generated kernels call these where the generator proved the offsets are multiple
 count and the kernel checked at run time that the base addresses are 16-byte aligned.
 
 `hinted_load(lanes, qualifier)` and `hinted_store(lanes, qualifier)` make the same accesses with
-PTX cache qualifiers (`.L1::no_allocate`, `.cs`, an L2 eviction policy ...), written as inline PTX
-since NVVM has no other way to ask for them; generated kernels use them for data a kernel reads or
-writes exactly once (cuda_source.STREAM_LOADS, STREAM_STORES, off by default), so it does not
-evict what is read again; and rows kernels use them to read a held row a second time from the
-caches (cuda_source.ROW_RELOAD: evict_last on the first read, evict_first on the second) and to
-store their outputs in program order (ROW_STORES: an inline-PTX store with the default eviction
-priority, which the compiler does not move, so gamma and beta are read where they are used).
+PTX cache qualifiers, as inline PTX (NVVM has no other way to ask for them): split reductions'
+reads of data read once (Tuning.reduce_loads), rows kernels' second read of a held row and their
+stores in program order (Tuning.row_reload, row_stores).
 
-`launch_dependents()` and `wait_for_prerequisite()` are PTX `griddepcontrol` (sm_90): every
-generated kernel but a split reduction begins with them (cuda_source.OVERLAP), so that, launched
-with programmatic stream serialization (cuda_host), the next kernel of the stream launches while
-this one's last blocks run, and waits for it to end before it touches memory.
+`launch_dependents()` and `wait_for_prerequisite()` are PTX `griddepcontrol` (sm_90): kernels
+begin with them (Tuning.overlap) so that, launched with programmatic stream serialization
+(runtime/host.py), the next kernel launches while this one's last blocks run.
 
 Under numba's CUDA simulator (which runs kernels as Python over NumPy arrays) the same names are
 plain Python functions with the same meaning, so the simulator tests the kernels' logic.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import config
-
-
-def _simulator_functions():
-    def address(array):
-        return array.__array_interface__["data"][0]
-
-    def load(array, index, lanes):
-        return tuple(array[index + lane] for lane in range(lanes))
-
-    def store(array, index, values):
-        for lane, value in enumerate(values):
-            array[index + lane] = value
-
-    def shared_load4(array, index):
-        assert index % 4 == 0, f"a 16-byte shared read at element {index} is misaligned"
-        return load(array.reshape(-1), index, 4)
-
-    def shared_store4(array, index, *values):
-        assert index % 4 == 0, f"a 16-byte shared write at element {index} is misaligned"
-        flat = array.reshape(-1)
-        assert np.shares_memory(flat, array)
-        store(flat, index, values)
-
-    def hinted_load(lanes, qualifier):
-        if lanes == 1:
-            return lambda a, i: a[i]
-        return lambda a, i: load(a, i, lanes)
-
-    def hinted_store(lanes, qualifier):
-        return lambda a, i, *v: store(a, i, v[:lanes])
-
-    def grid_signal():
-        pass
-
-    functions = {"address": address, "sload4": shared_load4, "sstore4": shared_store4,
-                 "hinted_load": hinted_load, "hinted_store": hinted_store,
-                 "launch_dependents": grid_signal, "wait_for_prerequisite": grid_signal}
-    for lanes in LANES:
-        functions[f"vload{lanes}"] = lambda a, i, lanes=lanes: load(a, i, lanes)
-        functions[f"vstore{lanes}"] = lambda a, i, *v, lanes=lanes: store(a, i, v[:lanes])
-    return functions
 
 
 def _intrinsics():
@@ -409,4 +362,8 @@ def _intrinsics():
 
 
 LANES = (2, 4, 8)
-globals().update(_simulator_functions() if config.ENABLE_CUDASIM else _intrinsics())
+if config.ENABLE_CUDASIM:
+    from .vector_simulator import functions as _simulator_functions
+    globals().update(_simulator_functions(LANES))
+else:
+    globals().update(_intrinsics())

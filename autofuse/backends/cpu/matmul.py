@@ -1,0 +1,98 @@
+"""The CPU backend's matrix products: BLAS (np.dot) on tiles of rows, the epilogue applied to each
+tile while it is in cache; operand prologues evaluated on the host."""
+from __future__ import annotations
+
+
+from ...ir.graph import Node
+from .kernel import MATMUL_TILE_BYTES, Argument
+
+
+class Matmul:
+    """Methods of the CPU kernel writer (source.CpuSource) for matmul groups."""
+
+    # -- matmul ------------------------------------------------------------------------------------
+    def matmul(self):
+        group = self.group
+        node = group.matmul
+        operands = []
+        for source in node.inputs:
+            chain = self._chain(source)
+            operands.append(Argument(source, "operand", chain))
+        # NOTE: operand chains (layout ops) are evaluated on the host as NumPy views; epilogue
+        # inputs stay kernel arguments.
+        epilogue_inputs = [a for a in self.inputs if not self._feeds_only_operands(a.node, operands)]
+        self.inputs = operands + epilogue_inputs
+        self.argname = {a.node.id: f"a{k}" for k, a in enumerate(self.inputs)}
+        self._zero_d_views()
+        for arg in operands:
+            arg.view = "operand"
+        r = self.renderer
+        batch = node.shape[:-2]
+        m, n = node.shape[-2:]
+        rows = max(1, min(m, MATMUL_TILE_BYTES // max(1, n * node.dtype.itemsize)))
+        blocks = -(-m // rows)
+        batch_index = tuple(f"b{d}" for d in range(len(batch)))
+        opened = self.loops(list(batch_index), list(batch), False)
+        r.emit(f"for blk in range({blocks}):")
+        r.push()
+        r.emit(f"lo = blk * {rows}")
+        r.emit(f"hi = min({m}, lo + {rows})")
+        a, b = "a0", "a1"
+        prefix = "".join(f"{i}, " for i in batch_index)
+        blas = node.dtype.kind == "f"
+        if blas:
+            r.emit(f"tile = np.dot({a}[{prefix}lo:hi], {b}[{prefix.rstrip(', ')}])"
+                   if batch else f"tile = np.dot({a}[lo:hi], {b})")
+        else:
+            k = node.inputs[0].shape[-1]
+            r.emit(f"tile = np.zeros((hi - lo, {n}), {r.ctor(node.dtype)})")
+            r.emit("for i in range(lo, hi):")
+            r.push()
+            r.emit(f"for kk in range({k}):")
+            r.push()
+            r.emit(f"x = {a}[{prefix}i, kk]")
+            r.emit(f"for j in range({n}):")
+            r.push()
+            r.emit(f"tile[i - lo, j] = tile[i - lo, j] + x * {b}[{prefix}kk, j]")
+            r.pop()
+            r.pop()
+            r.pop()
+        r.emit("for i in range(lo, hi):")
+        r.push()
+        r.emit(f"for j in range({n}):")
+        r.push()
+        r.special[node.id] = lambda index: "tile[i - lo, j]"
+        index = batch_index + ("i", "j")
+        for k, arg in enumerate(self.outputs):
+            self.store(k, arg.node, index)
+        r.pop()
+        r.pop()
+        r.pop()
+        self.close(opened)
+        return ("blas-tiles" if blas else "loop-tiles"), False
+
+    def _chain(self, source: Node) -> tuple:
+        """The members between a group input and a matmul operand, outermost first."""
+        chain = []
+        while source.id in self.group.members:
+            chain.append(source)
+            source = source.inputs[0]
+        return tuple(reversed(chain))
+
+    def _feeds_only_operands(self, node: Node, operands) -> bool:
+        """Whether group input `node` is read only to build matmul operands (on the host), so
+        the kernel itself never loads it."""
+        roots = {arg.chain[0].inputs[0].id if arg.chain else arg.node.id for arg in operands}
+        if node.id not in roots:
+            return False
+        chain = [n for arg in operands for n in arg.chain]
+        chain_ids = {n.id for n in chain}
+        matmul = self.group.matmul.id
+        # NOTE: a chain member that is also a result (`v = x[:1]; return v, v @ v`) or is read by
+        # the epilogue (`v = x.T; (v @ w) + v`) makes the epilogue read the input itself.
+        for member in self.group.members.values():
+            if member.id in chain_ids or member.id == matmul:
+                continue
+            if any(s.id == node.id or s.id in chain_ids for s in member.inputs):
+                return False
+        return not any(n.id in self.group.outputs for n in chain)
