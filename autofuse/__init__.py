@@ -8,10 +8,23 @@
 >>> softmax(np.ones((2, 4), np.float32)).dtype
 dtype('float32')
 
+Where each stage lives (stages.build runs them in this order for a new signature):
+- trace: trace/ (tracer arrays record NumPy calls into an SSA graph, ir/graph.py; every op is a
+  row of the op table, ir/ops.py); signature.py binds the arguments, arrays.py reads array kinds;
+- simplify: ir/passes.py; the reference interpreter: ir/interpreter.py;
+- partition into fusion groups: fusion/ (partition.py, legality.py, the cost model cost.py);
+- per group, a kernel (kernels.py: the records `f.lower(...).kernels` shows):
+  CPU: backends/cpu/ (source.py writes one numba function a group, __init__.py compiles and runs);
+  CUDA: backends/cuda/ - a group's strategy is chosen in plan.py, its source written by
+  writer.py with the emitters of emit/, compiled in compile.py (PTX, cubin, disk cache), and
+  launched by runtime/ (program.py, with host.py's or graph.py's generated host call);
+  NumPy reference: backends/reference.py;
+- the call: jit.py (cache, fast path); inspecting: lowered.py, debug.py, picture.py, cli.py.
+
 Compiled kernels are cached on disk, content-addressed, in $AUTOFUSE_CACHE_DIR (default
 ~/.cache/autofuse): `autofuse.cache_dir()` says where, `autofuse.clear_disk_cache()` empties it.
 
-Debug output (stderr) at fixed levels: $AUTOFUSE_DEBUG or `with autofuse.debug(level):` —
+Debug output (stderr) at fixed levels: $AUTOFUSE_DEBUG or `with autofuse.debug(level):` -
 1 compiles (and the first cache hit per signature), 2 kernel launches with times, 3 traced and
 fused IR, 4 kernel source, 5 PTX. See autofuse/debug.py for the full table.
 """

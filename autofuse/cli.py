@@ -239,7 +239,7 @@ def source_lines(lowered, path: str) -> str:
 
 
 def report(lowered, args, path: str, seconds: float) -> str:
-    from .debug import signature_text
+    from .lowered import signature_text
     s = lowered.fused.summary()
     kinds = ", ".join(f"{k} {v}" for k, v in s["kinds"].items()) or "none"
     parts = [f"# {signature_text(lowered._entry)} on {lowered.backend}: {s['ops']} ops -> "

@@ -40,6 +40,7 @@ import threading
 import time
 
 from .errors import ArgumentError
+from .lowered import Lowered, signature_text
 
 MAX_LEVEL = 5
 ENV = "AUTOFUSE_DEBUG"
@@ -120,13 +121,6 @@ def emit(text: str) -> None:
 
 # -- what the hooks print ------------------------------------------------------------------------
 
-def signature_text(entry) -> str:
-    """`softmax(f32[64,128], 2.5)`: the traced inputs of an entry in the printer's type notation."""
-    from .ir.printer import type_text
-    parts = [type_text(n.shape, n.dtype) for n in entry.traced.graph.inputs]
-    return f"{entry.name}({', '.join(parts)})"
-
-
 def _kinds_text(fused) -> str:
     summary = fused.summary()
     kinds = ", ".join(f"{kind} {count}" for kind, count in summary["kinds"].items()) or "none"
@@ -143,7 +137,6 @@ def compiled(entry) -> None:
     emit(f"compile {signature_text(entry)} backend={entry.backend}: {_kinds_text(entry.fused)}"
          f" in {entry.build_seconds * 1e3:.1f} ms [miss]")
     if level >= 3:
-        from .lowered import Lowered
         lowered = Lowered(entry)
         emit(lowered.as_text("traced"))
         emit(lowered.as_text("fused"))

@@ -1,7 +1,13 @@
 """What `f.lower(*args)` returns: the traced, simplified and fused programs and their kernels."""
 from __future__ import annotations
 
-from .ir.printer import graph_text
+from .ir.printer import graph_text, type_text
+
+
+def signature_text(entry) -> str:
+    """`softmax(f32[64,128], 2.5)`: the traced inputs of an entry in the printer's type notation."""
+    parts = [type_text(n.shape, n.dtype) for n in entry.traced.graph.inputs]
+    return f"{entry.name}({', '.join(parts)})"
 
 
 class Lowered:
@@ -54,7 +60,6 @@ class Lowered:
     def to_dot(self) -> str:
         """The fused program as Graphviz DOT text: a cluster per fusion group coloured by kind,
         values labelled with name, shape and dtype, edges between groups labelled with bytes."""
-        from .debug import signature_text
         from .picture import to_dot
         return to_dot(self.fused, f"{signature_text(self._entry)} on {self.backend}",
                       {kernel.id: kernel.strategy for kernel in self.kernels})
