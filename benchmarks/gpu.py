@@ -153,13 +153,14 @@ def to_host(value):
     return np.asarray(value)
 
 
-def system_call(system, workload, host_inputs):
-    """(callable, sync) for `system` on device copies of the inputs, or raise if unavailable."""
+def system_call(system, workload, host_inputs, tuning=None):
+    """(callable, sync) for `system` on device copies of the inputs, or raise if unavailable;
+    autofuse compiles with `tuning` (a Tuning, see tuning()) where one is given."""
     import cupy
     if system in ("autofuse", "cupy", "cupy.fuse"):
         inputs = [cupy.asarray(a) for a in host_inputs]
         if system == "autofuse":
-            fn = autofuse.jit(workload.fn(np))
+            fn = autofuse.jit(workload.fn(np), tuning=tuning)
         elif system == "cupy":
             fn = workload.fn(cupy)
         else:   # cupy.fuse names its kernel after the function: give it a C identifier
@@ -177,24 +178,22 @@ def system_call(system, workload, host_inputs):
         import jax
         import jax.numpy as jnp
         inputs = [jax.device_put(a) for a in host_inputs]
-        body = workload.fn(jnp)
-        if workload.name == "5-point stencil":
-            def body(u):
-                inner = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
-                return u.at[1:-1, 1:-1].set(inner)
-        fn = jax.jit(body)
-
+        def stencil(u):     # jax arrays are immutable: the slice assignment as .at[].set
+            inner = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+            return u.at[1:-1, 1:-1].set(inner)
+        fn = jax.jit(stencil if workload.name == "5-point stencil" else workload.fn(jnp))
         return (lambda: fn(*inputs)), jax.block_until_ready
     raise ValueError(system)
 
 
-def checked_calls(workload, host_inputs, systems) -> dict:
+def checked_calls(workload, host_inputs, systems, tuning=None) -> dict:
     """{system: (callable, sync)} for each of `systems` on device copies of the inputs, each
-    one's result checked against NumPy's first (raises where a system fails or differs)."""
+    one's result checked against NumPy's first (raises where a system fails or differs);
+    autofuse compiles with `tuning` where one is given."""
     reference = workload.fn(np)(*host_inputs)
     found = {}
     for system in systems:
-        call, sync = system_call(system, workload, host_inputs)
+        call, sync = system_call(system, workload, host_inputs, tuning)
         result = call()
         sync(result)
         check(to_host(result), reference, workload.tolerance)
@@ -261,7 +260,7 @@ def per_call_overhead(rounds: int = 5, calls: int = 2000):
     """Microseconds per call on 1024 floats (async host loops), one- and three-kernel functions,
     with and without CUDA graph replay, beside cupy.fuse and torch.compile's CUDA-graph mode:
     interleaved_loops' median of `rounds` rounds of `calls` calls each, every round's figure kept
-    (a single loop's figure moved 8-14 µs from loop to loop on an H200 host, session 16)."""
+    (a single loop's figure moved 8-14 µs from loop to loop on an H200 host, 2026-11-23)."""
     import cupy
     x = cupy.asarray(np.random.default_rng(0).standard_normal(1024, dtype=np.float32))
     y, z = x * 2, x + 1

@@ -32,7 +32,7 @@ def paired(row: dict) -> dict | None:
     rounds were differences of batches, `whole` is the median ratio of the long batches' own
     times, and `gpu` (peer, median ratio) the same taken from the CUDA-event times on the GPU's own
     clock against the fastest peer that has them (all but jax.jit). None where the row has no
-    rounds (runs before session 11) or no peer."""
+    rounds (runs before f4b21db, 2026-11-23) or no peer."""
     rounds, peer = row.get("rounds", {}), best_peer_name(row)
     if peer is None or "autofuse" not in rounds or peer not in rounds:
         return None
@@ -164,7 +164,7 @@ def markdown(report: dict) -> str:
 def _rounds(report: dict) -> str:
     """How the table's times were taken, from the rows' recorded rounds."""
     counts = {len(v) for row in report["rows"] for v in row.get("rounds", {}).values()}
-    if not counts:      # runs before session 11: each system timed on its own
+    if not counts:      # runs before f4b21db: each system timed on its own
         return "5 synchronized batches of 20 calls"
     shorts = {row.get("short", 0) for row in report["rows"]}
     how = (f"{max(counts)} interleaved rounds, one synchronized batch of up to 20 calls of every "

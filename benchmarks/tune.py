@@ -1,13 +1,14 @@
-"""Sweeps a CUDA code-generation constant over GPU workloads, to choose it by measurement:
-    python benchmarks/tune.py ROW_ITEMS 4,8,16 "softmax rows,layernorm rows"
-A name `module.NAME` sets NAME in autofuse/backends/module.py (cuda_matmul.ENABLED 0,1). Values
-that are not integers are set as strings (STREAM_LOADS ",.nc.L1::no_allocate": "" first). More
-arguments NAME=VALUE hold other constants fixed for the sweep:
-    python benchmarks/tune.py cuda_matmul.WIDE 128,256 attention cuda_matmul.NARROW=64
-The name `variants` sweeps sets of constants instead, each value NAME=VALUE pairs joined by "+"
+"""Sweeps a field of the CUDA generator's Tuning over GPU workloads, to choose it by measurement:
+    python benchmarks/tune.py row_items 4,8,16 "softmax rows,layernorm rows"
+Names are autofuse.backends.cuda.tuning.Tuning's fields (either case: ROW_ITEMS is row_items).
+Values that read as integers are ints, others text (reduce_loads ",.L1::evict_first": "" first).
+More arguments NAME=VALUE hold other fields fixed for the sweep:
+    python benchmarks/tune.py tiles_wide 128,256 attention tiles_narrow=64
+The name `variants` sweeps sets of fields instead, each value NAME=VALUE pairs joined by "+"
 (an empty value: the defaults):
-    python benchmarks/tune.py variants ",VECTOR_ILP=2+THREADS=128" "relu(x*y+z)*w"
-Each value's kernels are compiled under it and checked against NumPy; then all values and
+    python benchmarks/tune.py variants ",vector_ilp=2+threads=128" "relu(x*y+z)*w"
+Each value compiles its own function, `autofuse.jit(f, tuning=...)` (a Tuning is part of the
+disk-cache key, so values never share cubins), checked against NumPy; then all values and
 torch.compile (where torch is installed) are timed in the same interleaved rounds, as
 benchmarks/gpu.py times them (gpu.time_rounds: the difference of a long and a lead batch;
 TUNE_ROUNDS rounds, default 7), and on the GPU's clock by CUDA events in the same batches (all of
@@ -25,25 +26,22 @@ import numpy as np
 import gpu
 from workloads import workloads
 
-import autofuse.backends.cuda_source as source
 
-
-def _settings(name: str, value: str) -> dict:
-    """{(module, attribute): value} that one value of the sweep sets."""
-    return gpu.constant_settings(value if name == "variants" else f"{name}={value}")
+def _tuning(name: str, value: str, fixed: str):
+    """The Tuning one value of the sweep compiles with (the fixed fields first)."""
+    text = value if name == "variants" else f"{name}={value}"
+    return gpu.tuning("+".join(filter(None, (fixed, text))))
 
 
 def main():
     name, values, names = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
-    for fixed in sys.argv[4:]:
-        for place, value in gpu.constant_settings(fixed).items():
-            setattr(*place, value)
+    fixed = "+".join(sys.argv[4:])
+    gpu.tuning(fixed)                       # an unknown field fails here, before any GPU work
     import cupy
     rng = np.random.default_rng(5)
     bandwidth = gpu.copy_bandwidth(short=2)
     sync = lambda _: cupy.cuda.Device().synchronize()
     options = {"float16": os.environ["TUNE_FLOAT16"]} if os.environ.get("TUNE_FLOAT16") else {}
-    cache = str(gpu.autofuse.backends.disk_cache.cache_dir())
     for workload in workloads():
         if workload.name not in names:
             continue
@@ -53,22 +51,11 @@ def main():
         floor = workload.floor_bytes(host) / bandwidth * 1000
         entries, strategies = {}, {}
         for value in values:
-            settings = _settings(name, value)
-            # NOTE: a constant outside cuda_source (the intrinsics' cuda_vector.HALF_WORDS_PTX)
-            # may change the cubin and not the generated text that keys the disk cache: each
-            # value then links into a cache folder of its own.
-            if any(module is not source for module, _ in settings):
-                os.environ["AUTOFUSE_CACHE_DIR"] = os.path.join(cache, f"tune-{values.index(value)}")
-            try:
-                with gpu.constants(settings):
-                    fn = gpu.autofuse.jit(workload.fn(np), **options)
-                    gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
-                    strategies_now = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
-            finally:
-                os.environ["AUTOFUSE_CACHE_DIR"] = cache
+            fn = gpu.autofuse.jit(workload.fn(np), tuning=_tuning(name, value, fixed), **options)
+            gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
             label = (value or "defaults") if name == "variants" else f"{name}={value or repr('')}"
             entries[label] = (lambda fn=fn: fn(*inputs), sync)
-            strategies[label] = strategies_now
+            strategies[label] = "; ".join(k.strategy for k in fn.lower(*inputs).kernels)
         try:
             entries["torch.compile"] = gpu.system_call("torch.compile", workload, host)
         except ImportError:

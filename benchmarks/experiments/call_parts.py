@@ -4,7 +4,7 @@ calls, 7 interleaved rounds, median (µs).
 
     python benchmarks/experiments/call_parts.py
 
-Behind session 10's choice to replay cached calls as CUDA graphs (BENCHMARKS.md).
+Behind the choice to replay cached calls as CUDA graphs (6541e2e; BENCHMARKS.md, "Launches").
 """
 import ctypes
 import statistics

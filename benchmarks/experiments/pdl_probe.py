@@ -1,12 +1,14 @@
 """GPU time per call of benchmark workloads by launch mode, beside torch.compile, in one process.
-Modes (jit options; constants of autofuse.backends modules):
-- "graph": kernels that do not wait for their prerequisite (cuda_source.OVERLAP 0), one CUDA graph
-  a call (the default before session 16);
+Modes (jit options, Tuning fields):
+- "graph": kernels that do not wait for their prerequisite (overlap=0), one CUDA graph a call
+  (the default before c43e8fd);
 - "kernels": the same kernels launched one by one (cuda_graph=False);
 - "overlap": the defaults: kernels begin with launch_dependents() and wait_for_prerequisite(),
   launched one by one with programmatic stream serialization where a call moves at least
-  cuda.DIRECT_BYTES a kernel (else as a graph);
-- "graph+wait": the waiting kernels, as a CUDA graph (cuda.DIRECT_BYTES huge).
+  Tuning.direct_bytes a kernel (else as a graph);
+- "graph+wait": the waiting kernels, as a CUDA graph (direct_bytes huge).
+This covers the modes of the earlier launch_modes_probe.py too (kernels one by one against a
+graph, beside torch.compile).
 Results checked against NumPy; rounds as gpu.time_rounds times them; ratios over torch.compile
 round by round (host clock; GPU clock).
 
@@ -22,13 +24,11 @@ import gpu  # noqa: E402
 from workloads import workloads  # noqa: E402
 
 import autofuse  # noqa: E402
-from autofuse.backends.cuda import kernel as cuda_source  # noqa: E402
-from autofuse.backends import cuda  # noqa: E402
 
-MODES = {"graph": ({}, {(cuda_source, "OVERLAP"): 0}),
-         "kernels": ({"cuda_graph": False}, {(cuda_source, "OVERLAP"): 0}),
-         "overlap": ({}, {}),
-         "graph+wait": ({}, {(cuda, "DIRECT_BYTES"): 1 << 60})}
+MODES = {"graph": ({}, "overlap=0"),
+         "kernels": ({"cuda_graph": False}, "overlap=0"),
+         "overlap": ({}, ""),
+         "graph+wait": ({}, f"direct_bytes={1 << 60}")}
 
 
 def main():
@@ -44,15 +44,14 @@ def main():
         reference = workload.fn(np)(*host)
         inputs = [cupy.asarray(a) for a in host]
         entries = {}
-        for label, (options, settings) in MODES.items():
-            with gpu.constants(settings):
-                fn = autofuse.jit(workload.fn(np), **options)
-                gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
-                lowered = fn.lower(*inputs)
-                print(f"{workload.name:16s} {label:>20s}: " + "; ".join(
-                    k.strategy + (" (waits)" if "wait_for_prerequisite()" in k.source else "")
-                    for k in lowered.kernels) + " | " + (lowered.host_source or "").split("\n")[0]
-                    [:110], flush=True)
+        for label, (options, fields) in MODES.items():
+            fn = autofuse.jit(workload.fn(np), tuning=gpu.tuning(fields), **options)
+            gpu.check(gpu.to_host(fn(*inputs)), reference, workload.tolerance)
+            lowered = fn.lower(*inputs)
+            print(f"{workload.name:16s} {label:>20s}: " + "; ".join(
+                k.strategy + (" (waits)" if "wait_for_prerequisite()" in k.source else "")
+                for k in lowered.kernels) + " | " + (lowered.host_source or "").split("\n")[0]
+                [:110], flush=True)
             entries[label] = (lambda fn=fn: fn(*inputs), sync)
         entries["torch.compile"] = gpu.system_call("torch.compile", workload, host)
         device = {label: [] for label in entries}

@@ -76,12 +76,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a cuda_source constant for autofuse's kernels (repeatable)")
+                        help="a Tuning field for autofuse's kernels (repeatable)")
     args = parser.parse_args()
-    from autofuse.backends.cuda import kernel as cuda_source
-    for setting in args.set:
-        name, value = setting.split("=", 1)
-        setattr(cuda_source, name, int(value) if value.lstrip("-").isdigit() else value)
+    tuning = gpu.tuning("+".join(args.set))
     import cupy
     names, systems = args.only.split(","), args.systems.split(",")
     rng = np.random.default_rng(13)
@@ -89,7 +86,7 @@ def main():
     for workload in workloads():
         if workload.name not in names:
             continue
-        calls = gpu.checked_calls(workload, workload.make(rng), systems)
+        calls = gpu.checked_calls(workload, workload.make(rng), systems, tuning)
         spans = {system: [] for system in systems}
         sampler = Sampler()
         time.sleep(0.5)

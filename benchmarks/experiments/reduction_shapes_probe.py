@@ -1,11 +1,11 @@
-"""Reductions whose outputs are few and whose reduced extent is long (session 16 found them run on
+"""Reductions whose outputs are few and whose reduced extent is long (before 31ba589 they ran on
 one to sixteen blocks): autofuse's kernels (strategy, grid) and time beside torch.compile and the
 memory floor (inputs read, outputs written, over the measured copy bandwidth), in one process,
 3 interleaved rounds; results checked against NumPy.
 
     python benchmarks/experiments/reduction_shapes_probe.py [--only=NAME] [VARIANT ...]
 
-VARIANT: generator constants, "cuda_two_stage.STEPS=4+ILP_LOADS=8" ("" the defaults).
+VARIANT: Tuning fields, "two_stage_steps=4+ilp_loads=8" ("" the defaults).
 """
 import os
 import sys
@@ -32,18 +32,17 @@ CASES = [
 ]
 
 
-def _compiled(fn, x, settings: dict):
-    """autofuse.jit(fn), compiled (and run once) with the generator constants of `settings`."""
-    with gpu.constants(settings):
-        f = autofuse.jit(fn)
-        got = f(x)
-        kernels = "; ".join(f"{k.strategy} grid {k.launch['grid'][0]}" for k in f.lower(x).kernels)
+def _compiled(fn, x, tuning):
+    """autofuse.jit(fn, tuning=tuning), compiled and run once."""
+    f = autofuse.jit(fn, tuning=tuning)
+    got = f(x)
+    kernels = "; ".join(f"{k.strategy} grid {k.launch['grid'][0]}" for k in f.lower(x).kernels)
     return f, got, kernels
 
 
 def main(variants=("",), only=""):
-    """Each case: torch.compile and autofuse under each variant of generator constants (argv:
-    "" for the defaults, "cuda_two_stage.STEPS=4+ILP_LOADS=8", ...), interleaved in the same
+    """Each case: torch.compile and autofuse under each variant of Tuning fields (argv:
+    "" for the defaults, "two_stage_steps=4+ilp_loads=8", ...), interleaved in the same
     rounds; host time per call (synchronized batches) and the GPU's time (CUDA events)."""
     import cupy
     import torch
@@ -58,7 +57,7 @@ def main(variants=("",), only=""):
         x = cupy.asarray(host)
         entries, kernels = {}, {}
         for variant in variants:
-            f, got, kernels[variant] = _compiled(fn, x, gpu.constant_settings(variant))
+            f, got, kernels[variant] = _compiled(fn, x, gpu.tuning(variant))
             for a, b in zip(got if isinstance(got, tuple) else (got,),
                             want if isinstance(want, tuple) else (want,)):
                 np.testing.assert_allclose(cupy.asnumpy(a), b, rtol=1e-3, atol=1e-2)

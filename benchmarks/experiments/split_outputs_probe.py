@@ -1,6 +1,6 @@
 """A full reduction beside an output of the array it reduces, `y = tanh(x) * 2; return y,
-(y * y).sum()`, x 8192x8192 float32: autofuse's split reduction storing y as it goes (session 16)
-against the kernel such a group had before (one block over the whole array: SPLIT_ELEMENTS
+(y * y).sum()`, x 8192x8192 float32: autofuse's split reduction storing y as it goes (c43e8fd)
+against the kernel such a group had before (one block over the whole array: Tuning.split_elements
 raised past the array's size reproduces it), beside torch.compile and the memory floor (x read, y
 written), in one process; results checked against NumPy.
 
@@ -15,7 +15,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gpu  # noqa: E402
 
 import autofuse  # noqa: E402
-from autofuse.backends.cuda import kernel as cuda_source  # noqa: E402
 
 
 def fn(x):
@@ -32,15 +31,11 @@ def main():
     x = cupy.asarray(host)
     sync = lambda _: cupy.cuda.Device().synchronize()
     entries = {}
-    for label, split_elements in (("split, storing y", cuda_source.SPLIT_ELEMENTS),
-                                  ("one block (before)", 1 << 40)):
-        before, cuda_source.SPLIT_ELEMENTS = cuda_source.SPLIT_ELEMENTS, split_elements
-        try:
-            f = autofuse.jit(fn)
-            y, total = f(x)
-            print(label, [k.strategy for k in f.lower(x).kernels], flush=True)
-        finally:
-            cuda_source.SPLIT_ELEMENTS = before
+    for label, tuning in (("split, storing y", gpu.tuning("")),
+                          ("one block (before)", gpu.tuning(f"split_elements={1 << 40}"))):
+        f = autofuse.jit(fn, tuning=tuning)
+        y, total = f(x)
+        print(label, [k.strategy for k in f.lower(x).kernels], flush=True)
         np.testing.assert_allclose(cupy.asnumpy(y), want_y, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(float(total), want_total, rtol=1e-4)
         entries[label] = (lambda f=f: f(x), sync)

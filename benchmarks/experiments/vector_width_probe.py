@@ -1,6 +1,6 @@
 """Which vector width suits a grid-stride elementwise kernel with k inputs: chains of k float32
 arrays (8192 x 8192 each, one output) compiled with 16-byte and 8-byte vectors
-(cuda_source.VECTOR_BYTES) and timed beside torch.compile in the same interleaved rounds, as
+(Tuning.vector_bytes) and timed beside torch.compile in the same interleaved rounds, as
 benchmarks/gpu.py times them (gpu.time_rounds; CUDA events for the GPU's clock).
 
     python benchmarks/experiments/vector_width_probe.py [--inputs 1,2,3,4,6] [--widths 16,8]
@@ -41,7 +41,6 @@ def main():
     args = parser.parse_args()
     import cupy
     import torch
-    from autofuse.backends.cuda import kernel as cuda_source
     rng = np.random.default_rng(17)
     numpy_fn = chain(lambda v: np.maximum(v, 0))
     torch_fn = torch.compile(chain(lambda v: torch.clamp_min(v, 0)))
@@ -50,15 +49,13 @@ def main():
         host = [rng.standard_normal((args.side, args.side), dtype=np.float32) for _ in range(count)]
         reference = numpy_fn(*host)
         on_device = [cupy.asarray(a) for a in host]
-        entries, before = {}, cuda_source.VECTOR_BYTES
+        entries = {}
         for width in [int(w) for w in args.widths.split(",")]:
-            cuda_source.VECTOR_BYTES = width
-            try:
-                fn = gpu.autofuse.jit(numpy_fn)
-                gpu.check(gpu.to_host(fn(*on_device)), reference, 1e-5)
-                strategy = fn.lower(*on_device).kernels[0].strategy
-            finally:
-                cuda_source.VECTOR_BYTES = before
+            # NOTE: vector_step_bytes 0 (no limit): this probe sets the width for every k itself.
+            fn = gpu.autofuse.jit(numpy_fn,
+                                  tuning=gpu.tuning(f"vector_bytes={width}+vector_step_bytes=0"))
+            gpu.check(gpu.to_host(fn(*on_device)), reference, 1e-5)
+            strategy = fn.lower(*on_device).kernels[0].strategy
             entries[f"{width}-byte ({strategy})"] = ((lambda fn=fn: fn(*on_device)), sync)
         tensors = [torch.from_numpy(a).cuda() for a in host]
         gpu.check(gpu.to_host(torch_fn(*tensors)), reference, 1e-5)
