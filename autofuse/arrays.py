@@ -8,7 +8,7 @@ __cuda_array_interface__), and how to read their pointers, allocate like them an
 Outputs are allocated from the caller's library (its memory pool) and returned as its arrays;
 work is ordered on the caller's current stream.
 
-Each library also names two functions the generated host call (cuda_host.py) calls directly
+Each library also names two functions the generated host call (runtime/host.py) calls directly
 (CuPy's run no Python frame at all): `allocate(shape, dtype)`, what `empty` does, and
 `current_stream()`, the library's own current-stream object (CuPy's Stream; for the others, the
 raw handle that `stream()` returns).

@@ -155,8 +155,8 @@ def compiled(entry) -> None:
 
 
 def host_call(text: str) -> None:
-    """Hook: the CUDA backend generated a signature's host call (cuda_graph.py or, with
-    cuda_graph=False, cuda_host.py) at its first call. Printed at level >= 4."""
+    """Hook: the CUDA backend generated a signature's host call (runtime/graph.py or, with
+    cuda_graph=False, runtime/host.py) at its first call. Printed at level >= 4."""
     if debug_level() >= 4:
         emit(f"host call:\n{text}")
 

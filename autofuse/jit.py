@@ -163,7 +163,7 @@ def fast_key(args) -> tuple | None:
 def caller(entry, count: int):
     """What a cached flat call of `count` arguments runs, as a function of the argument tuple:
     run(entry, args), or straight the program's generated call where it has one."""
-    # NOTE: a program's `fast` (the CUDA backend's generated host call, cuda_host.py) is its call
+    # NOTE: a program's `fast` (the CUDA backend's generated host call, runtime/host.py) is its call
     # for this signature while no debug output is due (__call__ checks): it reads the inputs in
     # graph order and returns new arrays only (cuda_host.plannable), so the result needs none of
     # run()'s assembly or copying.
@@ -249,7 +249,7 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
-    device arrays (autofuse/backends/cuda_graph.py): by default (None) as one CUDA graph, one
+    device arrays (autofuse/backends/cuda/runtime/graph.py): by default (None) as one CUDA graph, one
     driver launch a call, with intermediates allocated per call like results, unless a call
     moves 32 MiB or more a kernel: then the kernels launch one by one, each starting while the
     one before it ends (the graph's saving is host time, which such a call hides); `True` lets

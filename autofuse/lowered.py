@@ -41,7 +41,7 @@ class Lowered:
     @property
     def host_source(self) -> str | None:
         """The CUDA backend's generated host call for this signature (the CUDA graph replay of
-        cuda_graph.py, or cuda_host.py's launches with jit(cuda_graph=False)): what a call does
+        runtime/graph.py, or runtime/host.py's launches with jit(cuda_graph=False)): what a call does
         between Python and the kernels. Generated at the signature's first call on a GPU; None
         before that and on other backends."""
         return getattr(self._entry.program, "host_source", None)

@@ -68,12 +68,27 @@ def test_report_shows_the_paired_table_and_reads_runs_without_rounds():
     assert "5 synchronized batches of 20 calls" in text and "round by round" not in text
 
 
-def test_difference_of_batches_leaves_out_what_a_batch_pays_once():
+class _Clock:
+    """A stand-in for the time module on a clock that moves only when told (the test's figures
+    do not depend on the machine's load)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_difference_of_batches_leaves_out_what_a_batch_pays_once(monkeypatch):
     """A call of 2 ms whose batch pays 30 ms once (a slow synchronize): whole batches of 5 say
     8 ms a call; the difference of a batch of 1 + 5 calls and one of 1 says 2."""
-    import time
-    calls = lambda: time.sleep(0.002)
-    once = lambda _: time.sleep(0.03)
+    clock = _Clock()
+    monkeypatch.setattr(gpu, "time", clock)
+    calls = lambda: clock.advance(0.002)
+    once = lambda _: clock.advance(0.03)
     plain = {}
     steady = gpu.time_rounds({"slow sync": (calls, once)}, rounds=2, calls=5, warmup=1, short=1,
                              plain=plain)["slow sync"]

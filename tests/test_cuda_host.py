@@ -190,17 +190,17 @@ def test_split_reductions_launch_plainly_beside_overlapped_kernels():
 @pytest.mark.parametrize("mode, size, expected", [
     (None, 1 << 10, "graph"),
     (None, 1 << 23, "overlapped"),        # 32 MiB read + 32 MiB written
-    (None, 1 << 22, "overlapped"),        # 16 + 16: DIRECT_BYTES a kernel
+    (None, 1 << 22, "overlapped"),        # 16 + 16: Tuning.direct_bytes a kernel
     (None, (1 << 22) - 4, "graph"),
     (True, 1 << 23, "graph"),
     (False, 1 << 10, "overlapped"),
 ])
 def test_large_calls_launch_directly_and_overlap(mode, size, expected, monkeypatch):
-    """By default a call that moves DIRECT_BYTES a kernel launches its kernels one by one, to
+    """By default a call that moves Tuning.direct_bytes a kernel launches its kernels one by one, to
     overlap (a graph saves host time such a call hides); cuda_graph=True keeps the graph and
     cuda_graph=False launches one by one whatever the size."""
     from autofuse.backends.cuda.runtime import graph as cuda_graph
-    from autofuse.backends import cuda as backend
+    from autofuse.backends.cuda.tuning import DEFAULT
     monkeypatch.setattr(cuda_graph, "build", lambda program, hold: (None, "graph"))
     program, inputs = program_for(lambda x: x * 2 + 1, (size,))
     program.graph_mode = mode
@@ -211,7 +211,7 @@ def test_large_calls_launch_directly_and_overlap(mode, size, expected, monkeypat
     assert "launch_overlapped(overlapped0, kernel0, " in text
     assert text.startswith("# kernels launched one by one, each overlapping") == (mode is None)
     if mode is None:
-        assert f"at least {backend.DIRECT_BYTES >> 20} MiB a kernel" in text
+        assert f"at least {DEFAULT.direct_bytes >> 20} MiB a kernel" in text
     program.launch_overlapped.functions = []
     generated, _ = recorded(program, call, inputs)
     assert len(generated) == 1

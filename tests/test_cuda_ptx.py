@@ -501,7 +501,7 @@ def test_kernels_wait_for_their_prerequisite_before_any_memory_access(fn, args, 
 def test_bool_partials_travel_as_bytes(fn, shape, dtype, strategy):
     """Partial results of bool reductions (any, all, argmax of bools) are stored and read as
     bytes: numba-cuda cannot store through a bool pointer (these kernels failed to compile before
-    session 17)."""
+    31ba589)."""
     low = lowered(fn, (np.ones(shape, dtype),))
     (kernel,) = low.kernels
     assert kernel.strategy.startswith(strategy), kernel.strategy
@@ -512,7 +512,7 @@ def test_bool_partials_travel_as_bytes(fn, shape, dtype, strategy):
 
 def test_shuffle_temporaries_do_not_shadow_outputs():
     """Seven outputs (o0..o6) beside a rows reduction: the block reduction's shuffle temporaries
-    were named o<N> too, and o5 took the place of an output (a typing error before session 17)."""
+    were named o<N> too, and o5 took the place of an output (a typing error at 3d27613)."""
     low = lowered(lambda x: (x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x.sum(1)),
                   (np.ones((64, 1024), np.float32),))
     (kernel,) = low.kernels

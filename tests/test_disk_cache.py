@@ -207,10 +207,10 @@ def test_cuda_load_links_on_a_miss_and_reads_the_cache_on_a_hit(tmp_path, monkey
     rows.load(device)
     assert linked == ["sm_90", "sm_90"] and checked == ["sm_90"]
     assert len(files(tmp_path, "k_*.cubin")) == 2
-    assert rows.group.launch["min_blocks_per_sm"] == 3       # the bound it was linked with ...
+    assert rows.record.launch["min_blocks_per_sm"] == 3       # the bound it was linked with ...
     cached = cuda_kernel(lambda x: x / x.sum(axis=-1, keepdims=True), np.ones((8, 256), np.float32))
     cached.load(device)                                      # ... also when read from the cache
-    assert checked == ["sm_90"] and cached.group.launch["min_blocks_per_sm"] == 3
+    assert checked == ["sm_90"] and cached.record.launch["min_blocks_per_sm"] == 3
 
 
 def test_the_disk_cache_path_imports_no_numba():

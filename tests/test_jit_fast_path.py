@@ -148,7 +148,10 @@ def generated_call(monkeypatch):
     from autofuse.backends.cuda.runtime import host as cuda_host
     from test_cuda_host import KernelRecorder, Library
 
+    from autofuse.backends import cuda
+    from autofuse.backends.cuda.device import HOPPER
     monkeypatch.setattr(backends, "cuda_problem", lambda: None)
+    monkeypatch.setattr(cuda, "device_for", lambda simulator: HOPPER)    # (no driver to ask)
 
     class CupyLikeLibrary(Library):
         name = "cupy_standin"

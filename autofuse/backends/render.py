@@ -63,12 +63,12 @@ class Renderer:
         # NOTE: CUDA kernels hold float16 values in float32 registers and round each float16
         # result to float16 as it is made, which is what NumPy's float16 loops do (they convert
         # to float, compute, and convert back): the same answers. Where `halves` is set, add,
-        # subtract and multiply are float16 instructions that round once (cuda_half says why
+        # subtract and multiply are float16 instructions that round once (intrinsics/half.py says why
         # that is the same answer) and the compiler keeps chains of them in halves.
         self.halves_in_singles = target == "cuda"
         self.round_halves = True           # False: an op's float16 result stays in float32
         self.halves = None                 # backend: how float16 values are widened, rounded and
-        #                                    computed (cuda_half.Spelling); None: NumPy's casts
+        #                                    computed (intrinsics/half.py's Spelling); None: NumPy's casts
         self.fixed: set = set()            # index names that stay the same over the loop being
         #                                    rendered (a rows kernel's row)
         self.invariant_divide = None       # backend: (a, b, b's value or None) -> the quotient's

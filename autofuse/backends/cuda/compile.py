@@ -190,7 +190,7 @@ _GRID_CONTROL = re.compile(r"^[ \t]*griddepcontrol\.\w+;[ \t]*\n", re.MULTILINE)
 
 def ptx_for(ptx: str, cc) -> str:
     """A kernel's PTX to link for compute capability `cc`: before sm_90, without its
-    griddepcontrol instructions (cuda_vector.launch_dependents, wait_for_prerequisite), which
+    griddepcontrol instructions (intrinsics/vector.py's launch_dependents, wait_for_prerequisite), which
     there neither exist nor matter: such a kernel never launches to overlap (CompiledKernel.load)."""
     return ptx if tuple(cc) >= OVERLAP_CC else _GRID_CONTROL.sub("", ptx)
 

@@ -19,7 +19,7 @@ class Matmul:
         memory, each thread accumulating MICRO x MICRO outputs in registers (written out as scalar
         variables, so no local array can spill). Operands are read through their index maps (a
         transposed weight is not copied); the epilogue runs on the registers before the store.
-        float32 matmuls of contiguous operands take cuda_matmul.py's faster kernel instead."""
+        float32 matmuls of contiguous operands take emit/matmul_tiles.py's faster kernel instead."""
         if cuda_matmul.refusal(self) is None:
             return cuda_matmul.generate(self)
         r = self.renderer

@@ -17,8 +17,8 @@ rows: Tiles), each thread an 8 x 8 block of it as two 4-wide chunks per side:
 Base addresses are checked in the kernel: an operand or result not 16-byte aligned (a view with an
 offset) is read or written element by element, same arithmetic.
 
-Measured on an H200 (benchmarks/experiments/matmul_probe.py, relu(x @ w + b) at 8192 x 4096 x
-4096): 47.0 TFLOP/s, 0.98x cuBLAS plus the epilogue; the general kernel in cuda_source.py: 24.7.
+Measured on an H200 (relu(x @ w + b) at 8192 x 4096 x 4096, BENCHMARKS.md): 47.0 TFLOP/s, 0.98x
+cuBLAS plus the epilogue; the general kernel (emit/matmul.py): 24.7.
 """
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ class Rows:
         # and ptxas, told nothing, chose 56 registers for layernorm over 4096-long float32 rows
         # (4 blocks of 256 an SM). Asked for ROW_THREADS_PER_SM threads (launch bounds: 48
         # registers, 5 blocks, no spills) it ran 0.1365 -> 0.1332 ms on an H200; softmax was
-        # already at 48. Where the bound makes ptxas spill, cuda.py links without it.
+        # already at 48. Where the bound makes ptxas spill, compile.py links without it.
         min_blocks = min(32, max(1, self.tuning.row_threads_per_sm // block)) if hold else 0
         return self.finish(strategy, block, (blocks, 1, 1), min_blocks)
 
@@ -178,7 +178,7 @@ class Rows:
         if self.tuning.row_reload and self.row_hints(shape):
             # NOTE: read again (from L1 or L2, where the first read's evict_last left it)
             # instead of from the registers that held it: the same 48 registers for layernorm,
-            # but 2-3% faster on an H200 (BENCHMARKS.md, session 9). Safe where an output is the
+            # but 2-3% faster on an H200 (BENCHMARKS.md, Why the generator's defaults). Safe where an output is the
             # held input's own buffer: a thread reads each element again before it writes it,
             # and no other thread writes it.
             self.preloaded.update(self.vector_loads(
@@ -255,7 +255,7 @@ class Rows:
         r = self.renderer
         held = self.held_params(shape)
         # NOTE: float16 rows are held as halves (their storage type) where the kernel spells
-        # halves by cuda_half: the compiler folds the narrowing on the way in and the widening on
+        # halves by intrinsics/half.py: the compiler folds the narrowing on the way in and the widening on
         # the way out into the ops that read them (measured on an H200, softmax f16 16384x4096
         # with native half ops: 72 registers and 7 blocks an SM without spilling, 0.114 ms,
         # against 96 registers and 5 blocks held as float32, 0.129 ms).

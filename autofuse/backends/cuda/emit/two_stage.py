@@ -18,7 +18,7 @@ chunk order (so results are the same run to run) and stores the outputs, then re
 Outputs of the reduced space's shape that need no reduction's result (`y` of `y, y.sum(0)`) are
 stored as the loop reaches them.
 
-Measured on an H200: see BENCHMARKS.md (session 17) and benchmarks/experiments/
+Measured on an H200: see BENCHMARKS.md (31ba589, 2026-11-24) and benchmarks/experiments/
 reduction_shapes_probe.py.
 """
 from __future__ import annotations
@@ -157,7 +157,7 @@ def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: 
 
 def _bound(p: Plan, device) -> int:
     """Blocks an SM the kernel's registers must allow (launch bounds): as many as fit its threads,
-    so that the grid, sized to Tuning.split_blocks (8 blocks of 256 an SM), runs as one wave (cuda.py
+    so that the grid, sized to Tuning.split_blocks (8 blocks of 256 an SM), runs as one wave (compile.py
     lowers the bound, at last drops it, where it would make ptxas spill)."""
     return max(1, device.threads_per_sm // p.threads)
 

@@ -219,7 +219,7 @@ class Vectors:
 
     def unless(self, conditions: list, values: list, again) -> list:
         """`values` (lists of value names) as new names, given again by `again()` rendered
-        afresh with plain division where any of `conditions` fails (cuda_divide: quotients
+        afresh with plain division where any of `conditions` fails (intrinsics/divide.py: quotients
         outside the ranges where the reciprocal's correction is exact)."""
         r = self.renderer
         kept = [[r.name("v") for _ in row] for row in values]
@@ -243,7 +243,7 @@ class Vectors:
     def vector_function(self, kind: str, node: Node, lanes: int, loop_size: int,
                         qualifier: str | None = None, label: str = "once") -> str:
         """The vector load or store of `lanes` elements of `node` in a loop over `loop_size`
-        elements: `vload4` and the like, or a hinted access named after `label` (cuda_vector.
+        elements: `vload4` and the like, or a hinted access named after `label` (intrinsics/vector.py's
         hinted_load / hinted_store, as inline PTX) with PTX cache qualifiers: `qualifier` where
         given (a rows kernel's own: `vload4_kept`), else STREAM_LOADS (STREAM_STORES) where the
         kernel reads (writes) each element of `node` once (it has as many elements as the

@@ -73,7 +73,7 @@ def render(renderer, a: str, b: str, constant_b=None, simulator: bool = False) -
     the division sits in; the name of the quotient, or None where the plain division stays.
 
     Only inside a vector step whose stores collect range tests (renderer.deferred is a list,
-    see cuda_source.vector_lanes_store): the test of each quotient joins that list, and the step
+    see emit/vector.py's vector_lanes_store): the test of each quotient joins that list, and the step
     is computed again with IEEE division where any fails, so the common path has no branch. (A
     branch a quotient cost more than the division it saved: H200, x torch.compile, layernorm
     1.005 -> 1.013, softmax 0.795 -> 0.827.) `constant_b`: b's value where b is a constant."""

@@ -142,7 +142,7 @@ class Spelling:
 
 def __getattr__(name: str):
     """widen, narrow and half_add ... made on first use (PEP 562), so importing this module for
-    Spelling (cuda_source, on every call's path to the disk cache) does not import numba."""
+    Spelling (the kernel writer, on every call's path to the disk cache) does not import numba."""
     if name not in ("widen", "narrow", *(f"half_{op}" for op in NATIVE)):
         raise AttributeError(name)
     from numba import config

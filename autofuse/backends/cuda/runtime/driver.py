@@ -175,7 +175,7 @@ class Packed:
 def overlapped(config: Config):
     """A CUlaunchConfig for `config` with programmatic stream serialization: the kernel may
     start launching before the stream's previous kernel ends, once that one's blocks have all
-    run `griddepcontrol.launch_dependents` (cuda_vector.launch_dependents); its hStream is set at
+    run `griddepcontrol.launch_dependents` (intrinsics/vector.py's launch_dependents); its hStream is set at
     each launch."""
     cu = driver()
     native = cu.CUlaunchConfig()

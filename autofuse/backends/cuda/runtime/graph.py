@@ -5,7 +5,7 @@ generated host call; `autofuse.jit(fn, cuda_graph=False)` launches the kernels o
 Why by default: on an H200 host, cuLaunchKernel took 4.6 µs of a call where updating a graph
 node's parameters and launching the graph took 2.7 µs (cuGraphExecKernelNodeSetParams 0.6 µs,
 cuGraphLaunch 2.1 µs), one kernel, CuPy arguments; every benchmark workload's GPU time was the
-same either way (BENCHMARKS.md, session 10). A call of several kernels saves a launch per kernel.
+same either way (BENCHMARKS.md). A call of several kernels saves a launch per kernel.
 
 The graph is built once per signature and each call changes only what must change:
 

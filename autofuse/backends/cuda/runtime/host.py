@@ -8,14 +8,14 @@ each argument's pointer, allocate each output and intermediate from the caller's
 the pointers into each kernel's pre-packed parameter block and launch it on the caller's stream.
 Measured on an H200 (1024 floats, one kernel, CuPy): the general path 9.6 µs a call (cuda.core's
 launch was 3.4 µs of it, cupy.empty 1.3 µs), this path 7.6 µs with cuda.core's launch.
-It allocates and reads the current stream through the library's own functions (cuda_arrays'
+It allocates and reads the current stream through the library's own functions (arrays.py's
 `allocate` and `current_stream`: for CuPy, no Python frame of autofuse's or CuPy's) and finds
-that stream's CUstream with one dictionary lookup (cuda_driver.streams).
+that stream's CUstream with one dictionary lookup (runtime/driver.py's streams).
 
-By default the same plan is replayed as a CUDA graph (cuda_graph.py: one cuGraphLaunch instead of
+By default the same plan is replayed as a CUDA graph (runtime/graph.py: one cuGraphLaunch instead of
 a cuLaunchKernel per kernel); this module's launches are what `jit(cuda_graph=False)` runs, what a
 call moving 32 MiB or more a kernel runs by default (cuda.DIRECT_BYTES), and what runs where the
-driver cannot build a graph. Kernels that wait for their prerequisite (cuda_source.OVERLAP) launch
+driver cannot build a graph. Kernels that wait for their prerequisite (Tuning.overlap) launch
 here by cuLaunchKernelEx with programmatic stream serialization, so each starts while the
 stream's kernel before it ends. plan(), preamble() and fill() serve both.
 
@@ -30,7 +30,7 @@ import numpy as np
 
 # How each library's array gives its device pointer, as an expression on the name `{}`.
 POINTER = {"cupy": "{}.data.ptr", "torch": "{}.data_ptr()"}
-# How each library's current stream (cuda_arrays' current_stream()) gives its raw handle, as an
+# How each library's current stream (arrays.py's current_stream()) gives its raw handle, as an
 # expression on `{}`; elsewhere it is the handle.
 STREAM = {"cupy": "{}.ptr"}
 
@@ -146,7 +146,7 @@ def results_line(program) -> str:
 
 def host_source(program, overlap: bool = False) -> tuple[str, dict]:
     """The call function's source and the namespace it runs in (kernels, configs, parameter
-    blocks, constants). Each kernel's parameters are packed once (cuda_driver.Packed): a call
+    blocks, constants). Each kernel's parameters are packed once (runtime/driver.py's Packed): a call
     writes only the pointers and scalars that change, under a lock (the blocks are shared).
     With `overlap`, kernels that wait for their prerequisite (CudaKernel.overlaps) launch with
     programmatic stream serialization (cuLaunchKernelEx, a launch configuration built once):

@@ -69,7 +69,7 @@ class CudaProgram:
         self.constants = {}
         self.inputs = [(n.id, n.ndim > 0) for n in self.graph.inputs]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
-        self.fast = None              # the generated call (cuda_graph.py or cuda_host.py)
+        self.fast = None              # the generated call (runtime/graph.py or runtime/host.py)
         self.host_source = None
         # cuda_graph: None (default) replays as a CUDA graph with intermediates allocated per
         # call; True, a graph that owns its intermediates; False, kernels launched one by one.
@@ -103,8 +103,8 @@ class CudaProgram:
                 _debug_host(self.host_source)
 
     def _host_call(self) -> tuple:
-        """(generated call, its text): a CUDA graph replay (cuda_graph.py) unless the user asked
-        for separate launches (cuda_host.py) or, by default, a call moves at least Tuning.direct_bytes
+        """(generated call, its text): a CUDA graph replay (runtime/graph.py) unless the user asked
+        for separate launches (runtime/host.py) or, by default, a call moves at least Tuning.direct_bytes
         a kernel; where the driver cannot build the graph and none was asked for, separate
         launches, with the reason at the top of the text. Separate launches of kernels that wait
         for their prerequisite (CompiledKernel.overlaps) overlap the kernel before them."""
@@ -115,7 +115,7 @@ class CudaProgram:
             # NOTE: a graph saves host time (H200: 2.7 µs a call against 4.6 µs a kernel
             # launched), which a call this large hides behind its kernels' GPU time; launched
             # directly, a kernel that waits for its prerequisite starts while the kernel before
-            # it ends (layernorm 16384x4096 0.1291 -> 0.1270 ms, pdl_probe.py, session 16).
+            # it ends (layernorm 16384x4096 0.1291 -> 0.1270 ms, pdl_probe.py at c43e8fd).
             call, text = cuda_host.build(self, overlap)
             how = "each overlapping the end of the one before it where it waits for it " \
                   "(programmatic stream serialization)" if overlap else "plainly"
