@@ -124,6 +124,7 @@ def signature_text(entry) -> str:
     """`softmax(f32[64,128], 2.5)`: the traced inputs of an entry in the printer's type notation."""
     from .ir.printer import type_text
     parts = [type_text(n.shape, n.dtype) for n in entry.traced.graph.inputs]
+    parts += [f"{name}={value!r}" for name, value in getattr(entry, "specialized", {}).items()]
     return f"{entry.name}({', '.join(parts)})"
 
 
@@ -140,8 +141,11 @@ def compiled(entry) -> None:
     if level < 1:
         return
     entry.debug_reported = True
+    specialized = ""
+    if entry.specialized:
+        specialized = f" (specialized by value: {', '.join(entry.specialized)})"
     emit(f"compile {signature_text(entry)} backend={entry.backend}: {_kinds_text(entry.fused)}"
-         f" in {entry.build_seconds * 1e3:.1f} ms [miss]")
+         f" in {entry.build_seconds * 1e3:.1f} ms [miss]{specialized}")
     if level >= 3:
         from .lowered import Lowered
         lowered = Lowered(entry)

@@ -60,10 +60,14 @@ class Binder:
                 return f"got an unexpected keyword argument {keyword!r}{hint}"
         return None
 
-    def split(self, args: tuple, kwargs: dict):
-        """(key, leaves, statics, structure): statics maps leaf index -> value kept out of tracing."""
+    def split(self, args: tuple, kwargs: dict, learned: dict | None = None):
+        """(key, leaves, statics, structure): statics maps leaf index -> value kept out of tracing.
+
+        `learned` maps a structure to the leaves earlier traces needed by value (specialized)."""
         leaves, structure = tree.flatten((args, kwargs))
         static_leaves = self._static_leaf_indices(args, kwargs, structure)
+        if learned:
+            static_leaves |= learned.get(structure, frozenset())
         key = []
         statics = {}
         for index, leaf in enumerate(leaves):
@@ -78,10 +82,26 @@ class Binder:
                     raise ArgumentError(f"{self.name}(): static argument {leaf!r} is not hashable"
                                         f"{where()}") from None
                 statics[index] = leaf
-                key.append(("static", type(leaf), leaf))
+                key.append(static_key(leaf))
             else:
                 key.append(leaf_key(leaf))
         return (tuple(key), structure), leaves, statics, structure
+
+    def leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
+        """A readable name per leaf of the bound call: `axis`, `shape[1]`, `cfg['n']`."""
+        parameters = list(self.signature.parameters.values())
+        first_variadic = next((i for i, p in enumerate(parameters) if p.kind == p.VAR_POSITIONAL),
+                              len(parameters))
+        result = []
+        for position, value in enumerate(args):
+            if position < first_variadic:
+                base = parameters[position].name
+            else:
+                base = f"{parameters[first_variadic].name}[{position - first_variadic}]"
+            result.extend(_paths(base, value))
+        for name, value in kwargs.items():
+            result.extend(_paths(name, value))
+        return result
 
     def _static_leaf_indices(self, args, kwargs, structure) -> set:
         if not self.static_names:
@@ -103,6 +123,20 @@ class Binder:
                 static.update(range(index, index + count))
             index += count
         return static
+
+
+def _paths(base: str, value) -> list[str]:
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        return [path for i, item in enumerate(value) for path in _paths(f"{base}[{i}]", item)]
+    if isinstance(value, dict):
+        return [path for key, item in value.items() for path in _paths(f"{base}[{key!r}]", item)]
+    return [base]
+
+
+def static_key(leaf):
+    """The part of the cache key for a leaf passed by value: its type and value (1, 1.0 and True
+    are equal in Python but trace differently)."""
+    return ("static", type(leaf), leaf)
 
 
 def leaf_key(leaf):

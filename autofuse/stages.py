@@ -26,6 +26,7 @@ class Entry:
     input_leaves: tuple = ()           # for each graph input, the argument leaf it reads
     single_array: bool = False         # the result is one array: nothing else to assemble
     options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
+    specialized: dict = field(default_factory=dict)     # argument name -> value the trace needed
 
 
 def cost_model(backend: str):

@@ -36,6 +36,8 @@ class Traced:
 
 
 def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
+    if spec.kind in ("weak", "scalar"):
+        ctx.specializable.add(index)
     if spec.kind == "weak":
         node = ctx.input((), spec.dtype, index, weak=True)
         return Tracer(Buffer(node, writeable=False), node=node, weak=spec.weak)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TraceError, describe, where
+from ..errors import TraceError, ValueNeeded, describe, where
 from ..ir.graph import Node
 from .context import Buffer, current
 
@@ -111,6 +111,12 @@ class Tracer:
 
     # -- errors for value-dependent Python ----------------------------------------------------
     def _concrete(self, what: str):
+        """Raise for a use that needs this value: ValueNeeded where it comes only from Python
+        scalar arguments (the jit retraces with them specialized by value), else TraceError."""
+        arguments = specializable_arguments(self.node)
+        if arguments:
+            raise ValueNeeded(f"{what} needs the value of a Python scalar argument{where()}",
+                              arguments)
         raise TraceError(
             f"{what} needs the value of a traced array ({describe(self)}), which is not known while "
             f"autofuse traces; use np.where for data-dependent choices, or pass the value as a static "
@@ -156,6 +162,25 @@ class Tracer:
         return f"Tracer({kind} {self.dtype}{list(self.shape)})"
 
     __hash__ = None
+
+
+def specializable_arguments(node: Node) -> frozenset:
+    """The argument leaves `node` is computed from, when every one of them is a Python scalar
+    (or NumPy scalar, or Python sequence) argument the trace may specialize by value; else empty."""
+    ctx = current()
+    found, seen, stack = set(), set(), [node]
+    while stack:
+        item = stack.pop()
+        if item.id in seen:
+            continue
+        seen.add(item.id)
+        if item.op == "input":
+            index = item.attrs["index"]
+            if index not in ctx.specializable:
+                return frozenset()
+            found.add(index)
+        stack.extend(item.inputs)
+    return frozenset(found)
 
 
 def fresh(node: Node, weak=None, scalar=False, writeable=True) -> Tracer:
