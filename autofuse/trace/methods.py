@@ -4,7 +4,7 @@ Operators come from one table (dunder -> ufunc), as torch.fx builds its proxy's 
 """
 from __future__ import annotations
 
-from . import functions, indexing, layout, matmul, reductions, ufuncs
+from . import functions, indexing, layout, matmul, reductions, repetition, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -99,6 +99,7 @@ def _install():
     Tracer.clip = lambda self, min=None, max=None, out=None, **kw: functions.clip(
         self, min, max, out=out, **kw)
     Tracer.round = lambda self, decimals=0, out=None: functions.round_(self, decimals, out)
+    Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 
 _install()
