@@ -33,6 +33,10 @@ class ShapeError(AutofuseError, ValueError):
     """Shapes that do not broadcast, axes out of range, matmul dimension mismatch."""
 
 
+class NumPyValueError(AutofuseError, ValueError):
+    """A value NumPy itself refuses, with NumPy's message (integers to negative integer powers)."""
+
+
 class DTypeError(AutofuseError, TypeError):
     """A dtype autofuse cannot compute with, or a cast NumPy would refuse."""
 

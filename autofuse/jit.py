@@ -13,7 +13,8 @@ from . import tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, \
     run_program as _debug_run
 from .dlpack import foreign, import_leaves
-from .errors import ArgumentError, DTypeError, UnsupportedError, ValueNeeded, where
+from .errors import (ArgumentError, DTypeError, NumPyValueError, UnsupportedError, ValueNeeded,
+                     where)
 from .lowered import Lowered
 from .signature import Binder
 from .stages import build
@@ -241,6 +242,10 @@ def run(entry, leaves):
         if not info.min <= value <= info.max:
             raise DTypeError(f"{entry.name}(): Python integer {value} out of bounds for {dtype}"
                              f"{where()}")
+    for index in traced.nonnegative:
+        if leaves[index] < 0:
+            raise NumPyValueError(f"{entry.name}(): np.power: Integers to negative integer powers "
+                                  f"are not allowed. (argument exponent {leaves[index]}){where()}")
     _check_written_arguments_unaliased(entry, leaves)
     inputs = [leaves[index] for index in entry.input_leaves]
     outputs = entry.program(inputs)

@@ -43,7 +43,8 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
-                          and not traced.weak_int_casts and traced.structure is LEAF)
+                          and not traced.weak_int_casts and not traced.nonnegative
+                          and traced.structure is LEAF)
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))

@@ -33,6 +33,7 @@ class Traced:
     outputs: list                       # per result leaf: ("node", i, kind) / ("argument", leaf) / ("constant", v)
     mutations: list = field(default_factory=list)    # (argument leaf index, graph output index)
     weak_int_casts: dict = field(default_factory=dict)
+    nonnegative: tuple = ()     # Python int argument leaves NumPy refuses when negative (exponents)
 
 
 def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
@@ -77,7 +78,8 @@ def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None 
                 mutations.append((index, len(nodes)))
                 nodes.append(tracer._buffer.node)
     graph = Graph(ctx.builder.nodes, ctx.inputs, nodes, ctx.name)
-    return Traced(graph, out_structure, outputs, mutations, _weak_int_checks(specs, statics, ctx))
+    return Traced(graph, out_structure, outputs, mutations, _weak_int_checks(specs, statics, ctx),
+                  tuple(sorted(ctx.nonnegative)))
 
 
 def _weak_int_checks(specs, statics: dict, ctx: TraceContext) -> dict:

@@ -1,6 +1,8 @@
 """The NumPy surface: which NumPy function or ufunc call traces to which handler."""
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
@@ -168,14 +170,23 @@ UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 
 
 def supported_names() -> list[str]:
-    names = {f"np.{fn.__name__}" for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
+    names = {_public_name(fn) for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
+    names |= {f"np.{alias}" for alias in UFUNC_ALIASES}
     return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
                            "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
 
 
 def unsupported(name: str) -> UnsupportedError:
-    return UnsupportedError(f"{name} is not supported by autofuse. Supported: "
-                            f"{', '.join(supported_names())}{where()}")
+    """The error for a NumPy call autofuse does not trace: the call and the user's line first,
+    then the few supported names spelled most like it."""
+    names = supported_names()
+    close = difflib.get_close_matches(name, names, n=4, cutoff=0.6)
+    if close:
+        hint = f"\n  nearest supported: {', '.join(close)}"
+    else:
+        hint = f"\n  ({len(names)} NumPy functions and ufuncs are supported: " \
+               f"autofuse.trace.functions.supported_names() lists them)"
+    return UnsupportedError(f"{name} is not supported by autofuse{where()}{hint}")
 
 
 def call_function(func, args, kwargs):
