@@ -16,7 +16,8 @@ from .dlpack import foreign, import_leaves
 from .errors import (ArgumentError, DTypeError, NumPyValueError, UnsupportedError, ValueNeeded,
                      where)
 from .lowered import Lowered
-from .signature import Binder
+from .signature import Binder, static_key
+from .tree import numeric_sequence
 from .stages import build
 
 
@@ -71,7 +72,7 @@ class JitFunction:
         entry = self._cache.get((backend, key))
         if entry is not None:
             self._info.hits += 1
-            return entry, leaves, imported
+            return entry, _as_arrays(leaves, statics), imported
         with self._lock:
             while True:
                 entry = self._cache.get((backend, key))
@@ -89,7 +90,7 @@ class JitFunction:
                 if _DEBUG.active:
                     _debug_compiled(entry)
                 break
-        return entry, leaves, imported
+        return entry, _as_arrays(leaves, statics), imported
 
     def _build(self, structure, leaves, statics, backend):
         start = time.perf_counter()
@@ -106,7 +107,7 @@ class JitFunction:
             raise need
         for index in new:
             try:
-                hash(leaves[index])
+                hash(static_key(leaves[index]))
             except TypeError:
                 raise need from None
         self._learned[structure] = self._learned.get(structure, frozenset()) | new
@@ -121,7 +122,7 @@ class JitFunction:
         if not learned:
             return {}
         names = self._binder.leaf_names(args, kwargs)
-        return {names[index]: statics[index] for index in sorted(learned)}
+        return {names[index]: statics[index] for index in sorted(learned) if index in statics}
 
     def __call__(self, *args, **kwargs):
         # NOTE: the fast path: a flat positional call is looked up by a cheap per-argument key
@@ -172,6 +173,15 @@ class JitFunction:
         if instance is None:
             return self
         return functools.partial(self, instance)
+
+
+def _as_arrays(leaves: list, statics: dict) -> list:
+    """The call's leaves as the program reads them: a traced list or tuple of numbers becomes
+    np.asarray of it at the call boundary (one whose value the trace needed stays itself)."""
+    if not any(type(leaf) in (list, tuple) for leaf in leaves):
+        return leaves
+    return [np.asarray(leaf) if index not in statics and numeric_sequence(leaf) else leaf
+            for index, leaf in enumerate(leaves)]
 
 
 # NOTE: attrgetters build a key part with no Python frame; each is used for its exact type only,

@@ -128,8 +128,8 @@ def test_nested_in_tuples_and_dicts():
         cfg = {"axis": axis, "scale": 0.5}
         np.testing.assert_array_equal(jf(x, shape, cfg), f(x, shape, cfg))
     lowered = jf.lower(x, (3, 4), {"axis": 0, "scale": 2.0})
-    assert lowered.specialized == {"shape[0]": 3, "shape[1]": 4, "cfg['axis']": 0}
-    assert "# specialized by value: shape[0]=3, shape[1]=4, cfg['axis']=0" in lowered.as_text()
+    assert lowered.specialized == {"shape": (3, 4), "cfg['axis']": 0}
+    assert "# specialized by value: shape=(3, 4), cfg['axis']=0" in lowered.as_text()
     assert jf.cache_info().entries == 3           # scale stays traced: 3 shape/axis pairs
 
 

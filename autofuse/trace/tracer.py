@@ -32,6 +32,7 @@ class Tracer:
     """A traced array (or, with `weak`, a traced Python scalar argument)."""
 
     __array_priority__ = 1000
+    sequence = False    # a list or tuple argument: Python's semantics outside NumPy calls
 
     def __init__(self, buffer: Buffer, chain=(), node: Node | None = None, shadow=None,
                  weak=None, scalar=False):
@@ -122,6 +123,12 @@ class Tracer:
             f"autofuse traces; use np.where for data-dependent choices, or pass the value as a static "
             f"argument (static_argnames=...){where()}")
 
+    def python_use(self, what: str):
+        """A list or tuple argument used as Python uses one (indexing, iteration, `+`, `*`,
+        returned): retrace with it passed as itself (ValueNeeded)."""
+        raise ValueNeeded(f"{what} needs the list or tuple argument itself{where()}",
+                          specializable_arguments(self.node))
+
     def __bool__(self):
         self._concrete("bool() (an `if`, `while`, `and`, `or` or `not` on an array)")
 
@@ -153,6 +160,8 @@ class Tracer:
         return self.shape[0]
 
     def __iter__(self):
+        if self.sequence:
+            self.python_use("iterating over a list or tuple argument")
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
