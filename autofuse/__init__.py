@@ -28,7 +28,8 @@ Debug output (stderr) at fixed levels: $AUTOFUSE_DEBUG or `with autofuse.debug(l
 1 compiles (and the first cache hit per signature), 2 kernel launches with times, 3 traced and
 fused IR, 4 kernel source, 5 PTX. See autofuse/debug.py for the full table.
 """
-from .errors import AutofuseError, ArgumentError, BackendError, DTypeError, ShapeError, TraceError, UnsupportedError
+from .errors import (AutofuseError, ArgumentError, BackendError, DTypeError, NumPyValueError,
+                     ShapeError, TraceError, UnsupportedError)
 from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
 from .jit import JitFunction, jit
@@ -36,4 +37,4 @@ from .jit import JitFunction, jit
 __version__ = "0.1.0"
 
 __all__ = ["jit", "JitFunction", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
-           "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]
+           "NumPyValueError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]

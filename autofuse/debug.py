@@ -134,8 +134,11 @@ def compiled(entry) -> None:
     if level < 1:
         return
     entry.debug_reported = True
+    specialized = ""
+    if entry.specialized:
+        specialized = f" (specialized by value: {', '.join(entry.specialized)})"
     emit(f"compile {signature_text(entry)} backend={entry.backend}: {_kinds_text(entry.fused)}"
-         f" in {entry.build_seconds * 1e3:.1f} ms [miss]")
+         f" in {entry.build_seconds * 1e3:.1f} ms [miss]{specialized}")
     if level >= 3:
         lowered = Lowered(entry)
         emit(lowered.as_text("traced"))

@@ -16,12 +16,25 @@ class TraceError(AutofuseError):
     """The function did something that cannot be traced (control flow on values, .item(), ...)."""
 
 
+class ValueNeeded(TraceError):
+    """Internal: the trace needs the value of Python scalar arguments `leaves` (flat leaf
+    indices); `autofuse.jit` retraces with them specialized by value."""
+
+    def __init__(self, message: str, leaves: frozenset):
+        super().__init__(message)
+        self.leaves = frozenset(leaves)
+
+
 class UnsupportedError(AutofuseError, NotImplementedError):
     """A NumPy function, argument or dtype that autofuse does not support."""
 
 
 class ShapeError(AutofuseError, ValueError):
     """Shapes that do not broadcast, axes out of range, matmul dimension mismatch."""
+
+
+class NumPyValueError(AutofuseError, ValueError):
+    """A value NumPy itself refuses, with NumPy's message (integers to negative integer powers)."""
 
 
 class DTypeError(AutofuseError, TypeError):

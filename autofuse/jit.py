@@ -12,9 +12,11 @@ import numpy as np
 from . import tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, run_program as _debug_run
 from .dlpack import foreign, import_leaves
-from .errors import ArgumentError, DTypeError, UnsupportedError, where
+from .errors import (ArgumentError, DTypeError, NumPyValueError, UnsupportedError, ValueNeeded,
+                     where)
 from .lowered import Lowered
-from .signature import Binder
+from .signature import Binder, static_key
+from .tree import numeric_sequence
 from .stages import build
 
 
@@ -39,6 +41,10 @@ class JitFunction:
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
         self._fast: dict = {}          # fast_key of a flat positional call -> caller(entry)
+        # structure -> leaves a trace needed by value (Python ints deciding shapes, axes, loop
+        # counts): later calls key on their values without a failed trace first
+        self._learned: dict = {}
+        self._fast_values: tuple = ()  # argument positions whose values join the fast key
         self._lock = threading.Lock()
         self._info = CacheInfo()
 
@@ -55,32 +61,67 @@ class JitFunction:
         leaves, and its DLPack-only arguments' record (dlpack.Imported; None where none)."""
         from .backends import choose_backend
         args, kwargs = self._binder.bind(args, kwargs)
-        key, leaves, statics, structure = self._binder.split(args, kwargs)
+        key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)
         imported = None
         if any(map(foreign, leaves)):
             leaves, imported = import_leaves(self._binder.name, leaves)
             args, kwargs = tree.unflatten(structure, leaves)
-            key, leaves, statics, structure = self._binder.split(args, kwargs)
+            key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)
         backend = choose_backend(backend or self.backend, leaves, running)
-        full_key = (backend, key)
-        entry = self._cache.get(full_key)
+        entry = self._cache.get((backend, key))
         if entry is not None:
             self._info.hits += 1
-            return entry, leaves, imported
+            return entry, _as_arrays(leaves, statics), imported
         with self._lock:
-            entry = self._cache.get(full_key)
-            if entry is None:
-                start = time.perf_counter()
-                entry = build(self.fn, structure, leaves, statics, backend, self._binder.name,
-                              self.options)
-                entry.build_seconds = time.perf_counter() - start
-                self._cache[full_key] = entry
-                self._info.traces += 1
+            while True:
+                entry = self._cache.get((backend, key))
+                if entry is not None:
+                    self._info.hits += 1
+                    break
+                try:
+                    entry = self._build(structure, leaves, statics, backend)
+                except ValueNeeded as need:
+                    self._learn(structure, leaves, statics, need)
+                    key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)
+                    continue
+                entry.specialized = self._specialized(args, kwargs, structure, statics)
+                self._cache[(backend, key)] = entry
                 if _DEBUG.active:
                     _debug_compiled(entry)
-            else:
-                self._info.hits += 1
-        return entry, leaves, imported
+                break
+        return entry, _as_arrays(leaves, statics), imported
+
+    def _build(self, structure, leaves, statics, backend):
+        start = time.perf_counter()
+        entry = build(self.fn, structure, leaves, statics, backend, self._binder.name, self.options)
+        entry.build_seconds = time.perf_counter() - start
+        self._info.traces += 1
+        return entry
+
+    def _learn(self, structure, leaves, statics, need: ValueNeeded) -> None:
+        """Remember that this call structure's leaves `need.leaves` are needed by value, as
+        numba's literal dispatch does; the next split keys on their values."""
+        new = need.leaves - set(statics)
+        if not new:
+            raise need
+        for index in new:
+            try:
+                hash(static_key(leaves[index]))
+            except TypeError:
+                raise need from None
+        self._learned[structure] = self._learned.get(structure, frozenset()) | new
+        # NOTE: learned leaf indices are argument positions in a flat positional call (the only
+        # calls the fast path takes); the fast key must hold their values from now on.
+        self._fast_values = tuple(sorted(set(self._fast_values) | new))
+        self._fast.clear()
+
+    def _specialized(self, args, kwargs, structure, statics) -> dict:
+        """name -> value of the leaves this entry took by value because the trace needed them."""
+        learned = self._learned.get(structure, frozenset())
+        if not learned:
+            return {}
+        names = self._binder.leaf_names(args, kwargs)
+        return {names[index]: statics[index] for index in sorted(learned) if index in statics}
 
     def __call__(self, *args, **kwargs):
         # NOTE: the fast path: a flat positional call is looked up by a cheap per-argument key
@@ -88,7 +129,7 @@ class JitFunction:
         # runs what its signature's first call chose (caller()).
         if _DEBUG.active:
             return self._call_debug(args, kwargs)
-        fast = fast_key(args) if self._flat and not kwargs else None
+        fast = self._fast_key(args) if self._flat and not kwargs else None
         if fast is not None:
             call = self._fast.get(fast)
             if call is not None:
@@ -100,9 +141,17 @@ class JitFunction:
             return imported.back(result)
         if fast is not None and len(leaves) == len(args):
             # NOTE: chosen after the run: a program settles how it runs on its first call (CUDA:
-            # its generated host call, where one applies).
-            self._fast[fast] = caller(entry, len(args))
+            # its generated host call, where one applies). The key is made again: this call may
+            # have learned that an argument is needed by value.
+            self._fast[self._fast_key(args)] = caller(entry, len(args))
         return result
+
+    def _fast_key(self, args):
+        key = fast_key(args)
+        if key is not None and self._fast_values:
+            key += tuple(static_key(args[i]) if type(args[i]) in _SCALARS else None
+                         for i in self._fast_values if i < len(args))
+        return key
 
     def _call_debug(self, args, kwargs):
         """A call while debug output may be due (autofuse.debug / $AUTOFUSE_DEBUG): the full path."""
@@ -125,6 +174,15 @@ class JitFunction:
         return functools.partial(self, instance)
 
 
+def _as_arrays(leaves: list, statics: dict) -> list:
+    """The call's leaves as the program reads them: a traced list or tuple of numbers becomes
+    np.asarray of it at the call boundary (one whose value the trace needed stays itself)."""
+    if not any(type(leaf) in (list, tuple) for leaf in leaves):
+        return leaves
+    return [np.asarray(leaf) if index not in statics and numeric_sequence(leaf) else leaf
+            for index, leaf in enumerate(leaves)]
+
+
 # NOTE: attrgetters build a key part with no Python frame; each is used for its exact type only,
 # so `__class__` is type(leaf).
 _array_key = attrgetter("__class__", "shape", "dtype", "strides")
@@ -137,6 +195,9 @@ def _torch_key(leaf):
 
 # The key part of each argument type (CuPy's array types are added when first seen).
 _FAST_KEYS = {np.ndarray: _numpy_key, float: type, int: type, bool: type}
+
+
+_SCALARS = (int, float, bool)
 
 
 def fast_key(args) -> tuple | None:
@@ -190,6 +251,10 @@ def run(entry, leaves):
         if not info.min <= value <= info.max:
             raise DTypeError(f"{entry.name}(): Python integer {value} out of bounds for {dtype}"
                              f"{where()}")
+    for index in traced.nonnegative:
+        if leaves[index] < 0:
+            raise NumPyValueError(f"{entry.name}(): np.power: Integers to negative integer powers "
+                                  f"are not allowed. (argument exponent {leaves[index]}){where()}")
     _check_written_arguments_unaliased(entry, leaves)
     inputs = [leaves[index] for index in entry.input_leaves]
     outputs = entry.program(inputs)

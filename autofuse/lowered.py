@@ -7,6 +7,7 @@ from .ir.printer import graph_text, type_text
 def signature_text(entry) -> str:
     """`softmax(f32[64,128], 2.5)`: the traced inputs of an entry in the printer's type notation."""
     parts = [type_text(n.shape, n.dtype) for n in entry.traced.graph.inputs]
+    parts += [f"{name}={value!r}" for name, value in getattr(entry, "specialized", {}).items()]
     return f"{entry.name}({', '.join(parts)})"
 
 
@@ -35,6 +36,12 @@ class Lowered:
         return list(self._entry.kernels)
 
     @property
+    def specialized(self) -> dict:
+        """Argument name -> value for the Python scalars this program was traced with by value
+        (the trace needed them concretely: shapes, axes, loop counts)."""
+        return dict(self._entry.specialized)
+
+    @property
     def backend(self) -> str:
         return self._entry.backend
 
@@ -49,6 +56,9 @@ class Lowered:
     def as_text(self, stage: str = "all") -> str:
         """The program as text: "traced", "simplified", "fused", or "all" of them."""
         sections = []
+        if self._entry.specialized:
+            values = ", ".join(f"{name}={value!r}" for name, value in self._entry.specialized.items())
+            sections.append(f"# specialized by value: {values}")
         if stage in ("traced", "all"):
             sections.append("# traced\n" + graph_text(self.traced))
         if stage in ("simplified", "all"):

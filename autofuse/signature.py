@@ -60,10 +60,17 @@ class Binder:
                 return f"got an unexpected keyword argument {keyword!r}{hint}"
         return None
 
-    def split(self, args: tuple, kwargs: dict):
-        """(key, leaves, statics, structure): statics maps leaf index -> value kept out of tracing."""
-        leaves, structure = tree.flatten((args, kwargs))
+    def split(self, args: tuple, kwargs: dict, learned: dict | None = None):
+        """(key, leaves, statics, structure): statics maps leaf index -> value kept out of tracing.
+
+        `learned` maps a structure to the leaves earlier traces needed by value (specialized)."""
+        leaves, structure = tree.flatten((args, kwargs), sequences=2)
         static_leaves = self._static_leaf_indices(args, kwargs, structure)
+        if learned:
+            # NOTE: one structure holds calls with an array where another had a scalar or list
+            # at the same place: only values are taken by value.
+            static_leaves |= {index for index in learned.get(structure, ())
+                              if by_value(leaves[index])}
         key = []
         statics = {}
         for index, leaf in enumerate(leaves):
@@ -73,15 +80,31 @@ class Binder:
                         f"{self.name}(): a str argument cannot be traced; mark its parameter static "
                         f"with static_argnames{where()}")
                 try:
-                    hash(leaf)
+                    hash(static_key(leaf))
                 except TypeError:
                     raise ArgumentError(f"{self.name}(): static argument {leaf!r} is not hashable"
                                         f"{where()}") from None
                 statics[index] = leaf
-                key.append(("static", type(leaf), leaf))
+                key.append(static_key(leaf))
             else:
                 key.append(leaf_key(leaf))
         return (tuple(key), structure), leaves, statics, structure
+
+    def leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
+        """A readable name per leaf of the bound call: `axis`, `shape[1]`, `cfg['n']`."""
+        parameters = list(self.signature.parameters.values())
+        first_variadic = next((i for i, p in enumerate(parameters) if p.kind == p.VAR_POSITIONAL),
+                              len(parameters))
+        result = []
+        for position, value in enumerate(args):
+            if position < first_variadic:
+                base = parameters[position].name
+            else:
+                base = f"{parameters[first_variadic].name}[{position - first_variadic}]"
+            result.extend(_paths(base, value))
+        for name, value in kwargs.items():
+            result.extend(_paths(name, value))
+        return result
 
     def _static_leaf_indices(self, args, kwargs, structure) -> set:
         if not self.static_names:
@@ -93,16 +116,52 @@ class Binder:
         static = set()
         index = 0
         for position, value in enumerate(args):
-            count = len(tree.flatten(value)[0])
+            count = len(tree.flatten(value, sequences=0)[0])
             if marked[position]:
                 static.update(range(index, index + count))
             index += count
         for name, value in kwargs.items():
-            count = len(tree.flatten(value)[0])
+            count = len(tree.flatten(value, sequences=0)[0])
             if name in self.static_names:
                 static.update(range(index, index + count))
             index += count
         return static
+
+
+def _paths(base: str, value) -> list[str]:
+    if tree.numeric_sequence(value):
+        return [base]
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        return [path for i, item in enumerate(value) for path in _paths(f"{base}[{i}]", item)]
+    if isinstance(value, dict):
+        return [path for key, item in value.items() for path in _paths(f"{base}[{key!r}]", item)]
+    return [base]
+
+
+def by_value(leaf) -> bool:
+    """Whether a leaf can be specialized by value: a Python or NumPy scalar, or a list or tuple of
+    numbers."""
+    return isinstance(leaf, (bool, int, float, np.generic)) or tree.numeric_sequence(leaf)
+
+
+def static_key(leaf):
+    """The part of the cache key for a leaf passed by value: its type and value (1, 1.0 and True
+    are equal in Python but trace differently)."""
+    return ("static", type(leaf), _frozen(leaf))
+
+
+def _frozen(value):
+    """Lists (a list of numbers is one leaf) as tuples tagged by type, so that they hash; floats
+    by their bits, so that -0.0 is not 0.0 and a NaN finds its own entry (NaN != NaN)."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return (type(value),) + tuple(_frozen(v) for v in value)
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, complex):
+        return ("complex", value.real.hex(), value.imag.hex())
+    if isinstance(value, (np.floating, np.complexfloating)):
+        return (value.dtype.str, value.tobytes())
+    return value
 
 
 def leaf_key(leaf):
@@ -110,6 +169,9 @@ def leaf_key(leaf):
     if isinstance(leaf, np.ndarray):
         return (leaf.shape, leaf.dtype, leaf.strides if not leaf.flags.c_contiguous else None,
                 leaf.flags.writeable)
+    if tree.numeric_sequence(leaf):
+        array = np.asarray(leaf)
+        return ("sequence", type(leaf), array.shape, array.dtype)
     if isinstance(leaf, (bool, int, float, np.generic)):
         return type(leaf) if not isinstance(leaf, np.generic) else (np.generic, leaf.dtype)
     if hasattr(leaf, "__cuda_array_interface__"):

@@ -27,6 +27,7 @@ class Entry:
     input_leaves: tuple = ()           # for each graph input, the argument leaf it reads
     single_array: bool = False         # the result is one array: nothing else to assemble
     options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
+    specialized: dict = field(default_factory=dict)     # argument name -> value the trace needed
 
 
 def cost_model(backend: str):
@@ -43,7 +44,8 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
-                          and not traced.weak_int_casts and traced.structure is LEAF)
+                          and not traced.weak_int_casts and not traced.nonnegative
+                          and traced.structure is LEAF)
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))

@@ -1,6 +1,8 @@
 """Flattening of nested arguments and results (tuples, lists, dicts) into leaves and back."""
 from __future__ import annotations
 
+import numpy as np
+
 
 class Leaf:
     """The place of one leaf in a structure."""
@@ -13,18 +15,39 @@ class Leaf:
 LEAF = Leaf()
 
 
-def flatten(value) -> tuple[list, object]:
-    """(leaves, structure): tuples, lists and dicts are containers; everything else is a leaf."""
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def numeric_sequence(item) -> bool:
+    """A non-empty list or tuple of numbers (nested rectangularly) that np.asarray makes a bool,
+    int or float array: an argument NumPy would take as an array."""
+    if not isinstance(item, (list, tuple)) or hasattr(item, "_fields") or not item:
+        return False
+    if not all(isinstance(v, _NUMBERS) or numeric_sequence(v) for v in item):
+        return False
+    try:
+        return np.asarray(item).dtype.kind in "biuf"
+    except ValueError:            # ragged
+        return False
+
+
+def flatten(value, sequences: int | None = None) -> tuple[list, object]:
+    """(leaves, structure): tuples, lists and dicts are containers; everything else is a leaf.
+    A list or tuple of numbers `sequences` or more levels down is a leaf too (an argument taken
+    as an array: 2 for the (args, kwargs) pair, 0 for one argument)."""
     leaves: list = []
 
-    def walk(item):
+    def walk(item, depth=0):
+        if sequences is not None and depth >= sequences and numeric_sequence(item):
+            leaves.append(item)
+            return LEAF
         if isinstance(item, tuple) and not hasattr(item, "_fields"):
-            return ("tuple", tuple(walk(v) for v in item))
+            return ("tuple", tuple(walk(v, depth + 1) for v in item))
         if isinstance(item, list):
-            return ("list", tuple(walk(v) for v in item))
+            return ("list", tuple(walk(v, depth + 1) for v in item))
         if isinstance(item, dict):
             keys = tuple(item)
-            return ("dict", keys, tuple(walk(item[k]) for k in keys))
+            return ("dict", keys, tuple(walk(item[k], depth + 1) for k in keys))
         leaves.append(item)
         return LEAF
 

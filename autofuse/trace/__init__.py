@@ -18,7 +18,8 @@ from .tracer import Tracer, fresh
 @dataclass(frozen=True)
 class LeafSpec:
     """What the signature records about one argument leaf."""
-    kind: str                  # "array", "scalar" (NumPy scalar), "weak" (Python bool/int/float)
+    kind: str                  # "array", "scalar" (NumPy scalar), "weak" (Python bool/int/float),
+                               # "sequence" (a list or tuple of numbers, taken as np.asarray of it)
     shape: tuple = ()
     dtype: np.dtype = np.dtype("float64")
     strides: tuple | None = None   # element strides when not C-contiguous
@@ -33,13 +34,20 @@ class Traced:
     outputs: list                       # per result leaf: ("node", i, kind) / ("argument", leaf) / ("constant", v)
     mutations: list = field(default_factory=list)    # (argument leaf index, graph output index)
     weak_int_casts: dict = field(default_factory=dict)
+    nonnegative: tuple = ()     # Python int argument leaves NumPy refuses when negative (exponents)
 
 
 def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
+    if spec.kind in ("weak", "scalar", "sequence"):
+        ctx.specializable.add(index)
     if spec.kind == "weak":
         node = ctx.input((), spec.dtype, index, weak=True)
         return Tracer(Buffer(node, writeable=False), node=node, weak=spec.weak)
     node = ctx.input(spec.shape, spec.dtype, index, weak=False)
+    if spec.kind == "sequence":
+        tracer = Tracer(Buffer(node, writeable=False), node=node)
+        tracer.sequence = True
+        return tracer
     if spec.kind == "scalar":
         return Tracer(Buffer(node, writeable=False), node=node, scalar=True)
     buffer = Buffer(node, writeable=spec.writeable, strides=spec.strides)
@@ -75,7 +83,8 @@ def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None 
                 mutations.append((index, len(nodes)))
                 nodes.append(tracer._buffer.node)
     graph = Graph(ctx.builder.nodes, ctx.inputs, nodes, ctx.name)
-    return Traced(graph, out_structure, outputs, mutations, _weak_int_checks(specs, statics, ctx))
+    return Traced(graph, out_structure, outputs, mutations, _weak_int_checks(specs, statics, ctx),
+                  tuple(sorted(ctx.nonnegative)))
 
 
 def _weak_int_checks(specs, statics: dict, ctx: TraceContext) -> dict:
@@ -88,6 +97,8 @@ def _weak_int_checks(specs, statics: dict, ctx: TraceContext) -> dict:
 
 
 def _output(leaf, nodes: list, argument_buffers: dict):
+    if isinstance(leaf, Tracer) and leaf.sequence:
+        leaf.python_use("returning a list or tuple argument")
     if isinstance(leaf, Tracer):
         if not leaf._chain and id(leaf._buffer) in argument_buffers and leaf.weak is None \
                 and not leaf.scalar:
@@ -129,6 +140,9 @@ def leaf_spec(value, where_text: str) -> LeafSpec:
         return LeafSpec("array", value.shape, dtype, strides, bool(value.flags.writeable))
     if isinstance(value, np.generic):
         return LeafSpec("scalar", (), check_dtype(value.dtype, where_text))
+    if tree.numeric_sequence(value):
+        array = np.asarray(value)
+        return LeafSpec("sequence", array.shape, check_dtype(array.dtype, where_text), None, False)
     if hasattr(value, "__cuda_array_interface__"):
         shape, dtype, strides, _ = interface(value)
         return LeafSpec("array", shape, check_dtype(dtype, where_text), strides, True)

@@ -46,6 +46,8 @@ class TraceContext:
         self.inputs: list[Node] = []
         self.argument_buffers: list[tuple[int, Buffer]] = []   # (flat arg index, buffer)
         self.weak_int_casts: dict[int, np.dtype] = {}          # flat arg index -> narrowest int cast
+        self.specializable: set[int] = set()    # flat arg indices a retrace may take by value
+        self.nonnegative: set[int] = set()      # Python int arguments used as integer exponents
 
     def __enter__(self):
         if current() is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TraceError, UnsupportedError, where
+from ..errors import UnsupportedError, where
 from .context import check_dtype, current
 from .layout import as_tracer, astype, stack
 from .tracer import Tracer, fresh
@@ -15,8 +15,7 @@ from .tracer import Tracer, fresh
 
 def _static(value, what: str):
     if isinstance(value, Tracer):
-        raise TraceError(f"{what}: sizes and bounds must be static, not traced values; pass them as "
-                         f"static arguments{where()}")
+        value._concrete(f"{what}: a size or bound")
     return value
 
 

@@ -1,11 +1,14 @@
 """The NumPy surface: which NumPy function or ufunc call traces to which handler."""
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import creation, layout, matmul, reductions, ufuncs
+from . import (creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
+               statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
 from .tracer import Tracer, fresh
@@ -155,6 +158,11 @@ FUNCTIONS = {
     np.empty_like: creation.empty_like, np.full_like: creation.full_like,
     np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None: (
         a.size if axis is None else a.shape[axis]),
+    np.diff: shifting.diff, np.roll: shifting.roll, np.pad: padding.pad,
+    np.tril: triangles.tril, np.triu: triangles.triu,
+    np.tile: repetition.tile, np.repeat: repetition.repeat,
+    np.linalg.norm: linalg.norm, np.cov: statistics.cov, np.corrcoef: statistics.corrcoef,
+    np.einsum: einsum.einsum,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 
@@ -162,14 +170,23 @@ UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 
 
 def supported_names() -> list[str]:
-    names = {f"np.{fn.__name__}" for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
+    names = {_public_name(fn) for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
+    names |= {f"np.{alias}" for alias in UFUNC_ALIASES}
     return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
                            "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
 
 
 def unsupported(name: str) -> UnsupportedError:
-    return UnsupportedError(f"{name} is not supported by autofuse. Supported: "
-                            f"{', '.join(supported_names())}{where()}")
+    """The error for a NumPy call autofuse does not trace: the call and the user's line first,
+    then the few supported names spelled most like it."""
+    names = supported_names()
+    close = difflib.get_close_matches(name, names, n=4, cutoff=0.6)
+    if close:
+        hint = f"\n  nearest supported: {', '.join(close)}"
+    else:
+        hint = f"\n  ({len(names)} NumPy functions and ufuncs are supported: " \
+               f"autofuse.trace.functions.supported_names() lists them)"
+    return UnsupportedError(f"{name} is not supported by autofuse{where()}{hint}")
 
 
 def call_function(func, args, kwargs):
@@ -218,4 +235,23 @@ def _ufunc_method(name, method, inputs, kwargs):
     if method == "reduce" and name in _REDUCE_METHODS:
         axis = kwargs.pop("axis", 0)
         return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
+    if method == "outer" and name in ELEMENTWISE_UFUNCS and ELEMENTWISE_UFUNCS[name].arity == 2:
+        return _outer(name, *inputs, **kwargs)
     raise unsupported(f"np.{name}.{method}")
+
+
+def _outer(name, a, b, **kwargs):
+    """ufunc.outer(a, b): ufunc(a[..., None, ...], b), both operands converted as np.asarray
+    would (a Python scalar is an int64/float64 array here, not a weak scalar)."""
+    what = f"np.{name}.outer"
+    a, b = (_strong(as_tracer(v, what)) for v in (a, b))
+    a = layout.reshape(a, a.shape + (1,) * b.ndim, what)
+    out, dtype = kwargs.pop("out", None), kwargs.pop("dtype", None)
+    casting = kwargs.pop("casting", "same_kind")
+    if kwargs:
+        raise UnsupportedError(f"{what}: arguments {sorted(kwargs)} are not supported{where()}")
+    return ufuncs.apply(name, a, b, out=out, dtype=dtype, casting=casting)
+
+
+def _strong(x: Tracer) -> Tracer:
+    return fresh(x.node, scalar=x.scalar) if x.weak is not None else x

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import ShapeError, TraceError, UnsupportedError, describe, where
 from .context import current
-from .tracer import Tracer, fresh
+from .tracer import Tracer, fresh, specializable_arguments
 from .ufuncs import operand_type, to_node
 
 
@@ -14,6 +14,8 @@ def _parse(key, shape) -> tuple[list, tuple, bool]:
     if not isinstance(key, tuple):
         key = (key,)
     for entry in key:
+        if isinstance(entry, Tracer) and entry.ndim == 0 and specializable_arguments(entry.node):
+            entry._concrete("indexing with a scalar")
         if isinstance(entry, Tracer):
             raise UnsupportedError(
                 f"indexing with a traced array ({describe(entry)}) is a data-dependent gather, which "

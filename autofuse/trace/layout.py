@@ -35,7 +35,7 @@ def normalize_axes(axes, ndim: int, what: str) -> tuple:
 def reshape(x: Tracer, shape, what="reshape", order="C") -> Tracer:
     if order not in ("C", "A"):
         raise UnsupportedError(f"{what}: order={order!r} is not supported (only 'C'){where()}")
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer)) or getattr(shape, "ndim", None) == 0:
         shape = (shape,)
     shape = tuple(int(s) for s in shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
@@ -139,7 +139,9 @@ def squeeze(x: Tracer, axis=None) -> Tracer:
 def broadcast_to(x, shape, what="broadcast_to") -> Tracer:
     if not isinstance(x, Tracer):
         x = fresh(to_node(x, np.asarray(x).dtype, what))
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if isinstance(shape, (int, np.integer)) or getattr(shape, "ndim", None) == 0:
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
     try:
         result = np.broadcast_shapes(x.shape, shape)
     except ValueError:

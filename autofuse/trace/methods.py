@@ -4,7 +4,9 @@ Operators come from one table (dunder -> ufunc), as torch.fx builds its proxy's 
 """
 from __future__ import annotations
 
-from . import functions, indexing, layout, matmul, reductions, ufuncs
+import numpy as np
+
+from . import functions, indexing, layout, matmul, reductions, repetition, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -18,6 +20,7 @@ UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "inv
 
 
 def _power(self, other):
+    _python_operands(self, other)
     # NOTE: ndarray.__pow__ turns x**2 into np.square(x) (NumPy's fast_scalar_power); so do we.
     if isinstance(other, (int, float)) and not isinstance(other, bool) and other == 2 \
             and self.weak is None:
@@ -25,18 +28,50 @@ def _power(self, other):
     return ufuncs.apply_operator("power", self, other)
 
 
+def _python_operands(*operands) -> None:
+    """A list or tuple argument meets a Python operator: with an array beside it NumPy's operator
+    decides (elementwise); otherwise Python's (`+` joins, `*` repeats, `==` compares lists)."""
+    sequences = [x for x in operands if isinstance(x, Tracer) and x.sequence]
+    arrays = [x for x in operands if isinstance(x, np.ndarray) or isinstance(x, Tracer) and not
+              x.sequence and x.weak is None]
+    if sequences and not arrays:
+        sequences[0].python_use("a Python operator on a list or tuple argument")
+
+
 def _binary(name):
     if name == "power":
         return _power
-    return lambda self, other: ufuncs.apply_operator(name, self, other)
+
+    def method(self, other):
+        _python_operands(self, other)
+        return ufuncs.apply_operator(name, self, other)
+    return method
 
 
 def _reflected(name):
-    return lambda self, other: ufuncs.apply_operator(name, other, self)
+    def method(self, other):
+        _python_operands(self, other)
+        return ufuncs.apply_operator(name, other, self)
+    return method
+
+
+def _getitem(self, key):
+    if self.sequence:
+        self.python_use("indexing a list or tuple argument")
+    return indexing.getitem(self, key)
+
+
+def _unary(name):
+    def method(self):
+        _python_operands(self)
+        return ufuncs.apply_operator(name, self)
+    return method
 
 
 def _inplace(name):
     def method(self, other):
+        if self.sequence:
+            self.python_use("an in-place operator on a list or tuple argument")
         if self.weak is not None or self.scalar:
             return ufuncs.apply_operator(name, self, other)
         return ufuncs.apply(name, self, other, out=self)
@@ -51,7 +86,7 @@ def _install():
     for dunder, name in COMPARISONS.items():
         setattr(Tracer, f"__{dunder}__", _binary(name))
     for dunder, name in UNARY.items():
-        setattr(Tracer, f"__{dunder}__", lambda self, name=name: ufuncs.apply_operator(name, self))
+        setattr(Tracer, f"__{dunder}__", _unary(name))
     Tracer.__matmul__ = lambda self, other: matmul.matmul(self, other, "@")
     Tracer.__rmatmul__ = lambda self, other: matmul.matmul(other, self, "@")
 
@@ -59,7 +94,7 @@ def _install():
         result = matmul.matmul(self, other, "@=")
         return ufuncs.write_out(result.node, self, "@=")
     Tracer.__imatmul__ = imatmul
-    Tracer.__getitem__ = lambda self, key: indexing.getitem(self, key)
+    Tracer.__getitem__ = _getitem
     Tracer.__setitem__ = lambda self, key, value: indexing.setitem(self, key, value)
     Tracer.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: functions.call_ufunc(
         ufunc, method, inputs, kwargs)
@@ -99,6 +134,7 @@ def _install():
     Tracer.clip = lambda self, min=None, max=None, out=None, **kw: functions.clip(
         self, min, max, out=out, **kw)
     Tracer.round = lambda self, decimals=0, out=None: functions.round_(self, decimals, out)
+    Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 
 _install()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TraceError, describe, where
 from ..arrays import contiguous
+from ..errors import TraceError, ValueNeeded, describe, where
 from ..ir.graph import Node
 from .context import Buffer, current
 
@@ -25,6 +25,7 @@ class Tracer:
     """A traced array (or, with `weak`, a traced Python scalar argument)."""
 
     __array_priority__ = 1000
+    sequence = False    # a list or tuple argument: Python's semantics outside NumPy calls
 
     def __init__(self, buffer: Buffer, chain=(), node: Node | None = None, shadow=None,
                  weak=None, scalar=False):
@@ -104,10 +105,22 @@ class Tracer:
 
     # -- errors for value-dependent Python ----------------------------------------------------
     def _concrete(self, what: str):
+        """Raise for a use that needs this value: ValueNeeded where it comes only from Python
+        scalar arguments (the jit retraces with them specialized by value), else TraceError."""
+        arguments = specializable_arguments(self.node)
+        if arguments:
+            raise ValueNeeded(f"{what} needs the value of a Python scalar argument{where()}",
+                              arguments)
         raise TraceError(
             f"{what} needs the value of a traced array ({describe(self)}), which is not known while "
             f"autofuse traces; use np.where for data-dependent choices, or pass the value as a static "
             f"argument (static_argnames=...){where()}")
+
+    def python_use(self, what: str):
+        """A list or tuple argument used as Python uses one (indexing, iteration, `+`, `*`,
+        returned): retrace with it passed as itself (ValueNeeded)."""
+        raise ValueNeeded(f"{what} needs the list or tuple argument itself{where()}",
+                          specializable_arguments(self.node))
 
     def __bool__(self):
         self._concrete("bool() (an `if`, `while`, `and`, `or` or `not` on an array)")
@@ -140,6 +153,8 @@ class Tracer:
         return self.shape[0]
 
     def __iter__(self):
+        if self.sequence:
+            self.python_use("iterating over a list or tuple argument")
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
@@ -149,6 +164,25 @@ class Tracer:
         return f"Tracer({kind} {self.dtype}{list(self.shape)})"
 
     __hash__ = None
+
+
+def specializable_arguments(node: Node) -> frozenset:
+    """The argument leaves `node` is computed from, when every one of them is a Python scalar
+    (or NumPy scalar, or Python sequence) argument the trace may specialize by value; else empty."""
+    ctx = current()
+    found, seen, stack = set(), set(), [node]
+    while stack:
+        item = stack.pop()
+        if item.id in seen:
+            continue
+        seen.add(item.id)
+        if item.op == "input":
+            index = item.attrs["index"]
+            if index not in ctx.specializable:
+                return frozenset()
+            found.add(index)
+        stack.extend(item.inputs)
+    return frozenset(found)
 
 
 def fresh(node: Node, weak=None, scalar=False, writeable=True) -> Tracer:

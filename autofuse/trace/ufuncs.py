@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedError, where
+from ..errors import ArgumentError, DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
 from ..ir.infer import ufunc_loop
 from ..ir.graph import Node
 from .context import check_dtype, current
@@ -128,11 +128,29 @@ def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
         names = ", ".join(t.__name__ if isinstance(t, type) else str(t) for t in types)
         raise DTypeError(f"{what} is not defined for operands of type {names}{where()}") from None
     result_shape(what, *(_shape_of(x) for x in operands))
+    if name == "power" and loop[1].kind == "i":
+        _check_exponent(operands[1], what)
     nodes = [to_node(x, dt, what) for x, dt in zip(operands, loop[:-1])]
     node = current().emit(name, nodes)
     if out is not None:
         return write_out(node, out, what, casting)
     return wrap_result(node, operands)
+
+
+def _check_exponent(exponent, what: str) -> None:
+    """NumPy refuses integers to negative integer powers: refuse exponents known now, and have the
+    jit check a Python int argument used directly as the exponent on each call."""
+    message = f"{what}: Integers to negative integer powers are not allowed.{where()}"
+    if isinstance(exponent, Tracer):
+        node = exponent.node
+        if node.op == "constant":
+            if np.any(node.attrs["value"].array < 0):
+                raise NumPyValueError(message)
+        elif exponent.weak is int and node.op == "input":
+            current().nonnegative.add(node.attrs["index"])
+        return
+    if np.any(np.asarray(exponent) < 0):
+        raise NumPyValueError(message)
 
 
 def write_out(node: Node, out, what: str, casting: str = "same_kind"):
