@@ -30,7 +30,8 @@ def heat_1d(u, steps):
 
 _loop("heat_1d", heat_1d, lambda rng, dtype, n: (_smooth_grid(rng, dtype, n),),
       dict(n=256, steps=20), dict(n=1 << 24, steps=1000),
-      "1-D heat equation, forward Euler in time, centred space (textbook FTCS)", read_write(1, 1))
+      "1-D heat equation, forward Euler in time, centred space (textbook FTCS)", read_write(1, 1),
+      tags=("setslice", "copy"))
 
 
 def heat_2d(u, steps):
@@ -44,7 +45,8 @@ def heat_2d(u, steps):
 
 _loop("heat_2d", heat_2d, lambda rng, dtype, n: (_smooth_grid(rng, dtype, n, n),),
       dict(n=48, steps=20), dict(n=1024, steps=1000),
-      "2-D heat equation, 5-point FTCS (textbook)", read_write(1, 1))
+      "2-D heat equation, 5-point FTCS (textbook)", read_write(1, 1),
+      tags=("setslice", "copy"))
 
 
 def heat_3d(a, b, steps):
@@ -67,7 +69,8 @@ def heat_3d(a, b, steps):
 _loop("heat_3d", heat_3d,
       lambda rng, dtype, n: (uniform(rng, dtype, n, n, n), uniform(rng, dtype, n, n, n)),
       dict(n=12, steps=5), dict(n=128, steps=100),
-      "3-D heat equation, two arrays in turn (NPBench/PolyBench heat_3d)", read_write(2, 2))
+      "3-D heat equation, two arrays in turn (NPBench/PolyBench heat_3d)", read_write(2, 2),
+      tags=("setslice", "copy", "tuple-result"))
 
 
 def jacobi_1d(a, b, steps):
@@ -82,7 +85,8 @@ def jacobi_1d(a, b, steps):
 _loop("jacobi_1d", jacobi_1d,
       lambda rng, dtype, n: (uniform(rng, dtype, n), uniform(rng, dtype, n)),
       dict(n=300, steps=20), dict(n=1 << 24, steps=1000),
-      "1-D Jacobi smoothing, two arrays in turn (NPBench/PolyBench jacobi_1d)", read_write(2, 2))
+      "1-D Jacobi smoothing, two arrays in turn (NPBench/PolyBench jacobi_1d)", read_write(2, 2),
+      tags=("setslice", "copy", "tuple-result"))
 
 
 def jacobi_2d(a, b, steps):
@@ -97,7 +101,8 @@ def jacobi_2d(a, b, steps):
 _loop("jacobi_2d", jacobi_2d,
       lambda rng, dtype, n: (uniform(rng, dtype, n, n), uniform(rng, dtype, n, n)),
       dict(n=40, steps=10), dict(n=1024, steps=1000),
-      "2-D Jacobi smoothing, two arrays in turn (NPBench/PolyBench jacobi_2d)", read_write(2, 2))
+      "2-D Jacobi smoothing, two arrays in turn (NPBench/PolyBench jacobi_2d)", read_write(2, 2),
+      tags=("setslice", "copy", "tuple-result"))
 
 
 def fdtd_2d(ex, ey, hz, source, steps):
@@ -120,7 +125,7 @@ def _fdtd_inputs(rng, dtype, nx, ny, t_max):
 _loop("fdtd_2d", fdtd_2d, _fdtd_inputs,
       dict(nx=40, ny=50, t_max=20, steps=20), dict(nx=1000, ny=1200, t_max=500, steps=500),
       "2-D FDTD (Yee) for TE fields with a line source (NPBench/PolyBench fdtd_2d)",
-      read_write(5, 3))
+      read_write(5, 3), tags=("setslice", "scalar-index", "tuple-result"))
 
 
 def wave_1d(u_previous, u, steps):
@@ -141,7 +146,7 @@ def _pulse_1d(rng, dtype, n):
 
 _loop("wave_1d", wave_1d, _pulse_1d, dict(n=256, steps=30), dict(n=1 << 24, steps=1000),
       "1-D wave equation, leapfrog with two carried arrays (textbook explicit scheme)",
-      read_write(2, 1))
+      read_write(2, 1), tags=("setslice", "copy", "tuple-result"))
 
 
 def wave_2d(u_previous, u, speed2, steps):
@@ -163,7 +168,7 @@ def _pulse_2d(rng, dtype, n):
 
 _loop("wave_2d", wave_2d, _pulse_2d, dict(n=48, steps=20), dict(n=1024, steps=1000),
       "2-D wave equation with variable speed, leapfrog, zero boundary (textbook)",
-      read_write(3, 1))
+      read_write(3, 1), tags=("setslice", "zeros_like"))
 
 
 def advection_upwind(u, steps):
@@ -192,7 +197,7 @@ _loop("advection_lax_wendroff", advection_lax_wendroff,
       lambda rng, dtype, n: (_pulse_1d(rng, dtype, n)[0],),
       dict(n=256, steps=20), dict(n=1 << 24, steps=1000),
       "1-D linear advection, Lax-Wendroff, fixed ends (LeVeque, Finite Volume Methods)",
-      read_write(1, 1))
+      read_write(1, 1), tags=("setslice", "copy"))
 
 
 def burgers_1d(u, steps):
@@ -212,7 +217,8 @@ def _sawtooth(rng, dtype, n):
 
 _loop("burgers_1d", burgers_1d, _sawtooth, dict(n=101, steps=30), dict(n=1 << 22, steps=2000),
       "viscous Burgers' equation, upwind convection + FTCS diffusion (Barba, 12 steps to "
-      "Navier-Stokes, step 4)", read_write(1, 1))
+      "Navier-Stokes, step 4)", read_write(1, 1),
+      tags=("setslice", "copy", "shape-constant"))
 
 
 def game_of_life(grid, steps):

@@ -43,7 +43,8 @@ def _lorenz_ensemble(rng, dtype, n):
 
 _loop("lorenz_euler", lorenz_euler, _lorenz_ensemble, dict(n=1000, steps=50),
       dict(n=1 << 22, steps=1000),
-      "Lorenz-63 ensemble, explicit Euler, x/y/z as separate arrays (textbook)", _all_read_written)
+      "Lorenz-63 ensemble, explicit Euler, x/y/z as separate arrays (textbook)", _all_read_written,
+      tags=("elementwise", "tuple-result"))
 
 
 def _lorenz_derivative(state, sigma=10.0, rho=28.0, beta=8.0 / 3.0):
@@ -93,7 +94,8 @@ def _oscillators(rng, dtype, n):
 _loop("damped_oscillators_rk4", damped_oscillators_rk4, _oscillators,
       dict(n=1000, steps=20), dict(n=1 << 22, steps=1000),
       "independent damped harmonic oscillators, RK4 with a closure (textbook)",
-      lambda arguments, static: 2 * nbytes(*arguments[:2]) + nbytes(*arguments[2:]))
+      lambda arguments, static: 2 * nbytes(*arguments[:2]) + nbytes(*arguments[2:]),
+      tags=("closure", "tuple-result"))
 
 
 def particles_in_field(position, velocity, steps):
@@ -247,7 +249,7 @@ def _clusters(rng, dtype, n, k, d):
 
 
 _loop("kmeans_onehot", kmeans_onehot, _clusters, dict(n=300, k=4, d=3, steps=5),
-      dict(n=1 << 20, k=16, d=8, steps=50),
+      dict(n=1 << 20, k=16, d=8, steps=100),
       "Lloyd's k-means, centroid update by one-hot matmul (textbook)",
       lambda arguments, static: 2 * arguments[0].nbytes, tags=("argmin", "arange", "matmul"))
 
@@ -267,7 +269,7 @@ def kmeans_where(points, centroids, steps):
 
 
 _loop("kmeans_where", kmeans_where, _clusters, dict(n=300, k=4, d=3, steps=5),
-      dict(n=1 << 20, k=16, d=8, steps=50),
+      dict(n=1 << 20, k=16, d=8, steps=100),
       "Lloyd's k-means, centroid update by masked np.where sums per cluster (textbook)",
       lambda arguments, static: 2 * arguments[0].nbytes, tags=("argmin", "where", "stack"))
 

@@ -52,7 +52,8 @@ def rmsnorm(x, weight):
 
 _program("rmsnorm", rmsnorm, lambda rng, dtype, rows, cols: _row_and_two(rng, dtype, rows, cols)[:2],
          dict(rows=64, cols=96), dict(rows=16384, cols=4096),
-         "RMSNorm with np.mean (Zhang & Sennrich 2019, LLaMA)", inputs_and(1.0))
+         "RMSNorm with np.mean (Zhang & Sennrich 2019, LLaMA)", inputs_and(1.0),
+         ("mean", "keepdims"))
 
 
 def softmax_last(x):
@@ -67,7 +68,8 @@ def softmax_first(x):
 
 _matrix = lambda rng, dtype, rows, cols: (normal(rng, dtype, rows, cols),)
 _program("softmax_last", softmax_last, _matrix, dict(rows=64, cols=100), dict(rows=16384, cols=4096),
-         "row softmax with np.max/np.sum, axis=-1 (textbook)", inputs_and(1.0))
+         "row softmax with np.max/np.sum, axis=-1 (textbook)", inputs_and(1.0),
+         ("keepdims",))
 _program("softmax_first", softmax_first, _matrix, dict(rows=100, cols=64), dict(rows=4096, cols=16384),
          "column softmax along axis 0 without keepdims (scipy.special.softmax(axis=0)-like)",
          inputs_and(1.0), ("int-axis-arg",))
@@ -79,7 +81,8 @@ def log_softmax(x):
 
 
 _program("log_softmax", log_softmax, _matrix, dict(rows=64, cols=100), dict(rows=16384, cols=4096),
-         "log-softmax along axis 1 (textbook)", inputs_and(1.0))
+         "log-softmax along axis 1 (textbook)", inputs_and(1.0),
+         ("keepdims", "int-axis-arg"))
 
 
 def cross_entropy(logits, labels):

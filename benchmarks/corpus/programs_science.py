@@ -166,7 +166,7 @@ def gradient_2d(f):
 
 
 _program("gradient_2d", gradient_2d, _matrix, dict(rows=40, cols=50), dict(rows=4096, cols=4096),
-         "gradient magnitude with np.gradient's second-order differences", inputs_and(1.0),
+         "gradient magnitude with np.gradient's second-order differences (edge detection)", inputs_and(1.0),
          ("np.gradient",))
 
 
