@@ -3,9 +3,12 @@ with autofuse, check it against NumPy and time both. Progress is written to a JS
 stage, so that a hang or a crash still says how far it got.
 
     python -m benchmarks.corpus.measure NAME DTYPE SIZE BACKEND PROGRESS_FILE
+
+With $CORPUS_STACK_AFTER=SECONDS it writes its stack to PROGRESS_FILE.stack after that long.
 """
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import resource
@@ -78,8 +81,12 @@ def failure(error: BaseException, stage: str) -> dict:
     frames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
     inside = [name for name in frames if os.sep + "autofuse" + os.sep in name]
     place = inside[-1].split(os.sep + "autofuse" + os.sep, 1)[1] if inside else ""
-    return {"stage": stage, "error_type": type(error).__name__,
-            "error": message[0][:300] if message else "", "error_at": place}
+    record = {"stage": stage, "error_type": type(error).__name__,
+              "error": message[0][:300] if message else "", "error_at": place}
+    if stage == "lower":
+        # lower() traces, fuses and compiles: an error raised in a backend came after the trace
+        record["traced"] = place.startswith("backends")
+    return record
 
 
 class Recorder:
@@ -111,7 +118,7 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
     try:
         lowered = function.lower(*copies(arguments, device), **static)
     except Exception as error:   # any failure to build is the finding, recorded as such
-        recorder.stage("lower", traced=False, **failure(error, "lower"))
+        recorder.stage("lower", compiled=False, **failure(error, "lower"))
         return
     lower_seconds = time.perf_counter() - begin
     recorder.stage("first call", traced=True, lower_s=lower_seconds, kernels=len(lowered.kernels))
@@ -142,6 +149,12 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
 
 def main(argv):
     name, dtype, size, backend, path = argv
+    seconds = float(os.environ.get("CORPUS_STACK_AFTER", "0"))
+    if seconds > 0:
+        # NOTE: a hang is a finding: just before run.py's timeout, write every thread's stack
+        # beside the progress file and exit, so the record can say where it hung.
+        stack_file = open(path + ".stack", "w")
+        faulthandler.dump_traceback_later(seconds, exit=True, file=stack_file)
     recorder = Recorder(path, {"name": name, "dtype": dtype, "size": size, "backend": backend})
     measure(name, dtype, size, backend, recorder)
     return 0

@@ -11,12 +11,14 @@ COLUMNS = ("program", "dtype", "traces", "outcome", "first call s", "peak RSS MB
 def outcome(record: dict) -> str:
     """The first thing that went wrong, in one line ("ok" where nothing did)."""
     if "timeout" in record:
-        return f"timeout {record['timeout']:g} s during {record.get('stage', '?')}"
+        where = f" at {record['hung_at']}" if record.get("hung_at") else ""
+        return f"timeout {record['timeout']:g} s during {record.get('stage', '?')}{where}"
     if "crash" in record and "error_type" not in record:
         return f"crash (exit {record['exit']}) during {record.get('stage', '?')}: {record['crash']}"
     if "error_type" in record:
         where = f" [{record['error_at']}]" if record.get("error_at") else ""
-        return f"{record['error_type']}: {record['error']}{where}"
+        message = record["error"].split(" Supported: ")[0]     # not the list of every function
+        return f"{record['error_type']}: {message}{where}"
     if record.get("correct") is False:
         return f"WRONG: {record.get('note', '')}"
     if "numpy_error" in record:

@@ -52,6 +52,7 @@ def run_one(name: str, dtype: str, options) -> dict:
     with tempfile.TemporaryDirectory(prefix="corpus-") as scratch:
         progress = os.path.join(scratch, "progress.json")
         environment = dict(os.environ, AUTOFUSE_CACHE_DIR=os.path.join(scratch, "cache"),
+                           CORPUS_STACK_AFTER=str(max(1.0, options.timeout - 3.0)),
                            PYTHONPATH=str(REPOSITORY) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         command = [sys.executable, "-m", "benchmarks.corpus.measure", name, dtype, options.size,
                    options.backend, progress]
@@ -71,7 +72,25 @@ def run_one(name: str, dtype: str, options) -> dict:
             with open(progress) as file:
                 record = json.load(file)
         record.update(outcome)
+        hung_at = _hung_at(progress + ".stack")
+        if hung_at:
+            record.update(timeout=options.timeout, hung_at=hung_at)
+            record.pop("crash", None)
         return record
+
+
+def _hung_at(stack_path: str) -> str:
+    """The innermost autofuse frame (or numba's, or the program's) of the stack a worker wrote
+    when its time ran out; "" where it finished in time."""
+    if not os.path.exists(stack_path):
+        return ""
+    with open(stack_path) as file:
+        frames = [line.strip() for line in file if line.strip().startswith("File ")]
+    for marker in (os.sep + "autofuse" + os.sep, os.sep + "numba" + os.sep, "corpus"):
+        for frame in frames:            # faulthandler writes the innermost frame first
+            if marker in frame:
+                return frame.split(marker, 1)[-1].replace('", line ', ":")
+    return frames[0] if frames else ""
 
 
 def main(argv=None):
