@@ -80,5 +80,5 @@ def test_working_programs_match_numpy_on_cpu(name):
     want = program.function(*want_arguments, **static)
     function = autofuse.jit(program.function, static_argnames=program.static, backend="cpu")
     got = function(*got_arguments, **static)
-    result = compare((got, got_arguments), (want, want_arguments))
+    result = compare((got, got_arguments), (want, want_arguments), np.dtype(dtype).name)
     assert result["correct"], result["note"]

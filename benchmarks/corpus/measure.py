@@ -78,7 +78,8 @@ def median_seconds(call, device) -> tuple[float, int]:
 def failure(error: BaseException, stage: str) -> dict:
     """An exception as the record shows it: type, first line, and where in autofuse it rose."""
     message = str(error).strip().splitlines()
-    frames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    frames = [f"{frame.filename}:{frame.lineno} in {frame.name}"
+              for frame in traceback.extract_tb(error.__traceback__)]
     inside = [name for name in frames if os.sep + "autofuse" + os.sep in name]
     place = inside[-1].split(os.sep + "autofuse" + os.sep, 1)[1] if inside else ""
     record = {"stage": stage, "error_type": type(error).__name__,
@@ -132,7 +133,7 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
         return
     first_call = lower_seconds + time.perf_counter() - begin
     recorder.stage("compare", compiled=True, first_call_s=first_call, peak_rss_mb=peak_rss_mb())
-    recorder.stage("time", **compare(device.get((got, device_arguments)), want))
+    recorder.stage("time", **compare(device.get((got, device_arguments)), want, dtype))
     time_arguments = copies(arguments, device)
     autofuse_seconds, repeats = median_seconds(lambda: function(*time_arguments, **static), device)
     numpy_arguments = copies(arguments, device)

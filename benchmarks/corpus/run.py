@@ -75,6 +75,8 @@ def run_one(name: str, dtype: str, options) -> dict:
         hung_at = _hung_at(progress + ".stack")
         if hung_at:
             record.update(timeout=options.timeout, hung_at=hung_at)
+            if hung_at.startswith("backends"):     # lower() had traced and was compiling
+                record["traced"] = True
             record.pop("crash", None)
         return record
 
