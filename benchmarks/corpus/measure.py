@@ -1,0 +1,165 @@
+"""One measurement, run in its own process by run.py: build a corpus program's inputs, compile it
+with autofuse, check it against NumPy and time both. Progress is written to a JSON file after each
+stage, so that a hang or a crash still says how far it got.
+
+    python -m benchmarks.corpus.measure NAME DTYPE SIZE BACKEND PROGRESS_FILE
+
+With $CORPUS_STACK_AFTER=SECONDS it writes its stack to PROGRESS_FILE.stack after that long.
+"""
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from . import find
+from .compare import compare
+
+MIN_REPEATS, MAX_REPEATS, TIMING_SECONDS = 3, 50, 0.5
+
+
+class Device:
+    """How arrays reach the backend and how to wait for it: NumPy on the CPU, CuPy on CUDA."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.cupy = None
+        if backend == "cuda":
+            import cupy
+            self.cupy = cupy
+
+    def put(self, value):
+        if self.cupy is not None and isinstance(value, np.ndarray):
+            return self.cupy.asarray(value)
+        return value
+
+    def get(self, value):
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.get(item) for item in value)
+        if self.cupy is not None and isinstance(value, self.cupy.ndarray):
+            return self.cupy.asnumpy(value)
+        return value
+
+    def synchronize(self):
+        if self.cupy is not None:
+            self.cupy.cuda.Device().synchronize()
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def copies(arguments, device):
+    """Fresh copies of the arguments on the device (programs may write their arguments)."""
+    return tuple(device.put(a.copy()) if isinstance(a, np.ndarray) else a for a in arguments)
+
+
+def median_seconds(call, device) -> tuple[float, int]:
+    """(median seconds of a call, repeats): at least MIN_REPEATS, until TIMING_SECONDS pass."""
+    times = []
+    started = time.perf_counter()
+    while len(times) < MIN_REPEATS or (time.perf_counter() - started < TIMING_SECONDS
+                                       and len(times) < MAX_REPEATS):
+        device.synchronize()
+        begin = time.perf_counter()
+        call()
+        device.synchronize()
+        times.append(time.perf_counter() - begin)
+    return statistics.median(times), len(times)
+
+
+def failure(error: BaseException, stage: str) -> dict:
+    """An exception as the record shows it: type, first line, and where in autofuse it rose."""
+    message = str(error).strip().splitlines()
+    frames = [f"{frame.filename}:{frame.lineno} in {frame.name}"
+              for frame in traceback.extract_tb(error.__traceback__)]
+    inside = [name for name in frames if os.sep + "autofuse" + os.sep in name]
+    place = inside[-1].split(os.sep + "autofuse" + os.sep, 1)[1] if inside else ""
+    record = {"stage": stage, "error_type": type(error).__name__,
+              "error": message[0][:300] if message else "", "error_at": place}
+    if stage == "lower":
+        # lower() traces, fuses and compiles: an error raised in a backend came after the trace
+        record["traced"] = place.startswith("backends")
+    return record
+
+
+class Recorder:
+    """The record so far, rewritten to the progress file at each stage."""
+
+    def __init__(self, path: str, record: dict):
+        self.path = path
+        self.record = record
+
+    def stage(self, name: str, **values):
+        self.record.update(values, stage=name)
+        with open(self.path, "w") as file:
+            json.dump(self.record, file)
+
+
+def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) -> None:
+    program = find(name)
+    device = Device(backend)
+    arguments, static = program.arguments(size, dtype)
+    recorder.stage("numpy", steps=program.steps(size),
+                   floor_bytes=int(program.bytes_moved(arguments, static)) * program.steps(size))
+    reference_arguments = copies(arguments, Device("cpu"))
+    want = (program.function(*reference_arguments, **static), reference_arguments)
+
+    import autofuse
+    function = autofuse.jit(program.function, static_argnames=program.static, backend=backend)
+    recorder.stage("lower", rss_before_mb=peak_rss_mb())
+    begin = time.perf_counter()
+    try:
+        lowered = function.lower(*copies(arguments, device), **static)
+    except Exception as error:   # any failure to build is the finding, recorded as such
+        recorder.stage("lower", compiled=False, **failure(error, "lower"))
+        return
+    lower_seconds = time.perf_counter() - begin
+    recorder.stage("first call", traced=True, lower_s=lower_seconds, kernels=len(lowered.kernels))
+    device_arguments = copies(arguments, device)
+    begin = time.perf_counter()
+    try:
+        got = function(*device_arguments, **static)
+        device.synchronize()
+    except Exception as error:
+        recorder.stage("first call", compiled=False, **failure(error, "first call"))
+        return
+    first_call = lower_seconds + time.perf_counter() - begin
+    recorder.stage("compare", compiled=True, first_call_s=first_call, peak_rss_mb=peak_rss_mb())
+    recorder.stage("time", **compare(device.get((got, device_arguments)), want, dtype))
+    time_arguments = copies(arguments, device)
+    autofuse_seconds, repeats = median_seconds(lambda: function(*time_arguments, **static), device)
+    numpy_arguments = copies(arguments, device)
+    try:
+        numpy_seconds, _ = median_seconds(lambda: program.function(*numpy_arguments, **static),
+                                          device)
+    except Exception as error:     # NumPy's functions on CuPy arrays: not every one dispatches
+        recorder.stage("done", warm_s=autofuse_seconds, repeats=repeats,
+                       numpy_error=failure(error, "numpy")["error"])
+        return
+    recorder.stage("done", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats,
+                   speedup=numpy_seconds / autofuse_seconds if autofuse_seconds else None)
+
+
+def main(argv):
+    name, dtype, size, backend, path = argv
+    seconds = float(os.environ.get("CORPUS_STACK_AFTER", "0"))
+    if seconds > 0:
+        # NOTE: a hang is a finding: just before run.py's timeout, write every thread's stack
+        # beside the progress file and exit, so the record can say where it hung.
+        stack_file = open(path + ".stack", "w")
+        faulthandler.dump_traceback_later(seconds, exit=True, file=stack_file)
+    recorder = Recorder(path, {"name": name, "dtype": dtype, "size": size, "backend": backend})
+    measure(name, dtype, size, backend, recorder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
