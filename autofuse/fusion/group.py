@@ -103,6 +103,31 @@ class Group:
                 return "loop"
         return "elementwise"
 
+    def structure(self, strides: dict) -> tuple:
+        """What the group computes, up to which nodes it computes it on: its kind; its inputs'
+        kinds, shapes, dtypes and element strides (`strides`: node id -> strides, None when
+        C-contiguous); each member's op, shape, dtype, attributes and operands (by position in
+        the group, or an inline constant's value); its outputs by position. Groups with equal
+        structures get the same kernel (a loop's sweeps on other buffers)."""
+        place = {n.id: ("input", k) for k, n in enumerate(self.inputs)}
+        place.update((n.id, ("node", j)) for j, n in enumerate(self.nodes))
+
+        def operand(source: Node):
+            return place.get(source.id) or ("constant", source.dtype.str, source.attrs)
+
+        inputs = tuple((n.op == "input" and n.ndim == 0, n.shape, n.dtype.str, strides.get(n.id))
+                       for n in self.inputs)
+        members = tuple((n.op, n.shape, n.dtype.str, n.attrs, tuple(operand(s) for s in n.inputs))
+                        for n in self.nodes)
+        return self.kind, inputs, members, tuple(place[i] for i in self.outputs)
+
+    def correspondence(self, other: "Group") -> dict:
+        """{node id of `other`: this group's node at the same place}, for a group of the same
+        structure."""
+        mapping = {a.id: b for a, b in zip(other.inputs, self.inputs)}
+        mapping.update((a.id, b) for a, b in zip(other.nodes, self.nodes))
+        return mapping
+
     # -- bytes -----------------------------------------------------------------------------------
     def bytes_fused(self) -> int:
         return sum(read_bytes(n) for n in self.inputs) + sum(n.nbytes for n in self.outputs.values())

@@ -176,16 +176,26 @@ class Program:
 
 def prepare(entry) -> None:
     """Compile each group of `entry` (its kernel records get their strategy and source) and
-    give the entry its program."""
-    steps = []
+    give the entry its program. Groups of one structure (a loop's sweeps) share the first one's
+    function: written and compiled once."""
+    steps, first = [], {}
     for record in entry.kernels:
         group = record.group
         if not _compilable(group):
             record.strategy = "numpy (float16 is not compiled by numba on the CPU)"
             steps.append(InterpretedStep(group))
             continue
-        kernel = generate(group, f"{group.kind}_{group.id}")
-        text = module_text(kernel)
-        record.source, record.strategy = text, kernel.strategy
-        steps.append(Step(group, kernel, load(kernel, text), text))
+        structure = group.structure({})
+        if structure not in first:
+            kernel = generate(group, f"{group.kind}_{group.id}")
+            text = module_text(kernel)
+            first[structure] = Step(group, kernel, load(kernel, text), text)
+            record.source, record.strategy = text, kernel.strategy
+            steps.append(first[structure])
+            continue
+        origin = first[structure]
+        kernel = origin.kernel.rebound(group.correspondence(origin.group))
+        record.source, record.strategy = origin.text, kernel.strategy
+        record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure)"
+        steps.append(Step(group, kernel, origin.function, origin.text))
     entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels})

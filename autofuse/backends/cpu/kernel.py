@@ -2,6 +2,7 @@
 runner passes each array), and the numbers it sizes loops by."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ...ir.graph import Node
@@ -31,3 +32,12 @@ class KernelSource:
     parallel: bool
     strategy: str
     helpers: list = field(default_factory=list)     # helper function sources
+
+    def rebound(self, mapping: dict) -> "KernelSource":
+        """This kernel for another group of the same structure: each argument holds the node at
+        its place there (`mapping`: node id here -> node there)."""
+        def move(arguments):
+            return [dataclasses.replace(a, node=mapping[a.node.id],
+                                        chain=tuple(mapping[n.id] for n in a.chain))
+                    for a in arguments]
+        return dataclasses.replace(self, inputs=move(self.inputs), outputs=move(self.outputs))

@@ -53,20 +53,30 @@ def device_for(simulator: bool) -> Device:
 
 def prepare(entry) -> None:
     """Plan and write each group's kernel (the entry's kernel records get the strategy, reason,
-    source, launch and PTX), and give the entry its program."""
+    source, launch and PTX), and give the entry its program. Groups of one structure (a loop's
+    sweeps) share the first one's kernel: written, compiled and loaded once."""
     simulator = simulating()
     strides = {} if simulator else getattr(entry, "input_strides", {})
     tuning, device = tuning_of(entry.options), device_for(simulator)
-    kernels = []
+    kernels, first = [], {}
     for record in entry.kernels:
         group = record.group
-        source = generate(group, record.name, strides, simulator,
-                          round_halves=entry.options.get("float16", "numpy") == "numpy",
-                          tuning=tuning, device=device)
-        text = module_text(source, simulator)
-        kernel = CompiledKernel(record, source, text, simulator)
+        structure = group.structure(strides)
+        origin = first.get(structure)
+        if origin is None:
+            source = generate(group, record.name, strides, simulator,
+                              round_halves=entry.options.get("float16", "numpy") == "numpy",
+                              tuning=tuning, device=device)
+            kernel = first[structure] = CompiledKernel(record, source, module_text(source, simulator),
+                                                       simulator)
+            reason = source.reason
+        else:
+            source = origin.source.rebound(group.correspondence(origin.group))
+            kernel = CompiledKernel(record, source, origin.text, simulator, origin)
+            reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure)"
+        text = kernel.text
         # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.
-        record.source, record.strategy, record.reason = text, source.strategy, source.reason
+        record.source, record.strategy, record.reason = text, source.strategy, reason
         record.ptx_provider = None if simulator else kernel.ptx_text
         record.launch = {"grid": source.grid, "block": source.block}
         if source.min_blocks and not simulator:

@@ -116,12 +116,13 @@ class CompiledKernel:
     """One group's kernel: source and PTX always; the loaded cubin once a GPU runs it. `record`
     is the kernel's entry in `lower().kernels` (its launch facts are filled in on loading)."""
 
-    def __init__(self, record, source, text: str, simulator: bool):
+    def __init__(self, record, source, text: str, simulator: bool, origin=None):
         self.record = record
         self.group = record.group
         self.source = source
         self.text = text
         self.simulator = simulator
+        self.origin = origin         # the kernel whose code this one runs on its own buffers
         self.ptx = None
         self.entry = None
         self.function = None
@@ -129,6 +130,9 @@ class CompiledKernel:
         self.overlaps = False        # loaded, and may launch to overlap the kernel before it
 
     def prepare_ptx(self, cc=CC) -> None:
+        if self.origin is not None and cc == CC:
+            self.ptx, self.entry = self.origin.ptx_text(), self.origin.entry
+            return
         self.ptx, self.entry = compile_ptx(self.source, self.text, cc)
 
     def ptx_text(self) -> str:
@@ -147,7 +151,15 @@ class CompiledKernel:
                                  _distributions("nvidia-nvjitlink"), str(driver))
 
     def load(self, device: dict) -> None:
-        """The cubin for this device, from the disk cache or linked now, loaded."""
+        """The cubin for this device, from the disk cache or linked now, loaded (a kernel that
+        shares its origin's code takes the origin's loaded function)."""
+        if self.origin is not None:
+            if self.origin.function is None:
+                self.origin.load(device)
+            self.function, self.overlaps = self.origin.function, self.origin.overlaps
+            self.config = cuda_driver.Config(self.source.grid, self.source.block)
+            self.record.launch.update(self.origin.record.launch)
+            return
         cc = device["cc"]
         arch = f"sm_{cc[0]}{cc[1]}"
         key = self.cache_key(arch, device["driver"])

@@ -4,6 +4,7 @@ strategies (emit/) build on it; writer.py puts them together.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import keyword
 import re
@@ -71,6 +72,13 @@ class KernelSource:
     min_blocks: int = 0              # launch bounds: blocks an SM the registers must allow (0: any)
     overlaps: bool = False           # waits for the stream's kernel before it (OVERLAP): may be
     #                                  launched with programmatic stream serialization
+    reason: str = ""                 # why its strategy (plan.Plan.reason)
+
+    def rebound(self, mapping: dict) -> "KernelSource":
+        """This kernel for another group of the same structure: each parameter carries the node
+        at its place there (`mapping`: node id here -> node there)."""
+        move = lambda params: [dataclasses.replace(p, node=mapping[p.node.id]) for p in params]
+        return dataclasses.replace(self, params=move(self.params), outputs=move(self.outputs))
 
 
 def identifiers(text: str) -> set:

@@ -37,7 +37,7 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind != "input":
-        return Plan("pointwise", f"a {group.kind} group: one pass over its output's elements")
+        return Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     return _reduction(group, tuning, device, simulator)
 
 
