@@ -65,7 +65,7 @@ class CpuSource(Matmul):
             self.renderer.pop()
 
     # -- group kinds -----------------------------------------------------------------------------
-    def generate(self) -> KernelSource:
+    def write(self) -> KernelSource:
         kind = self.group.kind
         if kind == "output":
             strategy, parallel = self.matmul()
@@ -341,7 +341,7 @@ class CpuSource(Matmul):
 
 
 def generate(group: Group, name: str) -> KernelSource:
-    return CpuSource(group, name).generate()
+    return CpuSource(group, name).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

@@ -33,7 +33,7 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
         if plan.strategy == "split":
             return self.split(shape, axes, inner, row_outputs)
         if plan.strategy == "two-stage":
-            return two_stage.generate(self, shape, axes, outer, inner, plan.layout, row_outputs)
+            return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs)
         outer_axes = [d for d in range(len(shape)) if d not in axes]
         if plan.strategy == "rows":
             return self.rows(shape, axes, outer_axes, outer, inner)

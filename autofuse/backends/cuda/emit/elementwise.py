@@ -36,7 +36,7 @@ class Elementwise:
 
         strip = cuda_strip.plan(self, shape, size, threads)
         if not isinstance(strip, str):
-            return cuda_strip.generate(self, strip, compute, store)
+            return cuda_strip.write(self, strip, compute, store)
 
         arrays = sum(1 for p in self.params if not p.by_value and p.node.size == size)
         width = self.tuning.vector_bytes if not self.tuning.vector_step_bytes or arrays * self.tuning.vector_bytes <= self.tuning.vector_step_bytes \

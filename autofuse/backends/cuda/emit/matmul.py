@@ -21,7 +21,7 @@ class Matmul:
         transposed weight is not copied); the epilogue runs on the registers before the store.
         float32 matmuls of contiguous operands take emit/matmul_tiles.py's faster kernel instead."""
         if cuda_matmul.refusal(self) is None:
-            return cuda_matmul.generate(self)
+            return cuda_matmul.write(self)
         r = self.renderer
         self.narrow = False      # 64-bit index math: measured faster here (BENCHMARKS.md)
         node = self.group.matmul

@@ -67,7 +67,7 @@ def refusal(source) -> str | None:
     return None
 
 
-def generate(source):
+def write(source):
     """The kernel, as `source` (a KernelWriter) renders kernels."""
     r = source.renderer
     source.narrow = False           # (the general matmul measured slower with 32-bit indices)

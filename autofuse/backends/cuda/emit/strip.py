@@ -138,7 +138,7 @@ def _offsets(index: tuple, lanes: int, height: int) -> tuple | None:
     return found.pop() if len(found) == 1 else None
 
 
-def generate(source, strip: Strip, compute, store):
+def write(source, strip: Strip, compute, store):
     """The kernel, as `source` (a KernelWriter) renders kernels; `compute` and `store` render the
     element-by-element fallback (as for the grid-stride loop)."""
     r = source.renderer

@@ -71,7 +71,7 @@ def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = 
     return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
 
 
-def generate(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
+def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
     """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes` of
     `shape`; `row_outputs` are stored in the loop."""
     r = source.renderer
