@@ -1,5 +1,7 @@
 """Fusion's bounds: no kernel past the cost model's budgets, one legality table for every merge,
 and "not fused" lines that agree with the groups printed."""
+import random
+
 import numpy as np
 from hypothesis import HealthCheck, given, note, settings
 
@@ -7,9 +9,7 @@ import autofuse
 from autofuse.fusion import DEFAULT, CostModel, partition
 
 import loop_programs
-from programs import FuzzProgram, _Chooser, _generate, programs
-
-import random
+from programs import _Chooser, _generate, programs
 
 
 def lowered(fn, *args, static=(), **kw):
@@ -118,3 +118,15 @@ def test_budget_refusal_is_explained():
     check_explanations(program)
     check_budgets(program, CostModel(max_ops=5))
     assert "more than one kernel may hold (5)" in "\n".join(program.explanations())
+
+
+def test_loop_programs_explanations_agree_with_groups():
+    cases = [(loop_programs.jacobi_1d, (np.ones(16),), 12),
+             (loop_programs.wave, (np.ones(16), np.ones(16), 0.25), 12),
+             (loop_programs.life, (np.ones((6, 6), np.int64),), 6),
+             (loop_programs.euler, (np.ones((2, 8)), 0.01), 60),
+             (loop_programs.heat_literal, (np.ones((8, 8), np.float32),), 12)]
+    for fn, args, steps in cases:
+        program = lowered(fn, *args, steps, static=("steps",)).fused
+        check_explanations(program)
+        check_budgets(program)

@@ -45,11 +45,16 @@ def node_bytes_unfused(node: Node) -> int:
     return sum(read_bytes(n) for n in node.inputs) + node.nbytes
 
 
+def pointwise(node: Node) -> bool:
+    """Whether each element of `node` is computed alone (so it may be recomputed anywhere)."""
+    return OPS[node.op].kind in (ELEMENTWISE, LAYOUT) or node.op == "iota"
+
+
 def recompute_reason(node: Node, evaluations: list[int], cost: CostModel) -> str | None:
     """None if computing `node` inside each consumer group beats materializing it once, else why
     not ("{p}" stands for its name). `evaluations[i]` is how many times group i would compute it
     per element: once per index it is read at, so it counts what those readers already recompute."""
-    if not (OPS[node.op].kind in (ELEMENTWISE, LAYOUT) or node.op == "iota"):
+    if not pointwise(node):
         return "{p} is not pointwise, so it is computed once"
     groups = len(evaluations)
     if groups > cost.max_recompute_groups:

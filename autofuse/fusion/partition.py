@@ -8,8 +8,7 @@ failing all that it is materialized as the root of a new group, and the reason i
 from __future__ import annotations
 
 from ..ir.graph import Graph, Node
-from ..ir.ops import LAYOUT
-from .cost import DEFAULT, CostModel, recompute_reason
+from .cost import DEFAULT, CostModel, pointwise, recompute_reason
 from .group import Group
 from .legality import can_fuse, merge_reason, readers_in
 from .order import launch_order, path_outside
@@ -125,7 +124,7 @@ class Partitioner:
                 for group in groups:
                     self.join(node, group, indices[group.id])
                 return
-            if _pointwise(node):
+            if pointwise(node):
                 reasons = {g.id: why_not for g in groups}
         merged, why = self.try_merge(groups)
         if merged is not None:
@@ -251,10 +250,6 @@ class Partitioner:
     @staticmethod
     def _read_outside(node_id: int, reader_groups) -> bool:
         return not reader_groups or any(node_id not in g.members for g in reader_groups)
-
-
-def _pointwise(node: Node) -> bool:
-    return node.kind in ("elementwise", LAYOUT) or node.op == "iota"
 
 
 def partition(graph: Graph, cost: CostModel = DEFAULT) -> FusedProgram:
