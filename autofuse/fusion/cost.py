@@ -14,10 +14,16 @@ class CostModel:
     launch_bytes: int = 16 * 2**20
     # The most ops one generated kernel may hold (register pressure and compile time).
     max_ops: int = 128
+    # The most op evaluations one kernel may do per element once members read through several
+    # index maps are counted once per map (fusion/work.py): bounds the source and the compile.
+    max_work: int = 256
     # The most elements of one row a row-persistent reduction (softmax, layernorm) keeps on chip.
     max_row: int = 32768
-    # A pointwise producer is recomputed in at most this many consumer groups.
+    # A pointwise producer is recomputed in at most this many consumer groups,
     max_recompute_groups: int = 4
+    # and inside one kernel computed at most at this many indices (read through shifted slices,
+    # by readers themselves computed at several): its cost must not grow with a chain's depth.
+    max_recompute_indices: int = 4
     # Arithmetic is not free: an op of cost c on n elements weighs c * n * this many bytes.
     bytes_per_op: float = 0.25
 
@@ -39,18 +45,30 @@ def node_bytes_unfused(node: Node) -> int:
     return sum(read_bytes(n) for n in node.inputs) + node.nbytes
 
 
-def recompute_wins(node: Node, groups: int, cost: CostModel) -> tuple[bool, int, int]:
-    """Whether computing `node` inside each of `groups` consumers beats materializing it once.
+def pointwise(node: Node) -> bool:
+    """Whether each element of `node` is computed alone (so it may be recomputed anywhere)."""
+    return OPS[node.op].kind in (ELEMENTWISE, LAYOUT) or node.op == "iota"
 
-    Returns (decision, bytes if recomputed, bytes if materialized).
-    """
+
+def recompute_reason(node: Node, evaluations: list[int], cost: CostModel) -> str | None:
+    """None if computing `node` inside each consumer group beats materializing it once, else why
+    not ("{p}" stands for its name). `evaluations[i]` is how many times group i would compute it
+    per element: once per index it is read at, so it counts what those readers already recompute."""
+    if not pointwise(node):
+        return "{p} is not pointwise, so it is computed once"
+    groups = len(evaluations)
+    if groups > cost.max_recompute_groups:
+        return (f"{{p}} is read by {groups} groups, more than a value is recomputed in "
+                f"({cost.max_recompute_groups}); it is computed once and stored")
     inputs = sum(read_bytes(n) for n in node.inputs)
     arithmetic = int(OPS[node.op].cost * node.size * cost.bytes_per_op)
-    recomputed = groups * (inputs + arithmetic)
+    recomputed = sum(evaluations) * (inputs + arithmetic)
     materialized = inputs + arithmetic + node.nbytes * (1 + groups) + cost.launch_bytes
-    pointwise = OPS[node.op].kind in (ELEMENTWISE, LAYOUT) or node.op == "iota"
-    ok = pointwise and groups <= cost.max_recompute_groups and recomputed <= materialized
-    return ok, recomputed, materialized
+    if recomputed <= materialized:
+        return None
+    return (f"{{p}} is read by {groups} groups; computing it once and storing it "
+            f"({mib(materialized)} moved) costs less than recomputing it in each "
+            f"({mib(recomputed)})")
 
 
 def mib(count: int) -> str:

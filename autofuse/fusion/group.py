@@ -4,6 +4,9 @@ from __future__ import annotations
 from ..ir.graph import Node
 from ..ir.ops import LAYOUT, MATMUL, REDUCE
 from .cost import node_bytes_unfused, read_bytes
+from .work import OWN_INDEX
+
+AT_OWN_INDEX = frozenset({OWN_INDEX})
 
 KINDS = ("elementwise", "loop", "input", "output")
 
@@ -18,12 +21,18 @@ def keepdims_shape(shape: tuple, axes: tuple) -> tuple:
 
 class Group:
     """A set of nodes computed by one kernel. `members` may share nodes with other groups
-    (a pointwise producer recomputed in each consumer)."""
+    (a pointwise producer recomputed in each consumer). `indices` holds, per member, the index
+    paths the kernel computes it at (work.py); `work` is their total count."""
 
     def __init__(self, gid: int, root: Node):
         self.id = gid
-        self.members: dict[int, Node] = {root.id: root}
+        self.members: dict[int, Node] = {}
+        self.indices: dict[int, frozenset] = {}
+        self.work = 0
+        self._matmul: Node | None = None
+        self._reductions: list[Node] = []
         self.root = root
+        self.add(root)
         self.outputs: dict[int, Node] = {}
         self.inputs: list[Node] = []        # filled by finish()
         self.nodes: list[Node] = []         # members in topological order, filled by finish()
@@ -32,11 +41,11 @@ class Group:
     # -- what the group iterates over ----------------------------------------------------------
     @property
     def matmul(self) -> Node | None:
-        return next((n for n in self.members.values() if n.kind == MATMUL), None)
+        return self._matmul
 
     @property
     def reductions(self) -> list[Node]:
-        return sorted((n for n in self.members.values() if n.kind == REDUCE), key=lambda n: n.id)
+        return sorted(self._reductions, key=lambda n: n.id)
 
     @property
     def reduce_space(self) -> tuple[tuple, tuple] | None:
@@ -73,8 +82,16 @@ class Group:
     def __contains__(self, node: Node) -> bool:
         return node.id in self.members
 
-    def add(self, node: Node) -> None:
-        self.members[node.id] = node
+    def add(self, node: Node, indices: frozenset = AT_OWN_INDEX) -> None:
+        """Make `node` a member computed at `indices` (replacing what it was computed at)."""
+        if node.id not in self.members:
+            self.members[node.id] = node
+            if node.kind == MATMUL and self._matmul is None:
+                self._matmul = node
+            if node.kind == REDUCE:
+                self._reductions.append(node)
+        self.work += len(indices) - len(self.indices.get(node.id, ()))
+        self.indices[node.id] = indices
 
     # -- once partitioning is done -------------------------------------------------------------
     def finish(self, order: dict, needed_outside: set) -> None:

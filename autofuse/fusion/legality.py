@@ -19,13 +19,21 @@ def axes_text(axes: tuple) -> str:
     return f"axis {axes[0]}" if len(axes) == 1 else f"axes {axes}"
 
 
+def readers_in(p: Node, g: Group, users: dict) -> list[Node]:
+    """Members of `g` that read `p` directly (walking whichever is shorter: p's readers or g)."""
+    readers = users.get(p.id, ())
+    if len(readers) <= len(g.members):
+        return [user for user in readers if user.id in g.members]
+    return [m for m in g.members.values() if any(source.id == p.id for source in m.inputs)]
+
+
 def descendants(p: Node, g: Group, users: dict) -> list[Node]:
     """Members of `g` that read `p`, directly or through other members."""
     found, stack, seen = [], [p], {p.id}
     while stack:
         node = stack.pop()
-        for user in users.get(node.id, ()):
-            if user.id in g.members and user.id not in seen:
+        for user in readers_in(node, g, users):
+            if user.id not in seen:
                 seen.add(user.id)
                 found.append(user)
                 stack.append(user)
@@ -36,9 +44,7 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     """The distinct index maps through which members of `g` read `p` (elementwise readers read
     it at their own index; layout readers through their attributes)."""
     maps = set()
-    for user in users.get(p.id, ()):
-        if user.id not in g.members:
-            continue
+    for user in readers_in(p, g, users):
         if user.kind in (ELEMENTWISE, REDUCE, MATMUL) or (user.op == "setslice"
                                                           and user.inputs[0].id == p.id):
             maps.add(("identity",))
@@ -68,10 +74,75 @@ def _stores(g: Group, shape: tuple) -> bool:
     return shape == () and all(math.prod(space) > 0 for space in spaces)
 
 
-def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel) -> str | None:
-    if len(g.members) >= cost.max_ops:
-        return (f"the consumer's kernel already holds {len(g.members)} ops, the most one kernel "
-                f"may hold ({cost.max_ops})")
+# -- the table: every way a value comes to be computed inside a kernel goes through these ---------
+def budget_reason(ops: int, work: int, widest: int, cost: CostModel) -> str | None:
+    """Whether a kernel of `ops` members doing `work` evaluations per element, one member at most
+    at `widest` indices, is small enough."""
+    if widest > cost.max_recompute_indices:
+        return (f"the kernel would compute a value at {widest} different indices per element, "
+                f"more than a value is recomputed at ({cost.max_recompute_indices}), counting the "
+                f"indices its readers are themselves computed at")
+    if ops > cost.max_ops:
+        return (f"the kernel would hold {ops} ops, more than one kernel may hold "
+                f"({cost.max_ops})")
+    if work > cost.max_work:
+        return (f"the kernel would compute {work} ops per element, more than the budget "
+                f"({cost.max_work}): values read through several index maps are computed once per "
+                f"map, with everything they recompute")
+    return None
+
+
+def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
+             indices: frozenset) -> str | None:
+    """May `p` join `g`, computed there at `indices` (work.evaluations)? None if so, else why not."""
+    reason = edge_reason(p, g, users, is_output, cost)
+    if reason is None:
+        reason = budget_reason(len(g.members) + 1, g.work + len(indices), len(indices), cost)
+    return reason
+
+
+def merge_reason(groups: list[Group], combine, users: dict, outputs: set,
+                 cost: CostModel) -> tuple[str | None, Group | None]:
+    """May `groups` become one kernel? (None, the kernel) if so, else (why not, None). `combine()`
+    makes the kernel: their members, indices counted again. Every value one member reads from
+    another must pass the same table as a producer joining a consumer, and the kernel must fit
+    the same budgets."""
+    reason = _spaces_reason(groups)
+    if reason is not None:
+        return reason, None
+    ops = len(set().union(*(g.members for g in groups)))
+    if ops > cost.max_ops:
+        return budget_reason(ops, 0, 0, cost), None
+    merged = combine()
+    for p in merged.members.values():
+        if not readers_in(p, merged, users):
+            continue
+        reason = edge_reason(p, merged, users, p.id in outputs, cost)
+        if reason is not None:
+            return reason.replace("{p}", "{n%d}" % p.id), None
+    widest = max(len(indices) for indices in merged.indices.values())
+    reason = budget_reason(ops, merged.work, widest, cost)
+    return (reason, None) if reason is not None else (None, merged)
+
+
+def _spaces_reason(groups: list[Group]) -> str | None:
+    """Whether the groups iterate over one space (a reduction's groups over its rows)."""
+    if any(g.matmul is not None for g in groups):
+        return "a matmul kernel is not merged with other kernels"
+    spaces = {g.reduce_space for g in groups if g.reduce_space is not None}
+    if len(spaces) > 1:
+        return "they reduce over different axes or shapes"
+    if spaces:
+        allowed = next(g for g in groups if g.reduce_space is not None).space_shapes()
+        if any(g.reduce_space is None and g.root.shape not in allowed for g in groups):
+            return "some iterate over a shape that is not the reduction's"
+    elif len({g.root.shape for g in groups}) > 1:
+        return "they iterate over different shapes"
+    return None
+
+
+def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel) -> str | None:
+    """The rules for `p` computed inside `g`, where members of `g` read it."""
     if is_output and not _stores(g, p.shape):
         return (f"{{p}} is also a result of the function, and its shape {p.shape} is outside the "
                 f"consumer's iteration space")
@@ -166,13 +237,5 @@ def _misaligned(node: Node, derived: set, shape: tuple, axes: tuple) -> bool:
     return any(s.id in derived and s.shape == outer for s in node.inputs)
 
 
-def merged_reason(g: Group, users: dict, cost: CostModel) -> str | None:
-    """Whether a group formed by merging others still satisfies the reduction rules."""
-    for reduction in g.reductions:
-        reason = _reduction_into(reduction, g, users, cost)
-        if reason is not None:
-            return reason
-    return None
-
-
-__all__ = ["can_fuse", "merged_reason", "descendants", "axes_text", "LAYOUT"]
+__all__ = ["can_fuse", "merge_reason", "edge_reason", "budget_reason", "descendants", "readers_in",
+           "axes_text", "LAYOUT"]

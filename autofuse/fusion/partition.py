@@ -8,11 +8,17 @@ failing all that it is materialized as the root of a new group, and the reason i
 from __future__ import annotations
 
 from ..ir.graph import Graph, Node
-from ..ir.ops import LAYOUT
-from .cost import DEFAULT, CostModel, mib, recompute_wins
+from .cost import DEFAULT, CostModel, pointwise, recompute_reason
 from .group import Group
-from .legality import can_fuse, merged_reason
+from .legality import can_fuse, merge_reason, readers_in
+from .order import launch_order, path_outside
 from .program import Decision, FusedProgram
+from .work import IndexPaths, evaluations
+
+# How many recent groups reading one value a group tries to merge with (horizontal fusion), and
+# how many passes over all values it makes: both bound the work on programs of many groups.
+SIBLING_WINDOW = 4
+SIBLING_PASSES = 3
 
 
 def _free(node: Node) -> bool:
@@ -27,10 +33,12 @@ class Partitioner:
         self.users = graph.users()
         self.order = {node.id: index for index, node in enumerate(graph.nodes)}
         self.outputs = {node.id for node in graph.outputs}
-        self.groups: list[Group] = []
+        self.groups: dict[int, Group] = {}            # by id, in the order they were made
         self._next_id = 0
         self.groups_of: dict[int, list[Group]] = {}
-        self.decisions: list[Decision] = []
+        self.merged_into: dict[int, int] = {}         # id of a group merged away -> its target
+        self.reasons: dict[tuple, str] = {}           # (producer id, reader id) -> why stored
+        self.paths = IndexPaths()
 
     def run(self) -> FusedProgram:
         for node in reversed(self.graph.nodes):
@@ -42,21 +50,44 @@ class Partitioner:
     def merge_siblings(self) -> None:
         """Horizontal fusion: groups that read a common value over one iteration space become one
         kernel, so the value is read once (x.mean(0) and x.var(0); several results of x)."""
-        merged = True
-        while merged:
+        for _ in range(SIBLING_PASSES):
+            readers: dict[int, list[int]] = {}
+            for group in self.groups.values():
+                for value in self.reads(group):
+                    readers.setdefault(value, []).append(group.id)
             merged = False
-            for a_index, a in enumerate(self.groups):
-                reads_a = self.reads(a)
-                for b in self.groups[a_index + 1:]:
-                    if reads_a & self.reads(b) and self.try_merge([a, b]) is not None:
-                        merged = True
-                        break
-                if merged:
-                    break
+            for group_ids in readers.values():
+                recent: list[int] = []
+                for group_id in group_ids:
+                    current = self.surviving(group_id)
+                    for other in recent:
+                        pair = [self.groups[other], self.groups[current]]
+                        if other != current and self.try_merge(pair)[0] is not None:
+                            current, merged = self.surviving(current), True
+                            break
+                    recent = [self.surviving(i) for i in recent]
+                    recent = [i for i in dict.fromkeys(recent) if i != current] + [current]
+                    recent = recent[-SIBLING_WINDOW:]
+            if not merged:
+                return
 
-    def reads(self, group: Group) -> set:
-        return {source.id for node in group.members.values() for source in node.inputs
-                if source.id not in group.members and source.ndim > 0}
+    def surviving(self, group_id: int) -> int:
+        """The group that `group_id` was merged into, through any number of merges."""
+        found = group_id
+        while found in self.merged_into:
+            found = self.merged_into[found]
+        if found != group_id:
+            self.merged_into[group_id] = found       # later look-ups take one step
+        return found
+
+    @staticmethod
+    def reads(group: Group) -> list:
+        found = {}
+        for node in group.members.values():
+            for source in node.inputs:
+                if source.id not in group.members and source.ndim > 0:
+                    found[source.id] = True
+        return list(found)
 
     # -- one node ------------------------------------------------------------------------------
     def consumer_groups(self, node: Node) -> list[Group]:
@@ -66,41 +97,47 @@ class Partitioner:
                 found[group.id] = group
         return [found[k] for k in sorted(found)]
 
+    def indices_in(self, node: Node, group: Group, stored: bool) -> frozenset:
+        """The indices `group` would compute `node` at (its readers there are placed)."""
+        readers = [(r, group.indices[r.id]) for r in readers_in(node, group, self.users)]
+        return evaluations(node, readers, self.paths, stored, self.cost.max_work)
+
     def place(self, node: Node) -> None:
         groups = self.consumer_groups(node)
         is_output = node.id in self.outputs
         if not groups:
             self.new_group(node)
             return
-        reasons = {g.id: can_fuse(node, g, self.users, is_output, self.cost) for g in groups}
+        indices = {g.id: self.indices_in(node, g, is_output) for g in groups}
+        reasons = {g.id: can_fuse(node, g, self.users, is_output, self.cost, indices[g.id])
+                   for g in groups}
         if len(groups) == 1:
             if reasons[groups[0].id] is None:
-                self.join(node, groups[0])
+                self.join(node, groups[0], indices[groups[0].id])
             else:
                 self.materialize(node, groups, reasons)
             return
         if not is_output and all(r is None for r in reasons.values()):
-            wins, recomputed, materialized = recompute_wins(node, len(groups), self.cost)
-            if wins:
+            counts = [len(indices[g.id]) for g in groups]
+            why_not = recompute_reason(node, counts, self.cost)
+            if why_not is None:
                 for group in groups:
-                    self.join(node, group)
+                    self.join(node, group, indices[group.id])
                 return
-            if _pointwise(node):
-                text = (f"{{p}} is read by {len(groups)} groups; computing it once and storing it "
-                        f"({mib(materialized)} moved) costs less than recomputing it in each "
-                        f"({mib(recomputed)})")
-                reasons = {g.id: text for g in groups}
-        merged = self.try_merge(groups)
+            if pointwise(node):
+                reasons = {g.id: why_not for g in groups}
+        merged, why = self.try_merge(groups)
         if merged is not None:
-            reason = can_fuse(node, merged, self.users, is_output, self.cost)
+            merged_indices = self.indices_in(node, merged, is_output)
+            reason = can_fuse(node, merged, self.users, is_output, self.cost, merged_indices)
             if reason is None:
-                self.join(node, merged)
+                self.join(node, merged, merged_indices)
                 return
             reasons = {merged.id: reason}
             groups = [merged]
         elif all(r is None for r in reasons.values()):
-            text = (f"{{p}} is read by {len(groups)} groups that cannot be merged into one kernel, "
-                    f"and recomputing it in each is not worth it")
+            text = (f"{{p}} is read by {len(groups)} groups that cannot be merged into one kernel "
+                    f"({why}), and recomputing it in each is not worth it")
             reasons = {g.id: text for g in groups}
         self.materialize(node, groups, reasons)
 
@@ -108,100 +145,95 @@ class Partitioner:
         # NOTE: ids must stay unique after merges remove groups (consumer_groups keys on them).
         group = Group(self._next_id, node)
         self._next_id += 1
-        self.groups.append(group)
+        self.groups[group.id] = group
         self.groups_of.setdefault(node.id, []).append(group)
         return group
 
-    def join(self, node: Node, group: Group) -> None:
-        group.add(node)
+    def join(self, node: Node, group: Group, indices: frozenset) -> None:
+        group.add(node, indices)
         self.groups_of.setdefault(node.id, []).append(group)
 
     def materialize(self, node: Node, groups: list[Group], reasons: dict) -> None:
+        """Make `node` the root of a new group; record why each reader's group does not hold it."""
+        fallback = ("{p} could join this group, but another reader's group cannot take it, so "
+                    "it is computed once and stored for all its readers")
         for group in groups:
-            for user in self.users[node.id]:
-                if user.id in group.members:
-                    reason = reasons.get(group.id) or (
-                        "{p} could join this group, but another reader's group cannot take it, so "
-                        "it is computed once and stored for all its readers")
-                    self.decisions.append(Decision(node, user, reason))
-                    break
+            for user in readers_in(node, group, self.users):
+                self.reasons.setdefault((node.id, user.id), reasons.get(group.id) or fallback)
         self.new_group(node)
 
     # -- multi-output fusion of consumer groups ------------------------------------------------
-    def try_merge(self, groups: list[Group]) -> Group | None:
-        """Merge consumer groups into one when their iteration spaces agree and no cycle forms."""
-        if any(g.matmul is not None for g in groups):
-            return None
-        spaces = [g.reduce_space for g in groups if g.reduce_space is not None]
-        if len({s for s in spaces}) > 1:
-            return None
-        if spaces:
-            allowed = None
-            for g in groups:
-                if g.reduce_space is not None:
-                    allowed = g.space_shapes()
-                    break
-            if any(g.reduce_space is None and g.root.shape not in allowed for g in groups):
-                return None
-        elif len({g.root.shape for g in groups}) > 1:
-            return None
-        if sum(len(g.members) for g in groups) > self.cost.max_ops:
-            return None
-        if self.path_between(groups):
-            return None
-        if spaces:
-            trial = Group(-1, groups[0].root)
-            for g in groups:
-                for node in g.members.values():
-                    trial.add(node)
-            if merged_reason(trial, self.users, self.cost) is not None:
-                return None
-        target = groups[0]
-        if target.reduce_space is None and spaces:
-            target = next(g for g in groups if g.reduce_space is not None)
+    def try_merge(self, groups: list[Group]) -> tuple[Group | None, str | None]:
+        """Merge groups into one when the legality table allows every edge the merge makes
+        internal and no cycle forms: (the merged group, None), else (None, why not)."""
+        target = next((g for g in groups if g.reduce_space is not None), groups[0])
+        refusal, trial = merge_reason(groups, lambda: self.combined(groups, target), self.users,
+                                      self.outputs, self.cost)
+        if refusal is None and path_outside(groups, self.users, self.order):
+            refusal = "a value leaves one of them and comes back through another kernel"
+        if refusal is not None:
+            return None, refusal
         for group in groups:
-            if group is target:
-                continue
-            for node in group.members.values():
-                target.add(node)
-                owners = self.groups_of[node.id]
-                owners[:] = [g for g in owners if g is not group]
-                if target not in owners:
-                    owners.append(target)
-            self.groups.remove(group)
-        return target
+            if group is not target:
+                self.merged_into[group.id] = target.id
+                del self.groups[group.id]
+        self.groups[target.id] = trial
+        replaced = {g.id for g in groups}
+        for node_id in trial.members:
+            owners = self.groups_of[node_id]
+            kept = []
+            for owner in owners:
+                if owner.id not in replaced:
+                    kept.append(owner)
+                elif trial not in kept:
+                    kept.append(trial)
+            owners[:] = kept
+        return trial, None
 
-    def path_between(self, groups: list[Group]) -> bool:
-        """Whether a value leaves one of `groups` and reaches another through other nodes."""
-        inside = set()
-        for g in groups:
-            inside.update(g.members)
-        owner = {}
-        for g in groups:
-            for node_id in g.members:
-                owner.setdefault(node_id, set()).add(g.id)
-        for g in groups:
-            stack = [u for n in g.members.values() for u in self.users[n.id] if u.id not in inside]
-            seen = set()
-            while stack:
-                node = stack.pop()
-                if node.id in seen:
-                    continue
-                seen.add(node.id)
-                for user in self.users[node.id]:
-                    if user.id in inside:
-                        return True
-                    stack.append(user)
-        return False
+    def combined(self, groups: list[Group], target: Group) -> Group:
+        """The group `groups` would be as one kernel (with `target`'s id and root), each member's
+        indices counted again, readers first."""
+        trial = Group(target.id, target.root)
+        members = {}
+        for group in groups:
+            members.update(group.members)
+        ordered = sorted(members.values(), key=lambda n: self.order[n.id])
+        for node in ordered:
+            trial.add(node)
+        for node in reversed(ordered):
+            readers = readers_in(node, trial, self.users)
+            stored = node.id in self.outputs or len(self.users[node.id]) > len(readers)
+            trial.add(node, self.indices_in(node, trial, stored))
+        return trial
 
     # -- the result ----------------------------------------------------------------------------
     def finish(self) -> FusedProgram:
-        for group in self.groups:
+        groups = list(self.groups.values())
+        for group in groups:
             group.finish(self.order, {n for n in group.members if self.stored_by(n, group)})
-        groups = self.launch_order()
+        groups = launch_order(groups, self.order)
         for index, group in enumerate(groups):
             group.id = index
-        return FusedProgram(self.graph, groups, self.decisions, self.cost)
+        return FusedProgram(self.graph, groups, self.decisions(), self.cost)
+
+    def decisions(self) -> list[Decision]:
+        """One decision per value and group that reads it without holding it, from the final
+        groups (so the text never calls an edge inside a kernel "not fused"); producers in the
+        order they were placed, groups in launch order."""
+        found = []
+        for node in reversed(self.graph.nodes):
+            if _free(node):
+                continue
+            crossing = {}
+            for user in self.users[node.id]:
+                for group in self.groups_of.get(user.id, ()):
+                    if node.id not in group.members and group.id not in crossing:
+                        crossing[group.id] = user
+            for group_id in sorted(crossing):
+                user = crossing[group_id]
+                reason = self.reasons.get((node.id, user.id), "{p} is computed by another kernel")
+                found.append(Decision(node, user, reason))
+        return found
 
     def stored_by(self, node_id: int, group: Group) -> bool:
         """Whether `group` writes this member to memory: it is a result of the function, or some
@@ -218,28 +250,6 @@ class Partitioner:
     @staticmethod
     def _read_outside(node_id: int, reader_groups) -> bool:
         return not reader_groups or any(node_id not in g.members for g in reader_groups)
-
-    def launch_order(self) -> list[Group]:
-        """Groups in a topological order (ties broken by their first node): deterministic."""
-        producer = {node_id: group for group in self.groups for node_id in group.outputs}
-        remaining = sorted(self.groups, key=lambda g: min(self.order[n] for n in g.members))
-        done, ordered = set(), []
-        while remaining:
-            for group in remaining:
-                deps = {producer[s.id].id for n in group.members.values() for s in n.inputs
-                        if s.id not in group.members and s.id in producer}
-                if deps <= done:
-                    ordered.append(group)
-                    done.add(group.id)
-                    remaining.remove(group)
-                    break
-            else:
-                raise AssertionError("fusion produced a cycle between groups")
-        return ordered
-
-
-def _pointwise(node: Node) -> bool:
-    return node.kind in ("elementwise", LAYOUT) or node.op == "iota"
 
 
 def partition(graph: Graph, cost: CostModel = DEFAULT) -> FusedProgram:

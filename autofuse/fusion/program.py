@@ -22,7 +22,18 @@ class Decision:
 
     def text(self, names: dict) -> str:
         p, c = names[self.producer.id], names[self.consumer.id]
-        return f"{p} -> {c}: " + self.reason.format(p=p, c=c)
+        return f"{p} -> {c}: " + self.reason.format_map(_Names(names, p=p, c=c))
+
+
+class _Names(dict):
+    """What a reason's fields stand for: {p}, {c}, and {n<id>} for any other node's name."""
+
+    def __init__(self, names: dict, **fields):
+        super().__init__(fields)
+        self.names = names
+
+    def __missing__(self, key: str) -> str:
+        return self.names[int(key[1:])]
 
 
 class FusedProgram:

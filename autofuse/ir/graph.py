@@ -1,6 +1,7 @@
 """The SSA graph: immutable nodes (op, inputs, attributes, shape, dtype) in topological order."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -77,7 +78,7 @@ class Node:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -122,8 +123,11 @@ class Graph:
                     seen.add(source.id)
         return users
 
-    def verify(self) -> None:
-        """Check SSA order, op names, arities and the inferred shape/dtype of every node."""
+    def verify(self, checked: set | None = None) -> None:
+        """Check SSA order, op names, arities and the inferred shape/dtype of every node.
+
+        `checked`: nodes already checked (nodes are immutable, so their shape and dtype stay
+        right); their inference is skipped, and the nodes checked now are added to it."""
         from .infer import infer
         defined = set()
         for node in self.nodes:
@@ -135,7 +139,7 @@ class Graph:
             for source in node.inputs:
                 if source.id not in defined:
                     raise AssertionError(f"{node} reads v{source.id} before it is defined")
-            if node.op not in ("input", "constant"):
+            if node.op not in ("input", "constant") and (checked is None or node not in checked):
                 shape, dtype = infer(node.op, node.inputs, node.attrs)
                 if tuple(shape) != node.shape or np.dtype(dtype) != node.dtype:
                     raise AssertionError(
@@ -143,6 +147,8 @@ class Graph:
             if node.id in defined:
                 raise AssertionError(f"{node}: id defined twice")
             defined.add(node.id)
+        if checked is not None:
+            checked.update(self.nodes)
         for node in self.inputs:
             if node.op != "input":
                 raise AssertionError(f"graph input {node} is not an input node")

@@ -166,19 +166,25 @@ class PassRecord:
 
 
 def simplify(graph: Graph, rounds: int = 3) -> tuple[Graph, list[PassRecord]]:
-    """Run the pipeline until nothing changes (at most `rounds` times), verifying after each pass."""
+    """Run the pipeline until nothing changes (at most `rounds` times), verifying after each pass
+    the nodes it made."""
     history: list[PassRecord] = []
-    graph.verify()
+    checked: set = set()
+    graph.verify(checked)
     for _ in range(rounds):
-        before = len(graph.nodes)
-        signature = [n.key() for n in graph.nodes]
+        before = graph.nodes
         for simplification in PIPELINE:
             start = time.perf_counter()
             result = simplification(graph)
-            result.verify()
+            result.verify(checked)
             history.append(PassRecord(simplification.__name__, time.perf_counter() - start,
                                       len(graph.nodes), len(result.nodes), result))
             graph = result
-        if len(graph.nodes) == before and [n.key() for n in graph.nodes] == signature:
+        if _same_nodes(graph.nodes, before):
             break
     return graph, history
+
+
+def _same_nodes(a: tuple, b: tuple) -> bool:
+    """Whether two node sequences hold the same node objects in the same order."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))

@@ -1,6 +1,8 @@
 """The text form of a graph: Python-like, values named in order, a shape/dtype comment per line."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .graph import Constant, Graph, Node
@@ -12,8 +14,12 @@ _SHORT = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64":
 
 def type_text(shape, dtype) -> str:
     """f32[1024,512]; f32[] for a 0-d value."""
-    name = _SHORT.get(np.dtype(dtype).name, np.dtype(dtype).name)
-    return f"{name}[{','.join(str(s) for s in shape)}]"
+    return f"{_short_name(np.dtype(dtype))}[{','.join(str(s) for s in shape)}]"
+
+
+@functools.lru_cache(maxsize=None)
+def _short_name(dtype: np.dtype) -> str:
+    return _SHORT.get(dtype.name, dtype.name)
 
 
 def is_inline_constant(node: Node) -> bool:
