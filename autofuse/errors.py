@@ -1,6 +1,7 @@
 """autofuse's exception hierarchy; every user-facing error names the NumPy call, shapes and source line."""
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -53,16 +54,22 @@ def user_frame() -> tuple[str, int, str] | None:
     """The innermost stack frame outside autofuse and NumPy: (file, line, source text)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        # NOTE: code autofuse generates and runs (host calls, kernels) is compiled under names
-        # starting "<autofuse": inside too.
-        inside = filename.startswith(_PACKAGE_DIR) or f"{os.sep}numpy{os.sep}" in filename \
-            or frame.f_code.co_filename.startswith("<autofuse")
-        if not inside:
+        if not _inside(frame.f_code.co_filename):
             text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
             return frame.f_code.co_filename, frame.f_lineno, text
         frame = frame.f_back
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _inside(code_filename: str) -> bool:
+    """Whether code of this file is autofuse's or NumPy's (asked for every frame of every traced
+    op: os.path.abspath is cached by file)."""
+    # NOTE: code autofuse generates and runs (host calls, kernels) is compiled under names
+    # starting "<autofuse": inside too.
+    filename = os.path.abspath(code_filename)
+    return filename.startswith(_PACKAGE_DIR) or f"{os.sep}numpy{os.sep}" in filename \
+        or code_filename.startswith("<autofuse")
 
 
 def where() -> str:
