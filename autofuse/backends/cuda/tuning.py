@@ -1,7 +1,7 @@
 """Every number and switch the CUDA code generator and launcher use, as one frozen value.
 
-A `Tuning` is passed to the planner and the kernel writer (never patched from outside), and is
-part of each kernel's disk-cache key. `autofuse.jit(f, tuning=Tuning(threads=128))` compiles `f`
+A `Tuning` is passed to the planner and the kernel writer (never patched from outside); what it
+changes is in the generated text, which keys the disk cache (`key()` names a tuning in words). `autofuse.jit(f, tuning=Tuning(threads=128))` compiles `f`
 with other values; `DEFAULT` is what every other call uses. The measurements behind each default
 are in BENCHMARKS.md ("Why the generator's defaults").
 """
