@@ -14,10 +14,6 @@ class Device:
     shared_per_block: int = 48 * 1024  # bytes of static shared memory a block may declare
     cc: tuple = (9, 0)                # compute capability
 
-    def key(self) -> str:
-        """Text naming the facts that shape generated code, for cache keys."""
-        return f"sm{self.cc[0]}{self.cc[1]}x{self.sms}"
-
 
 HOPPER = Device()
 

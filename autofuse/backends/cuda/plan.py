@@ -16,10 +16,6 @@ from .device import Device
 from .emit import two_stage
 from .tuning import Tuning
 
-# NOTE: rows kernels take reductions over short trailing axes while the rows are too few to
-# fill the GPU a column-thread each: under this many rows an SM (32 warps of rows).
-ROWS_PER_SM = 32
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -67,7 +63,7 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) ->
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks",
                     layout=layout, **sizes)
-    if trailing and (inner >= 32 or outer < ROWS_PER_SM * device.sms):
+    if trailing and (inner >= 32 or outer < tuning.rows_per_sm * device.sms):
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row): a block "
                     f"a row, the row held on chip", **sizes)
     why = "the kept axes are the last" if not trailing else \

@@ -38,6 +38,8 @@ class Tuning:
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
     # -- rows kernels (a block a row, the row held in registers) --------------------------------
+    rows_per_sm: int = 32             # short trailing reductions stay rows kernels under this
+    #                                   many rows an SM (else a thread an output: columns)
     row_items: int = 16               # elements of a row a thread aims to hold, or more where
     row_bytes: int = 64               # they take fewer bytes than this
     max_row_items: int = 32           # the most a thread holds; longer rows are re-read
