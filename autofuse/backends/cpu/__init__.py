@@ -18,6 +18,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache
 from ..literals import literal
+from . import host
 from .source import generate
 
 # Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses.
@@ -147,17 +148,33 @@ def _view(memory: dict, arg):
 
 
 class Program:
-    """Runs the kernels of one signature in launch order."""
+    """Runs the kernels of one signature in launch order: the first call through the general path
+    below, later ones through the straight-line call host.py writes for the signature."""
 
-    def __init__(self, graph, steps, records: dict):
+    def __init__(self, graph, steps, records: dict, name: str = "program"):
+        self.name = name
         self.steps = steps
         self.records = records            # group id -> kernels.Kernel (debug output)
         self.input_ids = [n.id for n in graph.inputs]
         self.input_dtypes = [n.dtype for n in graph.inputs]
         self.output_ids = [n.id for n in graph.outputs]
         self.constants = {n.id: n.attrs["value"].array for n in graph.nodes if n.op == "constant"}
+        self.fast = None              # the generated call (host.py), after the first call
+        self.host_source = None
+
+    @property
+    def new_output(self):
+        return new_output             # (read when the call is built: tests poison outputs)
 
     def __call__(self, inputs):
+        if self.fast is not None and not _DEBUG.active:
+            return self.fast(inputs)
+        results = self._general(inputs)
+        if self.host_source is None:
+            self.fast, self.host_source = host.build(self)
+        return results
+
+    def _general(self, inputs):
         memory = dict(self.constants)
         for node_id, dtype, value in zip(self.input_ids, self.input_dtypes, inputs):
             memory[node_id] = value if isinstance(value, np.ndarray) else np.asarray(value, dtype)
@@ -198,4 +215,4 @@ def prepare(entry) -> None:
         record.source, record.strategy = origin.text, kernel.strategy
         record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure)"
         steps.append(Step(group, kernel, origin.function, origin.text))
-    entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels})
+    entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels}, entry.name)
