@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 import numpy as np
+from numpy._core.multiarray import may_share_memory as _may_share_memory   # (no dispatch layer)
 
 from . import tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, run_program as _debug_run
@@ -247,8 +248,8 @@ def run(entry, leaves):
     traced = entry.traced
     for index, dtype in traced.weak_int_casts.items():
         value = leaves[index]
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
+        low, high = _int_bounds(dtype)
+        if not low <= value <= high:
             raise DTypeError(f"{entry.name}(): Python integer {value} out of bounds for {dtype}"
                              f"{where()}")
     for index in traced.nonnegative:
@@ -278,14 +279,22 @@ def run(entry, leaves):
 def _check_written_arguments_unaliased(entry, leaves) -> None:
     """The trace treats every argument as its own memory: refuse a call where the function writes
     an argument that shares memory with another (NumPy would see the write through both)."""
+    arrays = [(index, leaf) for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray or
+              isinstance(leaf, np.ndarray)]
     for written, _ in entry.traced.mutations:
-        for index, leaf in enumerate(leaves):
-            if index != written and isinstance(leaf, np.ndarray) and \
-                    np.may_share_memory(leaves[written], leaf):
+        target = leaves[written]
+        for index, leaf in arrays:
+            if index != written and _may_share_memory(target, leaf):
                 raise UnsupportedError(
                     f"{entry.name}(): argument {written} is written in place and shares memory with "
                     f"argument {index}; autofuse traces arguments as separate arrays, so pass copies"
                     f"{where()}")
+
+
+@functools.lru_cache(maxsize=None)
+def _int_bounds(dtype) -> tuple:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 def _not_an_argument(value, leaves):
