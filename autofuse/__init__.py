@@ -19,7 +19,9 @@ Where each stage lives (stages.build runs them in this order for a new signature
   writer.py with the emitters of emit/, compiled in compile.py (PTX, cubin, disk cache), and
   launched by runtime/ (program.py, with host.py's or graph.py's generated host call);
   NumPy reference: backends/reference.py;
-- the call: jit.py (cache, fast path); inspecting: lowered.py, debug.py, picture.py, cli.py.
+- the call: jit.py (cache, fast path); inspecting: lowered.py, debug.py, picture.py, cli.py;
+- gradients: autodiff/ (grad, value_and_grad, vjp: a joint program traced with each op's
+  vector-Jacobian rule from the op table, then compiled like any other).
 
 Compiled kernels are cached on disk, content-addressed, in $AUTOFUSE_CACHE_DIR (default
 ~/.cache/autofuse): `autofuse.cache_dir()` says where, `autofuse.clear_disk_cache()` empties it.
@@ -33,8 +35,9 @@ from .errors import (AutofuseError, ArgumentError, BackendError, DTypeError, Num
 from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
 from .jit import JitFunction, jit
+from .autodiff import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
-__all__ = ["jit", "JitFunction", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
+__all__ = ["jit", "JitFunction", "grad", "value_and_grad", "vjp", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
            "NumPyValueError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]

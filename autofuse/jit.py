@@ -18,6 +18,7 @@ from .errors import (ArgumentError, DTypeError, NumPyValueError, UnsupportedErro
 from .lowered import Lowered
 from .signature import Binder, static_key
 from .tree import numeric_sequence
+from .trace.context import current
 from .stages import build
 
 
@@ -136,6 +137,10 @@ class JitFunction:
             if call is not None:
                 self._info.hits += 1
                 return call(args)
+        if current() is not None:
+            # NOTE: called inside another function's trace (a jitted helper, jit of a gradient):
+            # its body joins that trace, to be fused with the rest.
+            return self.fn(*args, **kwargs)
         entry, leaves, imported = self._entry(args, kwargs)
         result = run(entry, leaves)
         if imported is not None:

@@ -34,6 +34,11 @@ class Op:
     transcendental: bool = False             # a math-library call: worth computing once a row
     exact_on_halves: bool = False            # float16 result is a float16 operand (or its
     #                                          negation): never needs rounding
+    # reverse mode (autofuse/autodiff): elementwise, one NumPy expression per input over the
+    # cotangent g, the result y and the inputs x0, x1, ... (None: that input gets no gradient);
+    # other kinds, the name of a rule in autodiff/structural.py. () : no gradient flows through
+    # (comparisons, rounding, argmax); None: no rule written (a gradient through it is an error).
+    vjp: tuple | str | None = None
 
     def spelling(self, kind: str) -> str:
         """The kernel spelling of this op for a computation of dtype kind `kind`."""
@@ -44,11 +49,23 @@ class Op:
         return self.spell["*"]
 
 
-def _ew(name, arity, spell, ufunc=None, cost=1, transcendental=False, exact_on_halves=False):
+def _ew(name, arity, spell, ufunc=None, cost=1, transcendental=False, exact_on_halves=False,
+        vjp=None):
     if isinstance(spell, str):
         spell = {"*": spell}
     return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost,
-              transcendental=transcendental, exact_on_halves=exact_on_halves)
+              transcendental=transcendental, exact_on_halves=exact_on_halves, vjp=vjp)
+
+
+# Gradients split evenly between tied operands of maximum / minimum (as jax and torch do); the
+# fmax / fmin pair passes it to the operand that is not NaN.
+# (Written as g times a bool array, never a Python float times one: that would be float64.)
+_TIE = ("g * (x0 > x1) + g * (x0 == x1) * 0.5", "g * (x1 > x0) + g * (x0 == x1) * 0.5")
+_TIE_MIN = ("g * (x0 < x1) + g * (x0 == x1) * 0.5", "g * (x1 < x0) + g * (x0 == x1) * 0.5")
+_FTIE = ("g * ((x0 > x1) | (x1 != x1)) + g * (x0 == x1) * 0.5",
+         "g * ((x1 > x0) | ((x0 != x0) & (x1 == x1))) + g * (x0 == x1) * 0.5")
+_FTIE_MIN = ("g * ((x0 < x1) | (x1 != x1)) + g * (x0 == x1) * 0.5",
+             "g * ((x1 < x0) | ((x0 != x0) & (x1 == x1))) + g * (x0 == x1) * 0.5")
 
 
 # NaN-aware selections (Python's max/min drop NaN); ties give the second operand, as NumPy's
@@ -60,108 +77,159 @@ _FMIN = "({0} if ({0} < {1} or {1} != {1}) else {1})"
 
 _ROWS = [
     # arithmetic
-    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} or {1})"}),
-    _ew("subtract", 2, "({0} - {1})"),
-    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"}),
-    _ew("divide", 2, "({0} / {1})", cost=4),
+    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} or {1})"},
+        vjp=("g", "g")),
+    _ew("subtract", 2, "({0} - {1})",
+        vjp=("g", "-g")),
+    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"},
+        vjp=("g * x1", "g * x0")),
+    _ew("divide", 2, "({0} / {1})", cost=4,
+        vjp=("g / x1", "-g * y / x1")),
     # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
     # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
     _ew("floor_divide", 2, {"*": "({0} // {1})", "i": "(({ZERO} - {0}) if {1} == {MINUS_ONE} else {0} // {1})",
-                            "b": "({0} and {1})"}, cost=8),
-    _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8),
-    _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True),
-    _ew("negative", 1, "(-{0})", exact_on_halves=True),
-    _ew("positive", 1, "(+{0})", exact_on_halves=True),
-    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True),
-    _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}),
-    _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4),
+                            "b": "({0} and {1})"}, cost=8,
+        vjp=()),
+    _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8,
+        vjp=("g", "-g * np.floor_divide(x0, x1)")),
+    _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True,
+        vjp=("np.where(x1 == 0, 0, g * x1 * x0 ** (x1 - 1))",
+             "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)")),
+    _ew("negative", 1, "(-{0})", exact_on_halves=True,
+        vjp=("-g",)),
+    _ew("positive", 1, "(+{0})", exact_on_halves=True,
+        vjp=("g",)),
+    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True,
+        vjp=("g * np.sign(x0)",)),
+    _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"},
+        vjp=("2 * g * x0",)),
+    _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4,
+        vjp=("-g * y * y",)),
     _ew("sign", 1, {"f": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else "
                          "({0} if {0} != {0} else {ZERO})))",
                     "i": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else {ZERO}))",
-                    "u": "({ONE} if {0} > {ZERO} else {ZERO})"}),
+                    "u": "({ONE} if {0} > {ZERO} else {ZERO})"},
+        vjp=()),
     # exponentials and logarithms
-    _ew("exp", 1, "math.exp({0})", cost=8, transcendental=True),
-    _ew("exp2", 1, "math.exp2({0})", cost=8, transcendental=True),
-    _ew("expm1", 1, "math.expm1({0})", cost=8, transcendental=True),
-    _ew("log", 1, "math.log({0})", cost=8, transcendental=True),
-    _ew("log2", 1, "math.log2({0})", cost=8, transcendental=True),
-    _ew("log10", 1, "math.log10({0})", cost=8, transcendental=True),
-    _ew("log1p", 1, "math.log1p({0})", cost=8, transcendental=True),
-    _ew("sqrt", 1, "math.sqrt({0})", cost=4),
-    _ew("cbrt", 1, "cube_root({0})", cost=8, transcendental=True),
+    _ew("exp", 1, "math.exp({0})", cost=8, transcendental=True,
+        vjp=("g * y",)),
+    _ew("exp2", 1, "math.exp2({0})", cost=8, transcendental=True,
+        vjp=("g * y * 0.6931471805599453",)),
+    _ew("expm1", 1, "math.expm1({0})", cost=8, transcendental=True,
+        vjp=("g * (y + 1)",)),
+    _ew("log", 1, "math.log({0})", cost=8, transcendental=True,
+        vjp=("g / x0",)),
+    _ew("log2", 1, "math.log2({0})", cost=8, transcendental=True,
+        vjp=("g / (x0 * 0.6931471805599453)",)),
+    _ew("log10", 1, "math.log10({0})", cost=8, transcendental=True,
+        vjp=("g / (x0 * 2.302585092994046)",)),
+    _ew("log1p", 1, "math.log1p({0})", cost=8, transcendental=True,
+        vjp=("g / (x0 + 1)",)),
+    _ew("sqrt", 1, "math.sqrt({0})", cost=4,
+        vjp=("g / (2 * y)",)),
+    _ew("cbrt", 1, "cube_root({0})", cost=8, transcendental=True,
+        vjp=("g / (3 * y * y)",)),
     # trigonometry
-    _ew("sin", 1, "math.sin({0})", cost=8, transcendental=True),
-    _ew("cos", 1, "math.cos({0})", cost=8, transcendental=True),
-    _ew("tan", 1, "math.tan({0})", cost=8, transcendental=True),
-    _ew("arcsin", 1, "math.asin({0})", cost=8, transcendental=True),
-    _ew("arccos", 1, "math.acos({0})", cost=8, transcendental=True),
-    _ew("arctan", 1, "math.atan({0})", cost=8, transcendental=True),
-    _ew("arctan2", 2, "math.atan2({0}, {1})", cost=8, transcendental=True),
-    _ew("sinh", 1, "math.sinh({0})", cost=8, transcendental=True),
-    _ew("cosh", 1, "math.cosh({0})", cost=8, transcendental=True),
-    _ew("tanh", 1, {"f": "hyperbolic_tangent({0})", "*": "math.tanh({0})"}, cost=8, transcendental=True),
-    _ew("arcsinh", 1, "math.asinh({0})", cost=8, transcendental=True),
-    _ew("arccosh", 1, "math.acosh({0})", cost=8, transcendental=True),
-    _ew("arctanh", 1, "math.atanh({0})", cost=8, transcendental=True),
-    _ew("hypot", 2, "math.hypot({0}, {1})", cost=8, transcendental=True),
-    _ew("copysign", 2, "math.copysign({0}, {1})", exact_on_halves=True),
-    _ew("radians", 1, "({0} * {RADIANS})"),
-    _ew("degrees", 1, "({0} * {DEGREES})"),
+    _ew("sin", 1, "math.sin({0})", cost=8, transcendental=True,
+        vjp=("g * np.cos(x0)",)),
+    _ew("cos", 1, "math.cos({0})", cost=8, transcendental=True,
+        vjp=("-g * np.sin(x0)",)),
+    _ew("tan", 1, "math.tan({0})", cost=8, transcendental=True,
+        vjp=("g * (1 + y * y)",)),
+    _ew("arcsin", 1, "math.asin({0})", cost=8, transcendental=True,
+        vjp=("g / np.sqrt(1 - x0 * x0)",)),
+    _ew("arccos", 1, "math.acos({0})", cost=8, transcendental=True,
+        vjp=("-g / np.sqrt(1 - x0 * x0)",)),
+    _ew("arctan", 1, "math.atan({0})", cost=8, transcendental=True,
+        vjp=("g / (1 + x0 * x0)",)),
+    _ew("arctan2", 2, "math.atan2({0}, {1})", cost=8, transcendental=True,
+        vjp=("g * x1 / (x0 * x0 + x1 * x1)", "-g * x0 / (x0 * x0 + x1 * x1)")),
+    _ew("sinh", 1, "math.sinh({0})", cost=8, transcendental=True,
+        vjp=("g * np.cosh(x0)",)),
+    _ew("cosh", 1, "math.cosh({0})", cost=8, transcendental=True,
+        vjp=("g * np.sinh(x0)",)),
+    _ew("tanh", 1, {"f": "hyperbolic_tangent({0})", "*": "math.tanh({0})"}, cost=8, transcendental=True,
+        vjp=("g * (1 - y * y)",)),
+    _ew("arcsinh", 1, "math.asinh({0})", cost=8, transcendental=True,
+        vjp=("g / np.sqrt(x0 * x0 + 1)",)),
+    _ew("arccosh", 1, "math.acosh({0})", cost=8, transcendental=True,
+        vjp=("g / np.sqrt(x0 * x0 - 1)",)),
+    _ew("arctanh", 1, "math.atanh({0})", cost=8, transcendental=True,
+        vjp=("g / (1 - x0 * x0)",)),
+    _ew("hypot", 2, "math.hypot({0}, {1})", cost=8, transcendental=True,
+        vjp=("g * x0 / y", "g * x1 / y")),
+    _ew("copysign", 2, "math.copysign({0}, {1})", exact_on_halves=True,
+        vjp=("np.where((x0 < 0) == (y < 0), g, -g)", None)),
+    _ew("radians", 1, "({0} * {RADIANS})",
+        vjp=("g * 0.017453292519943295",)),
+    _ew("degrees", 1, "({0} * {DEGREES})",
+        vjp=("g * 57.29577951308232",)),
     # rounding
-    _ew("floor", 1, {"f": "math_floor({0})", "*": "{0}"}),  # math.floor is an int on the CPU
-    _ew("ceil", 1, {"f": "math_ceil({0})", "*": "{0}"}),
-    _ew("trunc", 1, {"f": "math_trunc({0})", "*": "{0}"}),
-    _ew("rint", 1, {"f": "round_even({0})", "*": "{0}"}),
+    _ew("floor", 1, {"f": "math_floor({0})", "*": "{0}"},
+        vjp=()),  # math.floor is an int on the CPU
+    _ew("ceil", 1, {"f": "math_ceil({0})", "*": "{0}"},
+        vjp=()),
+    _ew("trunc", 1, {"f": "math_trunc({0})", "*": "{0}"},
+        vjp=()),
+    _ew("rint", 1, {"f": "round_even({0})", "*": "{0}"},
+        vjp=()),
     # comparisons and selection
-    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True),
-    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True),
-    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True),
-    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True),
-    _ew("less", 2, "({0} < {1})"),
-    _ew("less_equal", 2, "({0} <= {1})"),
-    _ew("greater", 2, "({0} > {1})"),
-    _ew("greater_equal", 2, "({0} >= {1})"),
-    _ew("equal", 2, "({0} == {1})"),
-    _ew("not_equal", 2, "({0} != {1})"),
-    _ew("isnan", 1, {"f": "math.isnan({0})", "*": "False"}),
-    _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}),
-    _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}),
-    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}, exact_on_halves=True),
+    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True,
+        vjp=_TIE),
+    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True,
+        vjp=_TIE_MIN),
+    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True,
+        vjp=_FTIE),
+    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True,
+        vjp=_FTIE_MIN),
+    _ew("less", 2, "({0} < {1})", vjp=()),
+    _ew("less_equal", 2, "({0} <= {1})", vjp=()),
+    _ew("greater", 2, "({0} > {1})", vjp=()),
+    _ew("greater_equal", 2, "({0} >= {1})", vjp=()),
+    _ew("equal", 2, "({0} == {1})", vjp=()),
+    _ew("not_equal", 2, "({0} != {1})", vjp=()),
+    _ew("isnan", 1, {"f": "math.isnan({0})", "*": "False"}, vjp=()),
+    _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}, vjp=()),
+    _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}, vjp=()),
+    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}, exact_on_halves=True,
+       vjp=(None, "np.where(x0, g, 0)", "np.where(x0, 0, g)")),
     # logic and bits
-    _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})"),
-    _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})"),
-    _ew("logical_xor", 2, "(({0} != {ZERO}) != ({1} != {ZERO}))"),
-    _ew("logical_not", 1, "({0} == {ZERO})"),
-    _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} and {1})"}),
-    _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} or {1})"}),
-    _ew("bitwise_xor", 2, {"*": "({0} ^ {1})", "b": "({0} != {1})"}),
-    _ew("invert", 1, {"*": "(~{0})", "b": "(not {0})"}),
-    _ew("left_shift", 2, "({0} << {1})"),
-    _ew("right_shift", 2, "({0} >> {1})"),
+    _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})", vjp=()),
+    _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})", vjp=()),
+    _ew("logical_xor", 2, "(({0} != {ZERO}) != ({1} != {ZERO}))", vjp=()),
+    _ew("logical_not", 1, "({0} == {ZERO})", vjp=()),
+    _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} and {1})"}, vjp=()),
+    _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} or {1})"}, vjp=()),
+    _ew("bitwise_xor", 2, {"*": "({0} ^ {1})", "b": "({0} != {1})"}, vjp=()),
+    _ew("invert", 1, {"*": "(~{0})", "b": "(not {0})"}, vjp=()),
+    _ew("left_shift", 2, "({0} << {1})", vjp=()),
+    _ew("right_shift", 2, "({0} >> {1})", vjp=()),
     # dtype conversion: attrs dtype
-    Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})"}),
+    Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})"}, vjp=("g",)),
     # reductions over attrs axes, result dtype in attrs dtype
-    Op("sum", REDUCE, 1, np.add, {}, init="{ZERO}", combine="{acc} + {0}"),
-    Op("prod", REDUCE, 1, np.multiply, {}, init="{ONE}", combine="{acc} * {0}"),
-    Op("max", REDUCE, 1, np.maximum, {}, init="{LOWEST}", combine=_NAN_MAX.format("{0}", "{acc}")),
-    Op("min", REDUCE, 1, np.minimum, {}, init="{HIGHEST}", combine=_NAN_MIN.format("{0}", "{acc}")),
-    Op("any", REDUCE, 1, np.logical_or, {}, init="False", combine="{acc} or {0}"),
-    Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}"),
-    Op("argmax", REDUCE, 1, None, {}),
-    Op("argmin", REDUCE, 1, None, {}),
+    Op("sum", REDUCE, 1, np.add, {}, init="{ZERO}", combine="{acc} + {0}", vjp="sum"),
+    Op("prod", REDUCE, 1, np.multiply, {}, init="{ONE}", combine="{acc} * {0}", vjp="prod"),
+    Op("max", REDUCE, 1, np.maximum, {}, init="{LOWEST}", combine=_NAN_MAX.format("{0}", "{acc}"),
+       vjp="extremum"),
+    Op("min", REDUCE, 1, np.minimum, {}, init="{HIGHEST}", combine=_NAN_MIN.format("{0}", "{acc}"),
+       vjp="extremum"),
+    Op("any", REDUCE, 1, np.logical_or, {}, init="False", combine="{acc} or {0}", vjp=()),
+    Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}", vjp=()),
+    Op("argmax", REDUCE, 1, None, {}, vjp=()),
+    Op("argmin", REDUCE, 1, None, {}, vjp=()),
     # layout: index maps
-    Op("broadcast_to", LAYOUT, 1),
-    Op("transpose", LAYOUT, 1),
-    Op("reshape", LAYOUT, 1),
-    Op("slice", LAYOUT, 1),
-    Op("setslice", LAYOUT, 2),
-    Op("concatenate", LAYOUT, None),
+    Op("broadcast_to", LAYOUT, 1, vjp="broadcast_to"),
+    Op("transpose", LAYOUT, 1, vjp="transpose"),
+    Op("reshape", LAYOUT, 1, vjp="reshape"),
+    Op("slice", LAYOUT, 1, vjp="slice"),
+    Op("setslice", LAYOUT, 2, vjp="setslice"),
+    Op("concatenate", LAYOUT, None, vjp="concatenate"),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
-    Op("matmul", MATMUL, 2, np.matmul),
+    Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # sources
-    Op("input", SOURCE, 0),
-    Op("constant", SOURCE, 0),
-    Op("iota", SOURCE, 0),
+    Op("input", SOURCE, 0, vjp=()),
+    Op("constant", SOURCE, 0, vjp=()),
+    Op("iota", SOURCE, 0, vjp=()),
 ]
 
 OPS: dict[str, Op] = {row.name: row for row in _ROWS}

@@ -48,6 +48,7 @@ class TraceContext:
         self.weak_int_casts: dict[int, np.dtype] = {}          # flat arg index -> narrowest int cast
         self.specializable: set[int] = set()    # flat arg indices a retrace may take by value
         self.nonnegative: set[int] = set()      # Python int arguments used as integer exponents
+        self.derived_from: str | None = None    # set while autodiff writes a node's gradient
 
     def __enter__(self):
         if current() is not None:
@@ -60,6 +61,8 @@ class TraceContext:
         return False
 
     def origin(self) -> str | None:
+        if self.derived_from is not None:
+            return self.derived_from
         found = user_frame()
         if found is None:
             return None

@@ -1,0 +1,95 @@
+"""Reverse mode on the traced graph: walk the nodes between the differentiated inputs and the
+outputs backwards, and emit each node's vector-Jacobian product into the same trace.
+
+The backward ops are ordinary traced NumPy ops, so the joint forward-and-backward program is one
+graph: simplified, partitioned and compiled like any other (whether a forward value is kept or
+recomputed by a backward kernel is the fusion cost model's decision). Each backward node's origin
+is the forward node's line, marked as its gradient.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..errors import UnsupportedError, where
+from ..ir.ops import ELEMENTWISE, OPS
+from ..trace.context import current
+from ..trace.tracer import Tracer, fresh
+from .structural import RULES, unbroadcast
+
+
+def differentiable(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(expression: str):
+    return compile(expression, f"<gradient rule {expression}>", "eval")
+
+
+def _between(nodes, sources: set, sinks: set) -> list:
+    """The nodes on a path from a source to a sink, in graph order."""
+    reached = set(sources)
+    for node in nodes:
+        if any(i.id in reached for i in node.inputs) and differentiable(node.dtype):
+            reached.add(node.id)
+    needed = set(sinks) & reached
+    for node in reversed(nodes):
+        if node.id in needed:
+            needed.update(i.id for i in node.inputs if i.id in reached)
+    return [node for node in nodes if node.id in needed]
+
+
+def _contributions(node, g: Tracer) -> list:
+    rule = OPS[node.op].vjp
+    if rule is None:
+        raise UnsupportedError(f"autofuse.grad: no gradient rule for {node.op} (made at "
+                               f"{node.origin or 'an unknown line'}); its result is on the path "
+                               f"from a differentiated argument to the output{where()}")
+    if rule == ():
+        return [None] * len(node.inputs)
+    if OPS[node.op].kind == ELEMENTWISE:
+        names = {"g": g, "y": fresh(node), "np": np}
+        names.update({f"x{k}": fresh(x) for k, x in enumerate(node.inputs)})
+        return [None if expression is None else eval(_compiled(expression), names)
+                for expression in rule]
+    return RULES[rule](node, g)
+
+
+def _fit(value, target) -> Tracer:
+    """A contribution as a cotangent of `target`: its shape (summed over broadcast axes), its dtype."""
+    if not isinstance(value, Tracer):
+        value = fresh(current().constant(value, target.dtype))
+    value = unbroadcast(value, target.shape) if value.shape != target.shape else value
+    if value.shape != target.shape:
+        value = fresh(current().emit("broadcast_to", [value.node], {"shape": target.shape}))
+    if value.dtype != target.dtype:
+        value = value.astype(target.dtype)
+    return value
+
+
+def backward(nodes, seeds: dict, wrt: list) -> list:
+    """Cotangents of the `wrt` nodes given `seeds` (output node id -> cotangent Tracer), or None
+    for a node no output depends on. `nodes`: the forward graph's nodes in order."""
+    ctx = current()
+    sources = {n.id for n in wrt}
+    path = _between(nodes, sources, set(seeds))
+    on_path = {n.id for n in path} | sources
+    cotangent = dict(seeds)
+    saved = ctx.derived_from
+    try:
+        for node in reversed(path):
+            g = cotangent.get(node.id)
+            if g is None or node.id in sources and not node.inputs:
+                continue
+            ctx.derived_from = f"{node.origin} (gradient)" if node.origin else "(gradient)"
+            for x, value in zip(node.inputs, _contributions(node, g)):
+                if value is None or x.id not in on_path:
+                    continue
+                value = _fit(value, x)
+                previous = cotangent.get(x.id)
+                cotangent[x.id] = value if previous is None else previous + value
+    finally:
+        ctx.derived_from = saved
+    return [cotangent.get(n.id) for n in wrt]

@@ -1,0 +1,132 @@
+"""Vector-Jacobian rules of the ops that are not elementwise: reductions, layout ops, matmul.
+
+Each rule takes the node, its cotangent (a Tracer of the node's shape) and returns one Tracer or
+None per input. The op table names the rule (`Op.vjp`); elementwise rules are expressions in the
+table itself (autodiff/reverse.py evaluates them).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..trace.context import current
+from ..trace.tracer import Tracer, fresh
+
+
+def _emit(op: str, inputs, attrs=None) -> Tracer:
+    return fresh(current().emit(op, [t.node if isinstance(t, Tracer) else t for t in inputs],
+                                attrs))
+
+
+def zeros(shape, dtype) -> Tracer:
+    ctx = current()
+    return _emit("broadcast_to", [ctx.constant(0, dtype)], {"shape": tuple(shape)})
+
+
+def _kept_dims(g: Tracer, source_shape, axes) -> Tracer:
+    """The reduced cotangent with its reduced axes put back as length 1, broadcast to the source."""
+    kept = tuple(1 if d in axes else s for d, s in enumerate(source_shape))
+    return _emit("broadcast_to", [_emit("reshape", [g], {"shape": kept})],
+                 {"shape": tuple(source_shape)})
+
+
+def _as_node(value) -> Tracer:
+    return fresh(value) if not isinstance(value, Tracer) else value
+
+
+def sum_rule(node, g):
+    (x,) = node.inputs
+    return [_kept_dims(g, x.shape, node.attrs["axes"])]
+
+
+def prod_rule(node, g):
+    """d prod / d x_i = the product of the others, exactly where x holds zeros: one zero gets
+    the product of the rest, two or more leave every gradient zero."""
+    (x,) = node.inputs
+    axes = node.attrs["axes"]
+    xt = _as_node(x)
+    zero = xt == 0
+    nonzero = np.where(zero, 1, xt)
+    others = _kept_dims(fresh(current().emit("prod", [nonzero.node], {"axes": axes})), x.shape, axes)
+    count = _kept_dims(fresh(current().emit("sum", [zero.astype(np.int64).node], {"axes": axes})),
+                       x.shape, axes)
+    spread = _kept_dims(g, x.shape, axes)
+    return [np.where(count == 0, spread * others / np.where(zero, 1, xt),
+                     np.where((count == 1) & zero, spread * others, 0))]
+
+
+def extremum_rule(node, g):
+    """max / min: the cotangent split evenly among the elements equal to the extremum."""
+    (x,) = node.inputs
+    axes = node.attrs["axes"]
+    hit = _as_node(x) == _kept_dims(fresh(node), x.shape, axes)
+    count = fresh(current().emit("sum", [hit.astype(x.dtype).node], {"axes": axes}))
+    return [_kept_dims(g / count, x.shape, axes) * hit]
+
+
+def broadcast_to_rule(node, g):
+    (x,) = node.inputs
+    return [unbroadcast(g, x.shape)]
+
+
+def unbroadcast(g: Tracer, shape) -> Tracer:
+    """Sum a cotangent of a broadcast result back to the operand's shape."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + d for d, s in enumerate(shape)
+                                      if s == 1 and g.shape[lead + d] != 1)
+    if axes:
+        g = _emit("sum", [g], {"axes": axes})
+    return _emit("reshape", [g], {"shape": shape}) if g.shape != shape else g
+
+
+def transpose_rule(node, g):
+    perm = node.attrs["perm"]
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return [_emit("transpose", [g], {"perm": inverse})]
+
+
+def reshape_rule(node, g):
+    (x,) = node.inputs
+    return [_emit("reshape", [g], {"shape": x.shape})]
+
+
+def slice_rule(node, g):
+    (x,) = node.inputs
+    attrs = {"start": node.attrs["start"], "step": node.attrs["step"]}
+    return [_emit("setslice", [zeros(x.shape, g.dtype), g], attrs)]
+
+
+def setslice_rule(node, g):
+    base, update = node.inputs
+    attrs = {"start": node.attrs["start"], "step": node.attrs["step"]}
+    cleared = _emit("setslice", [g, zeros(update.shape, g.dtype)], attrs)
+    taken = _emit("slice", [g], dict(attrs, shape=update.shape))
+    return [cleared, taken]
+
+
+def concatenate_rule(node, g):
+    axis = node.attrs["axis"]
+    parts, offset = [], 0
+    for x in node.inputs:
+        start = tuple(offset if d == axis else 0 for d in range(g.ndim))
+        parts.append(_emit("slice", [g], {"start": start, "step": (1,) * g.ndim,
+                                          "shape": x.shape}))
+        offset += x.shape[axis]
+    return parts
+
+
+def matmul_rule(node, g):
+    a, b = node.inputs
+    batch = tuple(range(a.ndim - 2))
+    swap = batch + (a.ndim - 1, a.ndim - 2)
+    at = _emit("transpose", [a], {"perm": swap})
+    bt = _emit("transpose", [b], {"perm": swap})
+    return [_emit("matmul", [g, bt]), _emit("matmul", [at, g])]
+
+
+RULES = {"sum": sum_rule, "prod": prod_rule, "extremum": extremum_rule,
+         "broadcast_to": broadcast_to_rule, "transpose": transpose_rule, "reshape": reshape_rule,
+         "slice": slice_rule, "setslice": setslice_rule, "concatenate": concatenate_rule,
+         "matmul": matmul_rule}

@@ -1,0 +1,253 @@
+"""autofuse.grad / value_and_grad / vjp (autofuse/autodiff): every rule checked against central
+finite differences in float64 on fresh random inputs, through broadcasting, reductions with axes,
+layout ops, slicing and slice assignment, in-place updates, loops and matmul; the API's
+argnums, has_aux, structures and errors."""
+import numpy as np
+import pytest
+
+import autofuse
+from autofuse.ir.ops import OPS, ELEMENTWISE
+
+from conftest import rng_for
+
+EPS = 1e-6
+
+
+def numeric_grad(f, args, index):
+    """Central differences of the scalar f(*args) with respect to args[index] (float64)."""
+    x = np.array(args[index], dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = EPS
+        plus = list(args)
+        minus = list(args)
+        plus[index], minus[index] = x + step, x - step
+        grad[i] = (f(*plus) - f(*minus)) / (2 * EPS)
+    return grad
+
+
+def check(f, *args, argnums=0, rtol=1e-5, atol=1e-7, backend="cpu"):
+    numbers = (argnums,) if isinstance(argnums, int) else argnums
+    value, grads = autofuse.value_and_grad(f, argnums=numbers, backend=backend)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-10, atol=1e-12)
+    for index, grad in zip(numbers, grads):
+        expected = numeric_grad(f, args, index)
+        assert np.shape(grad) == np.shape(args[index])
+        np.testing.assert_allclose(grad, expected, rtol=rtol, atol=atol)
+    return grads
+
+
+# op -> (NumPy function, domain of its inputs); the loss weighs each element differently
+UNARY_DOMAINS = {
+    "arcsin": (-0.8, 0.8), "arccos": (-0.8, 0.8), "arctanh": (-0.8, 0.8), "arccosh": (1.5, 3.0),
+    "log": (0.3, 3.0), "log2": (0.3, 3.0), "log10": (0.3, 3.0), "log1p": (0.3, 3.0),
+    "sqrt": (0.3, 3.0), "reciprocal": (0.5, 2.0), "tan": (-1.0, 1.0),
+    "absolute": (0.3, 2.0), "cbrt": (0.3, 3.0),
+}
+DIFFERENTIABLE = [name for name, op in OPS.items()
+                  if op.kind == ELEMENTWISE and op.vjp and op.ufunc is not None]
+
+
+def _inputs(name, shapes, rng):
+    low, high = UNARY_DOMAINS.get(name, (-2.0, 2.0))
+    if name in ("power",):
+        return [rng.uniform(0.5, 2.0, shapes[0]), rng.uniform(-1.5, 1.5, shapes[1])]
+    if name in ("divide", "floor_divide", "remainder", "arctan2", "hypot"):
+        return [rng.uniform(0.5, 2.0, shapes[0]), rng.uniform(0.5, 2.0, shapes[1])]
+    if name in ("maximum", "minimum", "fmax", "fmin", "copysign"):
+        return [rng.uniform(-2, 2, s) for s in shapes]
+    return [rng.uniform(low, high, s) for s in shapes]
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_every_elementwise_rule_matches_finite_differences_with_broadcasting(name):
+    op = OPS[name]
+    rng = rng_for(hash(name) % 1000)
+    shapes = [(3, 4), (4,), (3, 1)][:op.arity]
+    args = _inputs(name, shapes, rng)
+    weights = rng.standard_normal((3, 4))
+    ufunc = op.ufunc
+
+    def loss(*xs):
+        return (ufunc(*xs) * weights).sum()
+    numbers = tuple(k for k, rule in enumerate(op.vjp) if rule is not None)
+    check(loss, *args, argnums=numbers)
+
+
+def test_maximum_and_minimum_split_ties_evenly_and_where_routes_the_gradient():
+    x = np.array([1.0, 2.0, 3.0])
+    y = np.array([1.0, 5.0, 0.0])
+    gx, gy = autofuse.grad(lambda a, b: np.maximum(a, b).sum(), argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(gx, [0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(gy, [0.5, 1.0, 0.0])
+    g = autofuse.grad(lambda a: (a.max() * 2.0))(np.array([3.0, 1.0, 3.0]))
+    np.testing.assert_array_equal(g, [1.0, 0.0, 1.0])
+    g = autofuse.grad(lambda a, b: np.where(a > 1.5, a * a, b).sum())(x, y)
+    np.testing.assert_array_equal(g, [0.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2)])
+@pytest.mark.parametrize("reduction", ["sum", "mean", "max", "min", "prod", "var", "std"])
+def test_reductions_along_axes(reduction, axis):
+    rng = rng_for(3)
+    x = rng.uniform(0.5, 1.5, (3, 4, 2))
+    if reduction in ("max", "min", "prod", "var", "std") and isinstance(axis, tuple):
+        axis = (0, 2)
+    weights = rng.standard_normal(np.sum(x, axis=axis).shape)
+
+    def loss(a):
+        return (getattr(a, reduction)(axis=axis) * weights).sum()
+    check(loss, x)
+
+
+def test_prod_with_zeros_gives_the_product_of_the_others():
+    x = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 2.0, 4.0]])
+    g = autofuse.grad(lambda a: a.prod(axis=1).sum())(x)
+    np.testing.assert_array_equal(g, [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 4.0, 2.0]])
+
+
+def test_layout_ops_slices_and_concatenation():
+    rng = rng_for(4)
+    x = rng.standard_normal((4, 6))
+    w = rng.standard_normal((6, 4))
+
+    def loss(a):
+        b = a.T * w                                  # transpose
+        c = a.reshape(3, 8)[:, ::-2]                 # reshape, negative-step slice
+        d = np.concatenate([a[1:3], a[:, :3].reshape(2, 6)], axis=0)
+        e = np.broadcast_to(a[:, None, :], (4, 2, 6)) * np.arange(2.0)[None, :, None]
+        return (b ** 2).sum() + (c * 3.0).sum() + (d * d * d).sum() + e.sum() + a[-1, -1]
+    check(loss, x)
+
+
+def test_slice_assignment_and_in_place_updates():
+    rng = rng_for(5)
+    x = rng.standard_normal((5, 5))
+    v = rng.standard_normal(3)
+
+    def loss(a, b):
+        a = a.copy()
+        a[1:4, 2] = b * 2.0              # overwritten values get no gradient
+        a *= a
+        a[0] += 1.0
+        return (np.sin(a) * np.arange(25.0).reshape(5, 5)).sum()
+    check(loss, x, v, argnums=(0, 1))
+
+
+def test_an_argument_written_in_place_is_differentiated_at_its_value_on_entry():
+    x = np.array([1.0, 2.0, 3.0])
+
+    def loss(a):
+        a *= 3.0
+        return (a * a).sum()
+    g = autofuse.grad(loss)(x.copy())
+    np.testing.assert_allclose(g, 18.0 * x)
+
+
+def test_an_unrolled_loop_of_stencil_steps():
+    rng = rng_for(6)
+    u = rng.standard_normal(12)
+
+    def loss(u0):
+        u = u0.copy()
+        for _ in range(5):
+            u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        return (u * u).sum()
+    check(loss, u)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((2, 3, 4), (4, 2)), ((4,), (4, 3)),
+                                    ((3, 4), (4,)), ((4,), (4,)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_of_every_operand_rank(shapes):
+    rng = rng_for(7)
+    a, b = (rng.standard_normal(s) for s in shapes)
+
+    def loss(p, q):
+        return np.tanh(p @ q).sum()
+    check(loss, a, b, argnums=(0, 1))
+
+
+def test_float32_inputs_get_float32_gradients_close_to_float64_ones():
+    rng = rng_for(8)
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+
+    def layernorm_loss(a):
+        mu = a.mean(-1, keepdims=True)
+        var = ((a - mu) ** 2).mean(-1, keepdims=True)
+        return (((a - mu) / np.sqrt(var + 1e-5)) * np.arange(16, dtype=np.float32)).sum()
+    g32 = autofuse.grad(layernorm_loss)(x)
+    g64 = autofuse.grad(layernorm_loss)(x.astype(np.float64))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, g64, rtol=1e-3, atol=1e-3)
+
+
+def test_non_contiguous_and_negative_stride_inputs():
+    rng = rng_for(9)
+    base = rng.standard_normal((6, 8))
+    check(lambda a: (np.exp(a) * a).sum(), base[::2, ::-3])
+
+
+def test_argnums_has_aux_structures_and_python_floats():
+    rng = rng_for(10)
+    params = {"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    x = rng.standard_normal((4, 3))
+
+    def loss(p, a, scale):
+        out = np.tanh(a @ p["w"] + p["b"]) * scale
+        return (out ** 2).sum(), out
+    (value, out), (gp, gscale) = autofuse.value_and_grad(loss, argnums=(0, 2), has_aux=True)(
+        params, x, 1.5)
+    assert set(gp) == {"w", "b"} and isinstance(gscale, float)
+    np.testing.assert_allclose(out, np.tanh(x @ params["w"] + params["b"]) * 1.5)
+    expected_w = numeric_grad(lambda w: loss({"w": w, "b": params["b"]}, x, 1.5)[0],
+                              [params["w"]], 0)
+    np.testing.assert_allclose(gp["w"], expected_w, rtol=1e-5, atol=1e-7)
+    expected_scale = (loss(params, x, 1.5 + EPS)[0] - loss(params, x, 1.5 - EPS)[0]) / (2 * EPS)
+    assert gscale == pytest.approx(expected_scale, rel=1e-5)
+    g, aux = autofuse.grad(loss, has_aux=True)(params, x, 1.5)
+    np.testing.assert_allclose(g["b"], gp["b"])
+
+
+def test_vjp_of_a_non_scalar_result():
+    rng = rng_for(11)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal((3, 5))
+    value, pullback = autofuse.vjp(lambda a, b: np.tanh(a @ b), x, w)
+    np.testing.assert_allclose(value, np.tanh(x @ w))
+    ct = rng.standard_normal((4, 5))
+    gx, gw = pullback(ct)
+    d = ct * (1 - np.tanh(x @ w) ** 2)
+    np.testing.assert_allclose(gx, d @ w.T)
+    np.testing.assert_allclose(gw, x.T @ d)
+
+
+def test_gradients_compile_once_per_signature_and_compose_with_jit():
+    f = autofuse.jit(lambda a: (np.exp(a) ** 2).sum())
+    g = autofuse.grad(f)
+    x = np.linspace(0.0, 1.0, 7)
+    for _ in range(3):
+        np.testing.assert_allclose(g(x), 2 * np.exp(2 * x))
+    assert g.cache_info().traces == 1
+    np.testing.assert_allclose(autofuse.jit(g)(x), 2 * np.exp(2 * x))
+    assert "(gradient)" in g.lower(x).as_text("fused")
+
+
+def test_integer_parts_stop_gradients_and_the_numpy_backend_agrees():
+    x = np.array([0.5, 1.5, 2.5])
+
+    def loss(a):
+        k = np.floor(a).astype(np.int64)          # no gradient through floor or the int cast
+        return (a * k).sum() + (a > 1).sum() * a.sum()
+    for backend in ("cpu", "numpy"):
+        g = autofuse.grad(loss, backend=backend)(x)
+        np.testing.assert_allclose(g, np.floor(x) + 2.0)
+
+
+def test_errors_name_the_problem_and_the_line():
+    x = np.ones(3)
+    with pytest.raises(autofuse.ShapeError, match="(?s)grad.*float scalar.*shape \\(3,\\).*test_autodiff.py"):
+        autofuse.grad(lambda a: a * 2.0)(x)
+    with pytest.raises(autofuse.ArgumentError, match="argument 0 holds a int64"):
+        autofuse.grad(lambda a: (a * 2).sum())(np.arange(3))
+    with pytest.raises(autofuse.ArgumentError, match="argnums 3 is out of range"):
+        autofuse.grad(lambda a: a.sum(), argnums=3)(x)
