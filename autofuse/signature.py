@@ -74,7 +74,11 @@ class Binder:
         key = []
         statics = {}
         for index, leaf in enumerate(leaves):
-            if index in static_leaves or leaf is None or isinstance(leaf, str):
+            # NOTE: functions, ufuncs and classes passed as arguments (`activation=np.tanh`) can
+            # only be called, never traced: they are static, keyed by identity.
+            if index in static_leaves or leaf is None or isinstance(leaf, str) or \
+                    (callable(leaf) and not hasattr(leaf, "__array_interface__")
+                     and not hasattr(leaf, "__cuda_array_interface__")):
                 if index not in static_leaves and isinstance(leaf, str):
                     raise ArgumentError(
                         f"{self.name}(): a str argument cannot be traced; mark its parameter static "

@@ -86,3 +86,16 @@ def test_ragged_and_unsupported_lists():
     np.testing.assert_array_equal(f([[1.0], [2.0, 3.0]], np.ones(1)), [2.0])   # ragged: a container
     with pytest.raises(autofuse.ArgumentError):
         autofuse.jit(lambda x: x, backend="cpu")(["a", "b"])
+
+
+def test_functions_passed_as_arguments_are_static_keyed_by_identity():
+    """`activation=np.tanh` or a lambda can only be called, never traced: it is taken by value."""
+    @autofuse.jit
+    def f(x, act=np.tanh):
+        return act(x) * 2.0
+    x = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(f(x), np.tanh(x) * 2.0)
+    np.testing.assert_allclose(f(x, np.exp), np.exp(x) * 2.0)
+    np.testing.assert_allclose(f(x, act=lambda v: v + 1.0), (x + 1.0) * 2.0)
+    np.testing.assert_allclose(f(x), np.tanh(x) * 2.0)
+    assert f.cache_info().entries == 3

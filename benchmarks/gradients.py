@@ -1,0 +1,253 @@
+"""Gradients beside the peers: autofuse.value_and_grad against jax.jit(jax.value_and_grad) and
+torch.compile of torch.func.grad_and_value (torch's autograd backward where that fails), on the
+GPU, with the memory floor of the forward and backward bytes (inputs read once, gradients
+written once); and on the CPU (--cpu) against NumPy gradients written by hand.
+
+    python benchmarks/gradients.py                 # GPU; writes benchmarks/results/gradients.json
+    python benchmarks/gradients.py --cpu           # CPU, smaller sizes
+
+Every system's value and gradients are checked against NumPy's forward value and autofuse's
+gradient on the CPU (itself checked against finite differences in tests/test_autodiff.py) first.
+Timing: benchmarks/gpu.py's interleaved rounds (median of rounds, the difference method).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import autofuse  # noqa: E402
+
+
+class Lib:
+    """The few spellings that differ between NumPy / jax.numpy and torch."""
+
+    def __init__(self, xp, torch_like=False):
+        self.xp, self.torch = xp, torch_like
+
+    def max(self, x, axis):
+        return self.xp.amax(x, axis, keepdim=True) if self.torch else x.max(axis, keepdims=True)
+
+    def sum(self, x, axis):
+        return x.sum(axis, keepdim=True) if self.torch else x.sum(axis, keepdims=True)
+
+    def mean(self, x, axis):
+        return x.mean(axis, keepdim=True) if self.torch else x.mean(axis, keepdims=True)
+
+    def swap(self, x):
+        return x.transpose(-1, -2) if self.torch else self.xp.swapaxes(x, -1, -2)
+
+
+def softmax_ce(k, z, t):
+    m = k.max(z, -1)
+    lse = k.xp.log(k.sum(k.xp.exp(z - m), -1)) + m
+    return -(t * (z - lse)).sum() / z.shape[0]
+
+
+def layernorm(k, x, w, b, r):
+    mu = k.mean(x, -1)
+    xc = x - mu
+    y = xc / k.xp.sqrt(k.mean(xc * xc, -1) + 1e-5) * w + b
+    return (y * r).sum()
+
+
+def rmsnorm(k, x, w, r):
+    return (x / k.xp.sqrt(k.mean(x * x, -1) + 1e-6) * w * r).sum()
+
+
+def gelu_mlp(k, w1, b1, w2, x, r):
+    h = x @ w1 + b1
+    h = 0.5 * h * (1.0 + k.xp.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)))
+    return ((h @ w2) * r).sum()
+
+
+def attention(k, q, kk, v, r):
+    s = (q @ k.swap(kk)) * 0.125
+    e = k.xp.exp(s - k.max(s, -1))
+    return ((e / k.sum(e, -1)) @ v * r).sum()
+
+
+def _f32(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def programs(rng, cpu: bool):
+    """(name, loss, inputs, argnums, floor bytes)."""
+    s = 4 if cpu else 1
+    b, v = 4096 // s, 4096 // s
+    z = _f32(rng, b, v)
+    t = np.eye(v, dtype=np.float32)[rng.integers(0, v, b)]
+    rows, width = 8192 // s, 1024
+    x, w, bias, r = _f32(rng, rows, width), _f32(rng, width), _f32(rng, width), _f32(rng, rows, width)
+    out = [("softmax-CE", softmax_ce, (z, t), (0,)),
+           ("layernorm", layernorm, (x, w, bias, r), (0, 1, 2)),
+           ("RMSNorm", rmsnorm, (x, w, r), (0, 1))]
+    if not cpu:
+        n, d, hidden = 4096, 1024, 4096
+        mlp = (_f32(rng, d, hidden, scale=d ** -0.5), _f32(rng, hidden),
+               _f32(rng, hidden, d, scale=hidden ** -0.5), _f32(rng, n, d), _f32(rng, n, d))
+        heads, length = 16, 1024
+        qkv = tuple(_f32(rng, heads, length, 64) for _ in range(3)) + (_f32(rng, heads, length, 64),)
+        out += [("GELU MLP block", gelu_mlp, mlp, (0, 1, 2)),
+                ("attention", attention, qkv, (0, 1, 2))]
+    return [(name, fn, args, nums, sum(a.nbytes for a in args) + sum(args[i].nbytes for i in nums))
+            for name, fn, args, nums in out]
+
+
+def _peers(name, fn, host, argnums):
+    """{system: (call, sync, to_host)} of the peers that run here."""
+    found = {}
+    try:
+        import jax
+        import jax.numpy as jnp
+        k = Lib(jnp)
+        jf = jax.jit(jax.value_and_grad(lambda *a: fn(k, *a), argnums=argnums))
+        inputs = [jax.device_put(a) for a in host]
+        found["jax.jit"] = (lambda: jf(*inputs), jax.block_until_ready,
+                            lambda res: (np.asarray(res[0]), [np.asarray(g) for g in res[1]]))
+    except Exception as error:
+        found["jax.jit"] = error
+    try:
+        import torch
+        k = Lib(torch, torch_like=True)
+        inputs = [torch.from_numpy(a).cuda() for a in host]
+        try:
+            tf = torch.compile(torch.func.grad_and_value(lambda *a: fn(k, *a), argnums=argnums))
+            res = tf(*inputs)
+            call = lambda: tf(*inputs)                         # noqa: E731
+            unpack = lambda res: (res[1].item(), [g.cpu().numpy() for g in res[0]])   # noqa: E731
+        except Exception:
+            leaves = [inputs[i].requires_grad_() for i in argnums]
+            cf = torch.compile(lambda *a: fn(k, *a))
+
+            def call():
+                for leaf in leaves:
+                    leaf.grad = None
+                loss = cf(*inputs)
+                loss.backward()
+                return loss, [leaf.grad for leaf in leaves]
+            unpack = lambda res: (res[0].item(), [g.cpu().numpy() for g in res[1]])   # noqa: E731
+        found["torch.compile"] = (call, lambda _: torch.cuda.synchronize(), unpack)
+    except Exception as error:
+        found["torch.compile"] = error
+    return found
+
+
+def gpu(args):
+    import cupy
+    from gpu import copy_bandwidth, time_rounds, _commit, versions
+    rng = np.random.default_rng(2026)
+    bandwidth = copy_bandwidth(2)
+    report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "date": time.strftime("%Y-%m-%d"), "commit": _commit(), "versions": versions(),
+              "copy_bandwidth_TBps": bandwidth / 1e12, "rows": []}
+    k = Lib(np)
+    for name, fn, host, argnums, floor in programs(rng, cpu=False):
+        row = {"program": name, "floor_ms": floor / bandwidth * 1000, "times": {}, "notes": {}}
+        started = time.perf_counter()
+        vg = autofuse.value_and_grad(lambda *a, fn=fn: fn(k, *a), argnums=argnums)
+        inputs = [cupy.asarray(a) for a in host]
+        value, grads = vg(*inputs)
+        cupy.cuda.Device().synchronize()
+        row["first_call_s"] = time.perf_counter() - started
+        expected = [cupy.asnumpy(g) for g in grads]
+        reference = float(fn(k, *[a.astype(np.float64) for a in host]))
+        entries = {"autofuse": (lambda: vg(*inputs), lambda _: cupy.cuda.Device().synchronize())}
+        row["kernels"] = [f"{x.kind}:{x.strategy}" for x in vg.lower(*inputs).kernels]
+        for system, got in _peers(name, fn, host, argnums).items():
+            if isinstance(got, Exception):
+                row["notes"][system] = f"{type(got).__name__}: {str(got).splitlines()[0][:150]}"
+                continue
+            call, sync, unpack = got
+            try:
+                res = call()
+                sync(res)
+                v, gs = unpack(res)
+                for g, e in zip(gs, expected):
+                    np.testing.assert_allclose(g, e, rtol=2e-2, atol=2e-3 * max(1.0, np.abs(e).max()))
+                entries[system] = (call, sync)
+            except Exception as error:
+                row["notes"][system] = f"{type(error).__name__}: {str(error).splitlines()[0][:150]}"
+        row["value_error"] = abs(float(value) - reference) / max(1.0, abs(reference))
+        rounds = time_rounds(entries, rounds=args.rounds, short=2)
+        row["times"] = {s: float(np.median(v)) for s, v in rounds.items()}
+        report["rows"].append(row)
+        print(json.dumps({key: row[key] for key in ("program", "floor_ms", "times", "notes",
+                                                     "first_call_s")}), flush=True)
+    return report
+
+
+def _manual(name, host):
+    """NumPy gradients written by hand, the CPU baseline."""
+    if name == "softmax-CE":
+        z, t = host
+        e = np.exp(z - z.max(-1, keepdims=True))
+        p = e / e.sum(-1, keepdims=True)
+        return [(p - t) / z.shape[0]]
+    if name == "layernorm":
+        x, w, b, r = host
+        xc = x - x.mean(-1, keepdims=True)
+        inv = 1 / np.sqrt((xc * xc).mean(-1, keepdims=True) + 1e-5)
+        xh = xc * inv
+        dxh = r * w
+        dx = (dxh - dxh.mean(-1, keepdims=True) - xh * (dxh * xh).mean(-1, keepdims=True)) * inv
+        return [dx, (r * xh).sum(0), r.sum(0)]
+    x, w, r = host
+    inv = 1 / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+    xh = x * inv
+    dxh = r * w
+    return [(dxh - xh * (dxh * xh).mean(-1, keepdims=True)) * inv, (r * xh).sum(0)]
+
+
+def cpu(args):
+    rng = np.random.default_rng(2026)
+    report = {"device": "cpu", "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
+              "rows": []}
+    k = Lib(np)
+    for name, fn, host, argnums, _ in programs(rng, cpu=True):
+        vg = autofuse.value_and_grad(lambda *a, fn=fn: fn(k, *a), argnums=argnums)
+        started = time.perf_counter()
+        _, grads = vg(*host)
+        first = time.perf_counter() - started
+        for g, e in zip(grads, _manual(name, host)):
+            np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-3 * max(1.0, np.abs(e).max()))
+        times = {}
+        for system, call in (("autofuse", lambda: vg(*host)), ("numpy by hand", lambda: _manual(name, host))):
+            samples = []
+            for _ in range(args.rounds):
+                start = time.perf_counter()
+                call()
+                samples.append((time.perf_counter() - start) * 1000)
+            times[system] = float(np.median(samples))
+        row = {"program": name, "times": times, "first_call_s": first,
+               "speedup": times["numpy by hand"] / times["autofuse"]}
+        report["rows"].append(row)
+        print(json.dumps(row), flush=True)
+    return report
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cpu", action="store_true")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    report = cpu(args) if args.cpu else gpu(args)
+    out = args.out or os.path.join(os.path.dirname(__file__), "results",
+                                   "gradients-cpu.json" if args.cpu else "gradients.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as file:
+        json.dump(report, file, indent=1)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
