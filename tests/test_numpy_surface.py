@@ -286,3 +286,18 @@ def test_non_contiguous_inputs(layout, rng):
     x = random_array((3, 4), np.float64, rng, layout)
     for name, fn in NON_CONTIGUOUS.items():
         check(fn, x)
+
+
+@pytest.mark.parametrize("kwargs", [dict(correction=0.0), dict(correction=1), dict(ddof=1.5),
+                                    dict(correction=2.5, axis=0, keepdims=True),
+                                    dict(ddof=1, axis=1)])
+def test_var_and_std_take_a_float_ddof_and_numpy_2s_correction(kwargs):
+    x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    for name in ("var", "std"):
+        fn = getattr(np, name)
+        got = autofuse.jit(lambda a: fn(a, **kwargs))(x)
+        want = fn(x, **kwargs)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    with pytest.raises(autofuse.NumPyValueError, match="ddof and correction"):
+        autofuse.jit(lambda a: np.var(a, ddof=1, correction=1))(x)

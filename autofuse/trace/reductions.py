@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from ..errors import ShapeError, UnsupportedError, where
+from ..errors import NumPyValueError, ShapeError, UnsupportedError, where
 from .context import check_dtype, current
 from .layout import as_tracer, normalize_axes, normalize_axis, flatten
 from .tracer import Tracer, fresh
@@ -111,9 +111,16 @@ def mean(x, axis=None, dtype=None, keepdims=False, **kwargs) -> Tracer:
     return result
 
 
-def var(x, axis=None, dtype=None, ddof=0, keepdims=False, **kwargs) -> Tracer:
-    """NumPy's _var: mean with keepdims, squared deviations, their sum over (count - ddof)."""
+def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue,
+        **kwargs) -> Tracer:
+    """NumPy's _var: mean with keepdims, squared deviations, their sum over (count - ddof);
+    `correction` is the Array API's name for ddof (NumPy 2), a float allowed."""
     _reject("var", kwargs)
+    if correction is not np._NoValue:
+        if ddof != 0:
+            raise NumPyValueError(f"np.var: ddof and correction can't be provided simultaneously."
+                                  f"{where()}")
+        ddof = correction
     x = as_tracer(x, "np.var")
     axes = normalize_axes(axis, x.ndim, "np.var")
     if dtype is None and x.dtype.kind in "iub":
@@ -126,11 +133,15 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, **kwargs) -> Tracer:
     deviation = ufuncs.apply("subtract", x, arrmean)
     squared = ufuncs.apply("multiply", deviation, deviation)
     ret = reduce("sum", squared, axis=axes, keepdims=keepdims, dtype=dtype)
-    result = ufuncs.apply("divide", ret, max(count - int(ddof), 0))
+    ddof = float(ddof) if isinstance(ddof, (float, np.floating)) or \
+        (isinstance(ddof, Tracer) and ddof.dtype.kind == "f") else int(ddof)
+    result = ufuncs.apply("divide", ret, max(count - ddof, 0))
     if result.dtype != ret.dtype:
         result = fresh(current().emit("cast", [result.node], {"dtype": ret.dtype}), scalar=result.scalar)
     return result
 
 
-def std(x, axis=None, dtype=None, ddof=0, keepdims=False, **kwargs) -> Tracer:
-    return ufuncs.apply("sqrt", var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs))
+def std(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue,
+        **kwargs) -> Tracer:
+    return ufuncs.apply("sqrt", var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                                    correction=correction, **kwargs))
