@@ -99,3 +99,25 @@ def test_float16_groups_keep_the_general_path_and_say_why():
     program = f.lower(x)._entry.program
     assert program.fast is None and "general path" in program.host_source
     np.testing.assert_array_equal(f(x), x * x + 1)
+
+
+def test_matrix_products_run_blas_on_one_thread_and_restore_it():
+    """The tiles of a product run on numba's threads with SciPy's BLAS on one (backends/cpu/
+    blas.py); the BLAS thread count is what it was after the call, and the answer NumPy's."""
+    from autofuse.backends.cpu import blas
+    rng = rng_for(3)
+    x, w = random_array((256, 128), np.float64, rng), random_array((128, 512), np.float64, rng)
+    f = autofuse.jit(lambda a, b: np.tanh(a @ b) + 1.0)
+    library = blas._library()
+    before = library.get_num_threads() if library is not None else None
+    for _ in range(3):
+        np.testing.assert_allclose(f(x, w), np.tanh(x @ w) + 1.0, rtol=1e-10)
+    program = f.lower(x, w)._entry.program
+    assert program.uses_blas and "with blas_guard:" in program.host_source
+    if library is not None:
+        assert library.get_num_threads() == before
+        with blas.GUARD:
+            with blas.GUARD:
+                assert library.get_num_threads() == 1
+            assert library.get_num_threads() == 1
+        assert library.get_num_threads() == before

@@ -18,7 +18,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache
 from ..literals import literal
-from . import host
+from . import blas, host
 from .source import generate
 
 # Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses.
@@ -161,6 +161,8 @@ class Program:
         self.constants = {n.id: n.attrs["value"].array for n in graph.nodes if n.op == "constant"}
         self.fast = None              # the generated call (host.py), after the first call
         self.host_source = None
+        self.uses_blas = any(getattr(getattr(step, "kernel", None), "strategy", "") == "blas-tiles"
+                             for step in steps)
 
     @property
     def new_output(self):
@@ -169,7 +171,11 @@ class Program:
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
             return self.fast(inputs)
-        results = self._general(inputs)
+        if self.uses_blas:
+            with blas.GUARD:
+                results = self._general(inputs)
+        else:
+            results = self._general(inputs)
         if self.host_source is None:
             self.fast, self.host_source = host.build(self)
         return results

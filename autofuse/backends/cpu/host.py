@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.interpreter import evaluate_node
+from . import blas
 
 
 def write(program) -> tuple[str, dict] | None:
@@ -39,12 +40,18 @@ def write(program) -> tuple[str, dict] | None:
         space[f"t{node_id}"] = dtype
         lines.append(f"    if type({name}) is not ndarray:")
         lines.append(f"        {name} = asarray({name}, t{node_id})")
+    body = []
     for index, step in enumerate(program.steps):
-        lines += _step(index, step, names, space)
+        body += _step(index, step, names, space)
     borrowed = set(program.input_ids) | set(program.constants)
     results = [f"copy_of({names[i]})" if i in borrowed else names[i] for i in program.output_ids]
-    lines.append(f"    return [{', '.join(results)}]")
-    return "\n".join(lines) + "\n", space
+    body.append(f"    return [{', '.join(results)}]")
+    if program.uses_blas:
+        # (blas.py: the BLAS library numba calls stays on one thread while the tiles run)
+        space["blas_guard"] = blas.GUARD
+        lines.append("    with blas_guard:")
+        body = ["    " + line for line in body]
+    return "\n".join(lines + body) + "\n", space
 
 
 def build(program):

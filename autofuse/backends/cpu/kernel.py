@@ -10,6 +10,7 @@ from ...ir.graph import Node
 PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
 SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
 MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
+MATMUL_PARALLEL_FLOPS = 1 << 22  # a product of fewer flops runs its tiles on one thread
 LANES = 8                        # independent accumulators of a sum/prod/max/min inner loop
 LANED = ("sum", "prod", "max", "min")
 

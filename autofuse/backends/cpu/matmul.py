@@ -2,9 +2,10 @@
 tile while it is in cache; operand prologues evaluated on the host."""
 from __future__ import annotations
 
+import numpy as np
 
 from ...ir.graph import Node
-from .kernel import MATMUL_TILE_BYTES, Argument
+from .kernel import MATMUL_PARALLEL_FLOPS, MATMUL_TILE_BYTES, Argument
 
 
 class Matmul:
@@ -32,8 +33,16 @@ class Matmul:
         rows = max(1, min(m, MATMUL_TILE_BYTES // max(1, n * node.dtype.itemsize)))
         blocks = -(-m // rows)
         batch_index = tuple(f"b{d}" for d in range(len(batch)))
-        opened = self.loops(list(batch_index), list(batch), False)
-        r.emit(f"for blk in range({blocks}):")
+        count = int(np.prod(batch, dtype=np.int64))
+        # NOTE: tiles (or batch entries) run on numba's threads, each BLAS call on one thread
+        # (blas.py keeps the BLAS library numba calls single-threaded during the call): one pool,
+        # so two pools never wait on each other's threads (H: 2 cores, another process busy:
+        # 32-378 ms a 1024x2048x512 product with BLAS's two threads, 32-40 ms this way).
+        parallel = count * blocks >= 2 and 2 * count * m * n * node.inputs[0].shape[-1] >= \
+            MATMUL_PARALLEL_FLOPS
+        opened = self.loops(list(batch_index), list(batch), parallel and bool(batch))
+        loop = "numba.prange" if parallel and not batch else "range"
+        r.emit(f"for blk in {loop}({blocks}):")
         r.push()
         r.emit(f"lo = blk * {rows}")
         r.emit(f"hi = min({m}, lo + {rows})")
@@ -69,7 +78,7 @@ class Matmul:
         r.pop()
         r.pop()
         self.close(opened)
-        return ("blas-tiles" if blas else "loop-tiles"), False
+        return ("blas-tiles" if blas else "loop-tiles"), parallel
 
     def _chain(self, source: Node) -> tuple:
         """The members between a group input and a matmul operand, outermost first."""
