@@ -74,11 +74,7 @@ class Binder:
         key = []
         statics = {}
         for index, leaf in enumerate(leaves):
-            # NOTE: functions, ufuncs and classes passed as arguments (`activation=np.tanh`) can
-            # only be called, never traced: they are static, keyed by identity.
-            if index in static_leaves or leaf is None or isinstance(leaf, str) or \
-                    (callable(leaf) and not hasattr(leaf, "__array_interface__")
-                     and not hasattr(leaf, "__cuda_array_interface__")):
+            if index in static_leaves or _static_by_nature(leaf):
                 if index not in static_leaves and isinstance(leaf, str):
                     raise ArgumentError(
                         f"{self.name}(): a str argument cannot be traced; mark its parameter static "
@@ -130,6 +126,16 @@ class Binder:
                 static.update(range(index, index + count))
             index += count
         return static
+
+
+def _static_by_nature(leaf) -> bool:
+    """Values that can only be passed through, never traced: None, strings, dtypes (keyed by
+    value), classes (`dtype=np.float32`), and functions and ufuncs (`activation=np.tanh`, a
+    lambda; keyed by identity)."""
+    if leaf is None or isinstance(leaf, (str, np.dtype, type)):
+        return True
+    return callable(leaf) and not hasattr(leaf, "__array_interface__") and \
+        not hasattr(leaf, "__cuda_array_interface__")
 
 
 def _paths(base: str, value) -> list[str]:

@@ -301,3 +301,30 @@ def test_var_and_std_take_a_float_ddof_and_numpy_2s_correction(kwargs):
         np.testing.assert_allclose(got, want, rtol=1e-5)
     with pytest.raises(autofuse.NumPyValueError, match="ddof and correction"):
         autofuse.jit(lambda a: np.var(a, ddof=1, correction=1))(x)
+
+
+@pytest.mark.parametrize("shapes,axes", [(((2, 3, 4), (3, 4, 5)), 2), (((2, 3, 4), (4, 5)), 1),
+                                         (((2, 3), (4,)), 0), (((4, 3, 2), (2, 4, 3)), ([0, 1], [1, 2])),
+                                         (((3, 4), (4, 3)), (1, 0)), (((0, 3), (3, 2)), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64])
+def test_tensordot_as_numpy(shapes, axes, dtype):
+    rng = np.random.default_rng(2)
+    a, b = (random_array(s, dtype, rng) for s in shapes)
+    got = autofuse.jit(lambda x, y: np.tensordot(x, y, axes=axes))(a, b)
+    assert_same(got, np.tensordot(a, b, axes=axes))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_, np.float64])
+def test_vecdot_and_matrix_transpose_as_numpy(dtype):
+    rng = np.random.default_rng(3)
+    a, b = random_array((4, 3, 5), dtype, rng), random_array((3, 5), dtype, rng)
+    assert_same(autofuse.jit(lambda x, y: np.vecdot(x, y))(a, b), np.vecdot(a, b))
+    assert_same(autofuse.jit(lambda x, y: np.vecdot(x, y, axis=-2))(a, b), np.vecdot(a, b, axis=-2))
+    assert_same(autofuse.jit(np.matrix_transpose)(a), np.matrix_transpose(a))
+
+
+def test_dtypes_and_classes_as_arguments_are_static():
+    x = np.arange(6.0).reshape(2, 3)
+    f = autofuse.jit(lambda a, d: a.astype(d))
+    for d in (np.float32, np.dtype("i2"), np.int64, np.dtype("f2")):
+        assert_same(f(x, d), x.astype(d))

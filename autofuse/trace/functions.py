@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
+from . import (contractions, creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
                statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
@@ -140,6 +140,7 @@ FUNCTIONS = {
     np.argmax: _arg("argmax"), np.argmin: _arg("argmin"),
     np.mean: reductions.mean, np.var: reductions.var, np.std: reductions.std,
     np.dot: matmul.dot, np.outer: outer,
+    np.tensordot: contractions.tensordot, np.matrix_transpose: contractions.matrix_transpose,
     np.where: where_, np.clip: clip, np.round: round_, np.around: round_,
     np.transpose: lambda a, axes=None: layout.transpose(as_tracer(a, "np.transpose"), axes),
     np.swapaxes: lambda a, axis1, axis2: layout.swapaxes(as_tracer(a, "np.swapaxes"), axis1, axis2),
@@ -171,7 +172,7 @@ UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 
 def supported_names() -> list[str]:
     names = {_public_name(fn) for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
-    names |= {f"np.{alias}" for alias in UFUNC_ALIASES}
+    names |= {f"np.{alias}" for alias in UFUNC_ALIASES} | {"np.vecdot"}
     return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
                            "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
 
@@ -215,6 +216,11 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
             raise UnsupportedError(f"np.matmul: arguments {sorted(kwargs) or ['out']} are not "
                                    f"supported{where()}")
         return matmul.matmul(*inputs)
+    if name == "vecdot":       # a generalized ufunc (NumPy 2): axis= is its only option here
+        unknown = sorted(set(kwargs) - {"axis"})
+        if unknown:
+            raise UnsupportedError(f"np.vecdot: arguments {unknown} are not supported{where()}")
+        return contractions.vecdot(*inputs, **kwargs)
     if name not in ELEMENTWISE_UFUNCS:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)
