@@ -251,3 +251,20 @@ def test_errors_name_the_problem_and_the_line():
         autofuse.grad(lambda a: (a * 2).sum())(np.arange(3))
     with pytest.raises(autofuse.ArgumentError, match="argnums 3 is out of range"):
         autofuse.grad(lambda a: a.sum(), argnums=3)(x)
+
+
+def test_attention_gradients_and_their_joint_program_partitions_without_a_cycle():
+    """The joint program of attention's gradient once made the partitioner merge the loss with the
+    output's cotangent (siblings reading r) while the softmax rows held forward and backward
+    nodes: no path between the merged nodes, a cycle between kernels. Merges now see other
+    groups as the kernels they will be (fusion/order.py)."""
+    rng = rng_for(12)
+    q, k, v, r = (rng.standard_normal((2, 5, 3)) for _ in range(4))
+
+    def loss(a, b, c):
+        s = (a @ np.swapaxes(b, -1, -2)) * 0.5
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return ((e / e.sum(-1, keepdims=True)) @ c * r).sum()
+    check(loss, q, k, v, argnums=(0, 1, 2))
+    for backend in ("cpu", "cuda"):
+        autofuse.value_and_grad(loss, argnums=(0, 1, 2), backend=backend).lower(q, k, v)

@@ -10,29 +10,59 @@ import heapq
 from .group import Group
 
 
-def path_outside(groups: list[Group], users: dict, order: dict) -> bool:
+def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict | None = None,
+                 ) -> bool:
     """Whether a value leaves one of `groups` and reaches one of them again through nodes outside
-    them: merging them would then make a cycle."""
+    them: merging them would then make a cycle. With `groups_of` (node id -> the groups holding
+    it), the other groups count as the kernels they will be: reaching any member of one reaches
+    all its results (it runs once all its inputs are ready), so a path through a group that holds
+    both an ancestor and a descendant of the merged ones is found too."""
     inside = set()
     for group in groups:
         inside.update(group.members)
+    merged = {id(group) for group in groups}
     last = max(order[node_id] for node_id in inside)
-    stack, seen = [], set()
+    stack, seen, entered = [], set(), set()
     for group in groups:
         for node in group.members.values():
-            stack.extend(u for u in users[node.id] if u.id not in inside and order[u.id] < last)
+            stack.extend(u for u in users[node.id] if u.id not in inside)
     while stack:
         node = stack.pop()
         if node.id in seen:
             continue
         seen.add(node.id)
+        for other in (groups_of or {}).get(node.id, ()):
+            if id(other) in merged or id(other) in entered:
+                continue
+            entered.add(id(other))
+            for result in _results(other, users, groups_of):
+                if result.id in inside:
+                    return True
+                stack.append(result)
+        # NOTE: a node after the last member in topological order reaches no member by itself
+        # (only through a group it belongs to, entered above).
+        if order[node.id] > last:
+            continue
         for user in users[node.id]:
             if user.id in inside:
                 return True
-            # NOTE: a node after the last member in topological order reaches no member.
-            if order[user.id] < last:
-                stack.append(user)
+            stack.append(user)
     return False
+
+
+def _results(group: Group, users: dict, groups_of: dict) -> list:
+    """The nodes that read one of `group`'s results from memory: readers outside it, except
+    those whose every group computes the value itself (recomputed there)."""
+    found = []
+    for member in group.members.values():
+        for user in users[member.id]:
+            if user.id in group.members:
+                continue
+            holders = groups_of.get(user.id, ())
+            if holders and all(member.id in holder.members for holder in holders):
+                continue
+            found.append(user)
+    return found
 
 
 def launch_order(groups: list[Group], order: dict) -> list[Group]:

@@ -169,7 +169,7 @@ class Partitioner:
         target = next((g for g in groups if g.reduce_space is not None), groups[0])
         refusal, trial = merge_reason(groups, lambda: self.combined(groups, target), self.users,
                                       self.outputs, self.cost)
-        if refusal is None and path_outside(groups, self.users, self.order):
+        if refusal is None and path_outside(groups, self.users, self.order, self.groups_of):
             refusal = "a value leaves one of them and comes back through another kernel"
         if refusal is not None:
             return None, refusal
