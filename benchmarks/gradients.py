@@ -109,28 +109,28 @@ def _peers(name, fn, host, argnums):
         import jax.numpy as jnp
         k = Lib(jnp)
         jf = jax.jit(jax.value_and_grad(lambda *a: fn(k, *a), argnums=argnums))
-        inputs = [jax.device_put(a) for a in host]
-        found["jax.jit"] = (lambda: jf(*inputs), jax.block_until_ready,
+        on_jax = [jax.device_put(a) for a in host]
+        found["jax.jit"] = (lambda: jf(*on_jax), jax.block_until_ready,
                             lambda res: (np.asarray(res[0]), [np.asarray(g) for g in res[1]]))
     except Exception as error:
         found["jax.jit"] = error
     try:
         import torch
         k = Lib(torch, torch_like=True)
-        inputs = [torch.from_numpy(a).cuda() for a in host]
+        on_torch = [torch.from_numpy(a).cuda() for a in host]
         try:
             tf = torch.compile(torch.func.grad_and_value(lambda *a: fn(k, *a), argnums=argnums))
-            tf(*inputs)                                        # compiles, or fails here
-            call = lambda: tf(*inputs)                         # noqa: E731
+            tf(*on_torch)                                      # compiles, or fails here
+            call = lambda: tf(*on_torch)                       # noqa: E731
             unpack = lambda res: (res[1].item(), [g.cpu().numpy() for g in res[0]])   # noqa: E731
         except Exception:
-            leaves = [inputs[i].requires_grad_() for i in argnums]
+            leaves = [on_torch[i].requires_grad_() for i in argnums]
             cf = torch.compile(lambda *a: fn(k, *a))
 
             def call():
                 for leaf in leaves:
                     leaf.grad = None
-                loss = cf(*inputs)
+                loss = cf(*on_torch)
                 loss.backward()
                 return loss, [leaf.grad for leaf in leaves]
             unpack = lambda res: (res[0].item(), [g.cpu().numpy() for g in res[1]])   # noqa: E731
