@@ -268,3 +268,33 @@ def test_attention_gradients_and_their_joint_program_partitions_without_a_cycle(
     check(loss, q, k, v, argnums=(0, 1, 2))
     for backend in ("cpu", "cuda"):
         autofuse.value_and_grad(loss, argnums=(0, 1, 2), backend=backend).lower(q, k, v)
+
+
+def _loss_of(program, weights):
+    """sum(w * out) over the program's float results, as a float64 scalar."""
+    def loss(*args):
+        args = [a.copy() if hasattr(a, "copy") else a for a in args]   # (argument updates)
+        total = 0.0
+        for out, w in zip(program.fn(*args), weights):
+            if w is not None:
+                total = total + (np.asarray(out, np.float64) * w).sum()
+        return total
+    return loss
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_gradients_of_random_programs_match_finite_differences(seed):
+    """The fuzzer's random programs (tests/programs.py: broadcasts, layouts, reductions, matmuls,
+    in-place updates) with their float inputs in float64, differentiated through every float
+    result: a wrong rule or a partition that cannot hold the joint program shows here."""
+    from programs import seeded_program
+    program = seeded_program(seed)
+    args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in program.inputs(seed)]
+    floats = tuple(i for i, a in enumerate(args) if a.dtype.kind == "f" and a.size)
+    outs = program.fn(*[a.copy() for a in args])
+    rng = rng_for(seed)
+    weights = [rng.standard_normal(np.shape(o)) if np.asarray(o).dtype.kind == "f" else None
+               for o in outs]
+    if not floats or all(w is None for w in weights):
+        pytest.skip("no float input or result")
+    check(_loss_of(program, weights), *args, argnums=floats, rtol=1e-4, atol=1e-6)
