@@ -89,6 +89,9 @@ def setitem(x: Tracer, key, value) -> None:
     """x[key] = value: NumPy's broadcasting and (unsafe) casting into the selected region."""
     if not isinstance(x, Tracer) or x.weak is not None or x.scalar:
         raise TraceError(f"item assignment into a scalar{where()}")
+    if _is_mask(key):
+        _assign_masked(x, key, value)
+        return
     target = getitem(x, key, for_write=True)
     what = "assignment x[...] = value"
     operand_type(value, what)
@@ -109,3 +112,23 @@ def setitem(x: Tracer, key, value) -> None:
     if node.shape != target.shape:
         node = ctx.emit("broadcast_to", [node], {"shape": target.shape})
     target.assign(node, what)
+
+
+def _is_mask(key) -> bool:
+    return isinstance(key, (Tracer, np.ndarray)) and key.dtype == np.bool_ and key.ndim > 0
+
+
+def _assign_masked(x: Tracer, mask, value) -> None:
+    """x[mask] = scalar with a mask of x's shape: np.where(mask, value, x), no data-dependent shape."""
+    what = "masked assignment x[mask] = value"
+    if tuple(mask.shape) != x.shape:
+        raise UnsupportedError(f"{what}: the boolean mask's shape {tuple(mask.shape)} must be the "
+                               f"array's shape {x.shape}; write x = np.where(mask, value, x){where()}")
+    if np.ndim(value) != 0 and not (isinstance(value, Tracer) and value.ndim == 0):
+        raise UnsupportedError(f"{what}: the value must be a scalar (an array value fills as many "
+                               f"elements as the mask selects, a data-dependent count); write "
+                               f"x = np.where(mask, values, x){where()}")
+    operand_type(value, what)
+    ctx = current()
+    nodes = [to_node(mask, np.dtype(bool), what), to_node(value, x.dtype, what), x.node]
+    x.assign(ctx.emit("where", nodes), what)
