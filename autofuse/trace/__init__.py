@@ -12,6 +12,7 @@ from ..arrays import interface
 from . import methods  # noqa: F401  (installs the ndarray interface on Tracer)
 from .context import Buffer, TraceContext, check_dtype
 from .interpose import numpy_creation_traced
+from .masking import MaskedSelection
 from .tracer import Tracer, fresh
 
 
@@ -113,6 +114,8 @@ def _output(leaf, nodes: list, argument_buffers: dict):
         return ("constant", leaf)
     if isinstance(leaf, np.ndarray):
         return ("constant", leaf.copy())
+    if isinstance(leaf, MaskedSelection):
+        raise leaf.unsupported("returning")
     raise TraceError(f"the traced function returned a {type(leaf).__name__}, which autofuse cannot "
                      f"return; return arrays, scalars, or tuples/lists/dicts of them")
 

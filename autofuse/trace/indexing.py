@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError, TraceError, UnsupportedError, describe, where
+from . import masking
 from .context import current
 from .tracer import Tracer, fresh, specializable_arguments
 from .ufuncs import operand_type, to_node
@@ -65,7 +66,10 @@ def _parse(key, shape) -> tuple[list, tuple, bool]:
 
 
 def getitem(x: Tracer, key, for_write: bool = False) -> Tracer:
-    """x[key] with NumPy's basic indexing: a view (a scalar copy when every axis takes an int)."""
+    """x[key] with NumPy's basic indexing: a view (a scalar copy when every axis takes an int);
+    a boolean mask of x's shape gives a selection that only reductions consume."""
+    if _is_mask(key) and not for_write:
+        return masking.select(x, key)
     axes, final, all_ints = _parse(key, x.shape)
     view = x
     if any((start, step, count) != (0, 1, size) for (start, step, count, _), size in zip(axes, x.shape)):
@@ -89,6 +93,9 @@ def setitem(x: Tracer, key, value) -> None:
     """x[key] = value: NumPy's broadcasting and (unsafe) casting into the selected region."""
     if not isinstance(x, Tracer) or x.weak is not None or x.scalar:
         raise TraceError(f"item assignment into a scalar{where()}")
+    if _is_mask(key):
+        _assign_masked(x, key, value)
+        return
     target = getitem(x, key, for_write=True)
     what = "assignment x[...] = value"
     operand_type(value, what)
@@ -109,3 +116,27 @@ def setitem(x: Tracer, key, value) -> None:
     if node.shape != target.shape:
         node = ctx.emit("broadcast_to", [node], {"shape": target.shape})
     target.assign(node, what)
+
+
+def _is_mask(key) -> bool:
+    return isinstance(key, (Tracer, np.ndarray)) and key.dtype == np.bool_ and key.ndim > 0
+
+
+def _assign_masked(x: Tracer, mask, value) -> None:
+    """x[mask] = scalar with a mask of x's shape: np.where(mask, value, x), no data-dependent shape."""
+    what = "masked assignment x[mask] = value"
+    if tuple(mask.shape) != x.shape:
+        raise UnsupportedError(f"{what}: the boolean mask's shape {tuple(mask.shape)} must be the "
+                               f"array's shape {x.shape}; write x = np.where(mask, value, x){where()}")
+    if isinstance(value, masking.MaskedSelection):
+        if value.key is not mask:
+            raise value.unsupported("assigning through another mask")
+        value = value.values
+    elif np.ndim(value) != 0 and not (isinstance(value, Tracer) and value.ndim == 0):
+        raise UnsupportedError(f"{what}: the value must be a scalar (an array value fills as many "
+                               f"elements as the mask selects, a data-dependent count); write "
+                               f"x = np.where(mask, values, x){where()}")
+    operand_type(value, what)
+    ctx = current()
+    nodes = [to_node(mask, np.dtype(bool), what), to_node(value, x.dtype, what), x.node]
+    x.assign(ctx.emit("where", nodes), what)
