@@ -12,6 +12,7 @@ SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elem
 MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
 LANES = 8                        # independent accumulators of a sum/prod/max/min inner loop
 LANED = ("sum", "prod", "max", "min")
+COLUMN_TILE = 256                # kept contiguous columns one thread owns in a column reduction
 
 
 @dataclass
