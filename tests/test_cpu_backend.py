@@ -144,6 +144,29 @@ def test_column_and_middle_axis_reductions(rng):
     check(lambda a: np.exp(a).mean(axis=(1, 2), keepdims=True), x, loose=True)
 
 
+def _softmax0(a):
+    e = np.exp(a - a.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (1, 9), (300, 517), (3, 1, 4), (4, 6, 300), (0, 5)])
+def test_columns_layout_reduces_rows_of_accumulators(rng, shape):
+    """Reductions over the axis before the contiguous last one ('columns': tiles of contiguous
+    columns, the inner loop over them), whole-column programs, and non-contiguous views."""
+    x = random_array(shape, F32, rng)
+    for a in (x, x[::-1], x[..., ::-1]):
+        columns = ["columns"] if shape[-1] > 1 and shape[-2] > 0 else []
+        check(lambda v: v.sum(axis=-2), a, strategies=columns, loose=True, atol=1e-4)
+        if shape[-2] == 0:
+            continue
+        check(lambda v: np.exp(v).max(axis=-2, keepdims=True), a, loose=True)
+        check(lambda v: (v > 0.5).any(axis=-2), a)
+        check(lambda v: v.argmin(axis=-2), a)
+        if len(shape) == 2:
+            check(lambda v: (v - v.mean(axis=0)) / (v.std(axis=0) + 1), a, loose=True)
+            check(_softmax0, a, strategies=columns, loose=True)
+
+
 @pytest.mark.parametrize("size", [SPLIT - 8, SPLIT + 5], ids=["rows", "split"])
 def test_full_reduction_split_threshold(rng, size):
     x = random_array((size,), F32, rng)

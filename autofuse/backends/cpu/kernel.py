@@ -13,6 +13,7 @@ MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one 
 MATMUL_PARALLEL_FLOPS = 1 << 22  # a product of fewer flops runs its tiles on one thread
 LANES = 8                        # independent accumulators of a sum/prod/max/min inner loop
 LANED = ("sum", "prod", "max", "min")
+COLUMN_TILE = 256                # kept contiguous columns one thread owns in a column reduction
 
 
 @dataclass

@@ -11,6 +11,7 @@ from ...ir.printer import is_inline_constant
 from .. import helpers
 from ..render import Accumulators, Renderer, short
 from .kernel import LANED, LANES, PARALLEL_ELEMENTS, SPLIT_ELEMENTS, Argument, KernelSource
+from .columns import Columns
 from .matmul import Matmul
 
 def _accumulator(node: Node) -> np.dtype:
@@ -22,7 +23,7 @@ def _accumulator(node: Node) -> np.dtype:
     return node.dtype
 
 
-class CpuSource(Matmul):
+class CpuSource(Matmul, Columns):
     def __init__(self, group: Group, name: str):
         self.group = group
         self.name = name
@@ -115,6 +116,8 @@ class CpuSource(Matmul):
         if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
             return self.split_reduction(shape, axes, full)
         parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
+        if self.column_layout(shape, axes):
+            return self.column_reduction(shape, axes, full, parallel, _accumulator)
         opened = self.loops([f"i{d}" for d in outer_axes], outer_sizes, parallel)
         keep = self.kept(reductions, row_outputs, axes, shape) if len(axes) == 1 else {}
         for position, node in enumerate(reductions):
