@@ -41,7 +41,8 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
              for i, leaf in enumerate(leaves)]
     traced = trace(fn, structure, specs, statics, name)
-    graph, history = simplify(lower_products(traced.graph, cost_model(backend).products,
+    limits = get_backend(backend).product_limits(options or {})
+    graph, history = simplify(lower_products(traced.graph, limits,
                                              lambda node: specs[node.attrs["index"]].strides))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, OPS
-from ..ir.products import ProductLimits
 
 
 @dataclass(frozen=True)
@@ -27,8 +26,6 @@ class CostModel:
     max_recompute_indices: int = 4
     # Arithmetic is not free: an op of cost c on n elements weighs c * n * this many bytes.
     bytes_per_op: float = 0.25
-    # Which matrix products run as reductions of a broadcast product (ir/products.py).
-    products: ProductLimits = ProductLimits()
 
 
 DEFAULT = CostModel()

@@ -25,6 +25,9 @@ class ProductLimits:
     # a thread per output with K looped: the stack fills the GPU, not one product's tiles.
     batch_side: int = 64
     batch_count: int = 8
+    # Whether M-small products (a vector on the left: long sums down the right operand's
+    # columns) are reductions too: the CPU's column loops are slower there than its BLAS.
+    vector_left: bool = True
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def plan(node: Node, limits: ProductLimits, strides=None) -> ProductPlan:
     if limits.small_side and n <= limits.small_side:
         return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side} and the "
                            f"left operand stored by columns: a reduction down them", "kmn")
-    if limits.small_side and m <= limits.small_side:
+    if limits.small_side and limits.vector_left and m <= limits.small_side:
         return ProductPlan("reduction", f"product {shape}: M = {m} <= {limits.small_side}, a "
                            f"reduction down the right operand's columns, read once", "mkn")
     if limits.small_k and k <= limits.small_k:

@@ -7,7 +7,7 @@ emit/two_stage.plan, emit/matmul_tiles.refusal.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,7 +34,11 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind != "input":
         return Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
-    return _reduction(group, tuning, device, simulator)
+    chosen = _reduction(group, tuning, device, simulator)
+    products = [n.attrs["product"] for n in group.reductions if n.attrs.get("product")]
+    if products:
+        chosen = replace(chosen, reason=f"{'; '.join(products)} ({chosen.reason})")
+    return chosen
 
 
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) -> Plan:
