@@ -43,7 +43,7 @@ CASES = [
     ("two_products", lambda a, b, x: 1.5 * a @ x + 0.5 * b @ x,
      (A, real(f32, 40, 24), real(f32, 24))),
     ("vecmat_then_product", lambda a, x: (a @ x) @ a, (A, real(f32, 24))),
-    ("batched_small", lambda x, w: x @ w, (real(f32, 16, 6, 8), real(f32, 8, 5)),
+    ("batched_small", lambda x, w: x @ w, (real(f32, 16, 20, 24), real(f32, 24, 18)),
      {"strategy": "columns"}),
     ("batched_broadcast", lambda a, b: a @ b, (real(f32, 3, 1, 5, 6), real(f32, 4, 6, 2))),
     ("batched_matvec", lambda a, x: a @ x, (real(f32, 3, 10, 7), real(f32, 7))),
