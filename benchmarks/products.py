@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu import copy_bandwidth, run_workload  # noqa: E402
+from gpu import check, copy_bandwidth, run_workload, time_rounds, to_host  # noqa: E402
 from workloads import Workload  # noqa: E402
 
 import autofuse  # noqa: E402
@@ -111,6 +111,20 @@ def first_calls(found, rng) -> dict:
     return times
 
 
+def tiled_variant(workload, row, rng, rounds) -> None:
+    """A batched row's product also timed as the tiled kernel (the planner's batch rule off)."""
+    import cupy
+    from autofuse.backends.cuda.tuning import Tuning
+    from autofuse.ir.products import ProductLimits
+    host = workload.make(rng)
+    inputs = [cupy.asarray(a) for a in host]
+    fn = autofuse.jit(workload.fn(np), tuning=Tuning(products=ProductLimits(batch_side=0)))
+    check(to_host(fn(*inputs)), workload.fn(np)(*host), workload.tolerance)
+    sync = lambda _: cupy.cuda.Device().synchronize()       # noqa: E731
+    times = time_rounds({"tiled": (lambda: fn(*inputs), sync)}, rounds=rounds, short=2)
+    row["variants"] = {"autofuse tiled": float(np.median(times["tiled"]))}
+
+
 def table(report) -> str:
     lines = [f"{'workload':36s} {'floor':>8s} {'autofuse':>9s} {'cupy':>9s} {'torch.c':>9s} "
              f"{'jax.jit':>9s} {'af/floor':>8s} {'af/best':>8s} {'1st ms':>7s}  kernels"]
@@ -123,7 +137,8 @@ def table(report) -> str:
         lines.append(f"{row['workload']:36s} {row['floor_ms'] * 1000:8.1f} {cells} "
                      f"{af / row['floor_ms']:8.2f} {af / best:8.2f} "
                      f"{report['first_call_ms'].get(row['workload'], float('nan')):7.0f}  "
-                     f"{','.join(row.get('autofuse_kernels', []))} {row['notes'] or ''}")
+                     f"{','.join(row.get('autofuse_kernels', []))} {row['notes'] or ''}"
+                     f"{row.get('variants') or ''}")
     return "times in microseconds\n" + "\n".join(lines)
 
 
@@ -152,7 +167,13 @@ def main():
         if time.perf_counter() - start > args.budget:
             report.setdefault("skipped", []).append(workload.name)
             continue
-        report["rows"].append(run_workload(workload, SYSTEMS, bandwidth, rng, args.rounds, 2))
+        row = run_workload(workload, SYSTEMS, bandwidth, rng, args.rounds, 2)
+        if workload.name.startswith("batched"):
+            try:
+                tiled_variant(workload, row, rng, args.rounds)
+            except Exception as error:
+                row["notes"]["tiled"] = f"{type(error).__name__}: {str(error)[:120]}"
+        report["rows"].append(row)
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
     print(table(report))

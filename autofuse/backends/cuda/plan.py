@@ -33,9 +33,11 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind != "input":
-        return Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
-    chosen = _reduction(group, tuning, device, simulator)
-    products = [n.attrs["product"] for n in group.reductions if n.attrs.get("product")]
+        chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
+    else:
+        chosen = _reduction(group, tuning, device, simulator)
+    # the product planner's words (ir/products.py) where the group computes lowered products
+    products = [n.attrs["product"] for n in group.nodes if n.attrs.get("product")]
     if products:
         chosen = replace(chosen, reason=f"{'; '.join(products)} ({chosen.reason})")
     return chosen
