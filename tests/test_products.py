@@ -50,10 +50,12 @@ def test_the_reason_is_in_the_fused_text(fn, args, word):
     assert word in autofuse.jit(fn).lower(*args).as_text("fused")
 
 
-def test_small_k_is_a_pointwise_sum_of_terms():
-    graph = autofuse.jit(lambda a, b: a @ b).lower(np.ones((40, 3)), np.ones((3, 36))).graph
+def test_an_outer_product_is_one_multiply():
+    graph = autofuse.jit(lambda x, y: np.outer(x, y) + 1).lower(np.ones(40), np.ones(36)).graph
     ops = [n.op for n in graph.nodes]
-    assert ops.count("multiply") == 3 and ops.count("add") == 2 and "sum" not in ops
+    assert "matmul" not in ops and "sum" not in ops and ops.count("multiply") == 1
+    assert "K = 1" in autofuse.jit(lambda x, y: x[:, None] @ y[None, :]).lower(
+        np.ones(4), np.ones(3)).as_text("fused")
 
 
 def test_the_backends_choose_their_products():
