@@ -104,3 +104,18 @@ def test_products_under_the_cuda_simulator(tmp_path):
     lines = done.stdout.splitlines()
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert len(lines) == len(CASES) and all(line.endswith(": ok") for line in lines), done.stdout
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_a_product_then_softmax_is_the_product_and_one_rows_kernel(backend):
+    if backend == "cuda":
+        pytest.importorskip("numba_cuda")
+
+    def softmax_of_product(a, w):
+        y = a @ w
+        e = np.exp(y - y.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    low = autofuse.jit(softmax_of_product, backend=backend).lower(
+        np.ones((256, 64), np.float32), np.ones((64, 256), np.float32))
+    assert [k.group.kind for k in low.kernels] == ["output", "input"]
+    assert low.kernels[1].strategy.startswith("rows")
