@@ -7,6 +7,7 @@ from .fusion import partition
 from .ir.graph import Graph
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
+from .ir.products import lower_products
 from .trace import Traced, leaf_spec, trace
 from .tree import LEAF
 
@@ -40,7 +41,9 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
              for i, leaf in enumerate(leaves)]
     traced = trace(fn, structure, specs, statics, name)
-    graph, history = simplify(traced.graph)
+    limits = get_backend(backend).product_limits(options or {})
+    graph, history = simplify(lower_products(traced.graph, limits,
+                                             lambda node: specs[node.attrs["index"]].strides))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations

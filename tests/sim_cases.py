@@ -9,11 +9,15 @@ import numpy as np
 
 import autofuse
 from autofuse.backends.cuda.tuning import Tuning
+from autofuse.ir.products import ProductLimits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from programs import layernorm, softmax  # noqa: E402
 
 rng = np.random.default_rng(3)
+# The tiled product kernel's cases keep their small products tiled (the planner would make
+# reductions of them: products_cases.py runs those).
+TILED = {"PRODUCTS": ProductLimits(small_side=0, small_k=0, batch_side=0)}
 
 
 def f32(*shape):
@@ -103,11 +107,11 @@ CASES = [
     ("arg_rows", lambda x: (x.argmax(1), x.argmin(1), x.max(1)), (f32(3, 40),)),
     ("any_all", lambda x: ((x > 0).any(1), (x > -2).all(1)), (f32(3, 8),)),
     ("mean_var", lambda x: (x.mean(0), x.var(0)), (f32(5, 4),)),
-    ("matmul_epilogue", lambda x, w, b: np.maximum(x @ w + b, 0), (f32(5, 7), f32(7, 6), f32(6))),
-    ("matmul_transposed", lambda x, w: x @ w.T, (f32(5, 7), f32(6, 7))),
-    ("batched_matmul", lambda a, b: a @ b, (f32(2, 3, 4), f32(2, 4, 5))),
+    ("matmul_epilogue", lambda x, w, b: np.maximum(x @ w + b, 0), (f32(5, 7), f32(7, 6), f32(6)), TILED),
+    ("matmul_transposed", lambda x, w: x @ w.T, (f32(5, 7), f32(6, 7)), TILED),
+    ("batched_matmul", lambda a, b: a @ b, (f32(2, 3, 4), f32(2, 4, 5)), TILED),
     ("attention", lambda q, k, v: softmax(q @ k.swapaxes(-1, -2) / math.sqrt(4)) @ v,
-     (f32(2, 6, 4), f32(2, 6, 4), f32(2, 6, 4))),
+     (f32(2, 6, 4), f32(2, 6, 4), f32(2, 6, 4)), TILED),
     ("python_scalar", lambda x, s: x * s + 1, (f32(4, 3), 2.5)),
     ("ints", lambda a, b: (a // b, a % b, a ** 2, -a, a > b),
      (rng.integers(-9, 9, (3, 4)).astype(np.int32), rng.integers(1, 5, (3, 4)).astype(np.int32))),
@@ -273,22 +277,22 @@ CASES = [
     ("matmul_vector_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
      (f32(130, 36), f32(36, 132), f32(132))),
     ("matmul_vector_batched", lambda a, w: (a @ w, np.tanh(a @ w) * 2),
-     (f32(2, 40, 16), f32(16, 24))),
-    ("matmul_vector_misaligned", lambda x, w: x @ w - 1, (_misaligned(24, 16), f32(16, 20))),
+     (f32(2, 40, 16), f32(16, 24)), TILED),
+    ("matmul_vector_misaligned", lambda x, w: x @ w - 1, (_misaligned(24, 16), f32(16, 20)), TILED),
     ("matmul_vector_transposed_b", lambda x, w, b: x @ w.T + b, (f32(130, 36), f32(132, 36), f32(132))),
     ("matmul_vector_transposed_a", lambda x, w: x.T @ w, (f32(36, 132), f32(36, 64))),
     ("matmul_vector_transposed_both", lambda x, w: np.tanh(x.T @ w.T), (f32(20, 68), f32(40, 20))),
     ("matmul_vector_attention_scores", lambda q, k: q @ k.swapaxes(-1, -2) * 0.25,
-     (f32(2, 40, 16), f32(2, 52, 16))),
+     (f32(2, 40, 16), f32(2, 52, 16)), TILED),
     # rectangular tiles (cuda_matmul.NARROW, 64 by default): WIDE x 64 where the result has at
     # most 64 columns (attention's P @ V), 64 x WIDE where it has at most 64 rows; ragged M, N, K;
     # WIDE 128 and 256 (the default)
     ("matmul_vector_narrow_n_batched", lambda p, v: p @ v * 0.5, (f32(2, 260, 20), f32(2, 20, 64)),
      {"TILES_NARROW": 64}),
     ("matmul_vector_narrow_n_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
-     (f32(70, 12), f32(12, 36), f32(36)), {"TILES_NARROW": 64}),
+     (f32(70, 12), f32(12, 36), f32(36)), {"TILES_NARROW": 64, **TILED}),
     ("matmul_vector_narrow_m", lambda x, w: np.tanh(x @ w) + 1, (f32(40, 12), f32(12, 260)),
-     {"TILES_NARROW": 64}),
+     {"TILES_NARROW": 64, **TILED}),
     ("matmul_vector_narrow_wide128", lambda p, v: p @ v - 1, (f32(2, 260, 20), f32(2, 20, 64)),
      {"TILES_NARROW": 64, "TILES_WIDE": 128}),
     ("matmul_vector_square_tiles", lambda p, v: p @ v - 1, (f32(2, 70, 20), f32(2, 20, 36)),
@@ -363,10 +367,11 @@ def configured(settings: dict):
     yield options
 
 
-def main(only: str = "") -> int:
-    """Runs every case (or those whose name contains `only`); returns the mismatches."""
+def main(only: str = "", cases=None) -> int:
+    """Runs every case of `cases` (CASES by default), or those whose name contains `only`;
+    returns the mismatches."""
     failures = 0
-    for name, fn, args, *settings in CASES:
+    for name, fn, args, *settings in CASES if cases is None else cases:
         if only not in name:
             continue
         # settings: generator constants (upper case), jit options (lower case) and a

@@ -198,7 +198,7 @@ def test_blas_tiles_epilogue(rng, m):
 
 
 def test_loop_tiles_integer_matmul(rng):
-    x, w = random_array((17, 9), np.int32, rng), random_array((9, 11), np.int32, rng)
+    x, w = random_array((17, 19), np.int32, rng), random_array((19, 21), np.int32, rng)
     check(lambda x, w: x @ w + 1, x, w, strategies=["loop-tiles"])
     check(lambda x, w: x @ w, random_array((3, 5, 4), np.int64, rng),
           random_array((4, 6), np.int64, rng))

@@ -53,13 +53,14 @@ CANONICAL = [
      ["input"]),
     ("mean_and_var", lambda x: (x.mean(0), x.var(0)), lambda: (f32(16, 32),), ["input"]),
     ("max_and_argmax", lambda x: (x.max(1), x.argmax(1)), lambda: (f32(16, 32),), ["input"]),
-    ("relu_matmul_bias", lambda x, w, b: np.maximum(x @ w + b, 0), lambda: (f32(16, 8), f32(8, 32), f32(32)),
+    ("relu_matmul_bias", lambda x, w, b: np.maximum(x @ w + b, 0),
+     lambda: (f32(32, 24), f32(24, 40), f32(40)),
      ["output"]),
-    ("matmul_transposed", lambda x, w: x @ w.T * 2.0, lambda: (f32(16, 8), f32(32, 8)), ["output"]),
+    ("matmul_transposed", lambda x, w: x @ w.T * 2.0, lambda: (f32(32, 24), f32(40, 24)), ["output"]),
     ("two_layer_mlp", lambda x, w1, b1, w2, b2: np.maximum(x @ w1 + b1, 0) @ w2 + b2,
-     lambda: (f32(16, 8), f32(8, 32), f32(32), f32(32, 4), f32(4)), ["output", "output"]),
+     lambda: (f32(32, 24), f32(24, 40), f32(40), f32(40, 20), f32(20)), ["output", "output"]),
     ("attention", lambda q, k, v: softmax(q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])) @ v,
-     lambda: (f32(2, 16, 8), f32(2, 16, 8), f32(2, 16, 8)), ["output", "input", "output"]),
+     lambda: (f32(2, 32, 24), f32(2, 32, 24), f32(2, 32, 24)), ["output", "input", "output"]),
     ("pairwise_distances", lambda a, b: ((a[:, None] - b[None]) ** 2).sum(-1),
      lambda: (f32(16, 4), f32(8, 4)), ["input"]),
 ]
@@ -109,7 +110,7 @@ def test_reduction_over_other_axis_is_a_boundary_with_a_reason():
 
 
 def test_matmul_operand_prologue_is_materialized_with_reason():
-    program = fused(lambda x, w: np.exp(x) @ w, f32(8, 4), f32(4, 6))
+    program = fused(lambda x, w: np.exp(x) @ w, f32(32, 24), f32(24, 40))
     assert kinds(program) == ["elementwise", "output"]
     assert "matmul operand" in program.explanations()[0]
 

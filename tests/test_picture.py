@@ -21,8 +21,8 @@ def mixed(x, w, b):
 @pytest.fixture(scope="module")
 def lowered():
     f = autofuse.jit(mixed, backend="numpy")       # partitioned like any backend; no compile
-    return f.lower(np.ones((8, 4), np.float32), np.ones((4, 6), np.float32),
-                   np.ones(6, np.float32))
+    return f.lower(np.ones((32, 24), np.float32), np.ones((24, 40), np.float32),
+                   np.ones(40, np.float32))
 
 
 def clusters(dot: str) -> dict:
@@ -47,9 +47,9 @@ def test_one_cluster_per_group_coloured_by_kind(lowered):
 
 def test_values_labelled_with_name_shape_and_dtype(lowered):
     dot = lowered.to_dot()
-    assert '"v0 = input\\nf32[8,4]"' in dot
-    assert re.search(r'label="v\d+ = matmul\\nf32\[8,6\]"', dot)
-    assert re.search(r'label="v\d+ = transpose\\nf32\[6,8\]"', dot)
+    assert '"v0 = input\\nf32[32,24]"' in dot
+    assert re.search(r'label="v\d+ = matmul\\nf32\[32,40\]"', dot)
+    assert re.search(r'label="v\d+ = transpose\\nf32\[40,32\]"', dot)
     assert "return" in dot
 
 
@@ -69,7 +69,7 @@ def test_edges_between_groups_labelled_with_bytes(lowered):
     (matmul_id,) = matmul_group.outputs
     readers = {gid for tail, gid, _, _ in crossing if tail == f"g{matmul_group.id}_{matmul_id}"}
     assert len(readers) == 2
-    assert re.search(r'-> out \[label="0: 192 B"', dot)
+    assert re.search(r'-> out \[label="0: 5.0 KiB"', dot)
 
 
 def test_dot_needs_no_graphviz(lowered, monkeypatch, tmp_path):

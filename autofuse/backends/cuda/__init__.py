@@ -41,6 +41,11 @@ def tuning_of(options: dict) -> Tuning:
     return options.get("tuning") or DEFAULT
 
 
+def product_limits(options: dict):
+    """Which matrix products run as reductions (ir/products.py): the tuning's."""
+    return tuning_of(options).products
+
+
 def device_for(simulator: bool) -> Device:
     """The facts of the GPU this process runs kernels on; a Hopper's where none runs them (the
     simulator, or lowering without a GPU)."""
@@ -86,4 +91,4 @@ def prepare(entry) -> None:
         CudaProgram(entry, kernels, tuning)
 
 
-__all__ = ["COST", "Tuning", "Device", "prepare", "simulating"]
+__all__ = ["COST", "Tuning", "Device", "prepare", "product_limits", "simulating"]

@@ -7,7 +7,7 @@ emit/two_stage.plan, emit/matmul_tiles.refusal.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,8 +33,14 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind != "input":
-        return Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
-    return _reduction(group, tuning, device, simulator)
+        chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
+    else:
+        chosen = _reduction(group, tuning, device, simulator)
+    # the product planner's words (ir/products.py) where the group computes lowered products
+    products = [n.attrs["product"] for n in group.nodes if n.attrs.get("product")]
+    if products:
+        chosen = replace(chosen, reason=f"{'; '.join(products)} ({chosen.reason})")
+    return chosen
 
 
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) -> Plan:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ...ir.products import ProductLimits
+
 
 @dataclass(frozen=True)
 class Tuning:
@@ -64,6 +66,8 @@ class Tuning:
     tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
     tiles_depth: int = 8              # ... K elements a shared slab
+    # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
+    products: ProductLimits = ProductLimits()
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)

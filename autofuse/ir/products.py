@@ -1,0 +1,145 @@
+"""The product planner: which matrix products become reductions of a broadcast product, and why.
+
+`plan(node, limits, strides)` decides one `matmul` node from its shape and its operands' memory
+layout; `lower_products(graph, limits, strides)` rewrites the graph by those decisions, before
+partitioning, so the reduction kernels (rows, two-stage, columns) run the products fused with
+their producers and consumers. Products the planner keeps stay `matmul` (the tiled kernel).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .graph import Graph, Node
+from .passes import Rewriter
+
+
+@dataclass(frozen=True)
+class ProductLimits:
+    """The shapes a backend runs as reductions (0 turns a rule off)."""
+    # A product with M or N at most this (matrix-vector, vector-matrix, dot, a few columns) reads
+    # its matrix once as a reduction; a tile of 128 would be mostly padding.
+    small_side: int = 16
+    # A product with K at most this is a short sum per output, K looped (a thread an output).
+    # NOTE: K written out as K elementwise terms of slices ran slower on the H200 (8192x8 @
+    # 8x8192 float32: 301 us against 179 us looped); only K = 1, the outer product, is written
+    # as a term.
+    small_k: int = 16
+    # A stack of at least `batch_count` products, each with M, N and K at most `batch_side`, runs
+    # a thread per output with K looped: the stack fills the GPU, not one product's tiles.
+    batch_side: int = 64
+    batch_count: int = 8
+    # Whether M-small products (a vector on the left: long sums down the right operand's
+    # columns) are reductions too: the CPU's column loops are slower there than its BLAS.
+    vector_left: bool = True
+
+
+@dataclass(frozen=True)
+class ProductPlan:
+    strategy: str        # "tiled" (kept as matmul), "outer" (elementwise) or "reduction"
+    reason: str
+    order: str = ""      # a reduction: the order of the terms' axes M, N, K ("mnk": K last)
+
+
+LAYOUT_OPS = ("transpose", "reshape", "broadcast_to", "slice")
+
+
+def plan(node: Node, limits: ProductLimits, strides=None) -> ProductPlan:
+    """The strategy of one matmul node ((..., M, K) @ (..., K, N), batch already broadcast)."""
+    a, b = node.inputs
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch = 1
+    for size in node.shape[:-2]:
+        batch *= size
+    if node.dtype.kind not in "fiu" or (node.dtype.kind == "f" and node.dtype.itemsize < 4):
+        return ProductPlan("tiled", f"{node.dtype} products keep NumPy's matmul accumulation")
+    shape = f"({m}x{k}) @ ({k}x{n})" + (f" x{batch}" if node.ndim > 2 else "")
+    if k == 1:
+        return ProductPlan("outer", f"product {shape}: K = 1, an elementwise (outer) product")
+    along_k = _fast_along_k(a, strides)
+    if limits.small_side and n <= limits.small_side and along_k:
+        return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side}, "
+                           f"a reduction along each row of the left operand, read once", "mnk")
+    if limits.small_side and n <= limits.small_side:
+        return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side} and the "
+                           f"left operand stored by columns: a reduction down them", "kmn")
+    if limits.small_side and limits.vector_left and m <= limits.small_side:
+        return ProductPlan("reduction", f"product {shape}: M = {m} <= {limits.small_side}, a "
+                           f"reduction down the right operand's columns, read once", "mkn")
+    if limits.small_k and k <= limits.small_k:
+        return ProductPlan("reduction", f"product {shape}: K = {k} <= {limits.small_k}, "
+                           f"a short sum per output", "mkn")
+    side = limits.batch_side
+    if side and batch >= limits.batch_count and max(m, n, k) <= side:
+        return ProductPlan("reduction", f"product {shape}: {batch} products of sides at most "
+                           f"{side}, a thread per output with K looped", "mkn")
+    return ProductPlan("tiled", f"product {shape}: a tiled matrix product")
+
+
+def _fast_along_k(a: Node, strides) -> bool:
+    """Whether the left operand's elements along K (its last axis) are adjacent in memory, as far
+    as the layout ops between it and an input tell (a transposed matrix runs down M instead)."""
+    swapped = False
+    node = a
+    while node.op in LAYOUT_OPS:
+        if node.op == "transpose":
+            perm = node.attrs["perm"]
+            if len(perm) >= 2 and perm[-1] == len(perm) - 2:
+                swapped = not swapped
+            elif perm[-1] != len(perm) - 1:
+                return True
+        elif node.op == "reshape" and node.shape[-2:] != node.inputs[0].shape[-2:]:
+            break
+        node = node.inputs[0]
+    if node.op == "input" and strides is not None and node.ndim >= 2:
+        own = strides(node)
+        if own is not None and abs(own[-1]) > abs(own[-2]):
+            swapped = not swapped
+    return not swapped
+
+
+def lower_products(graph: Graph, limits: ProductLimits, strides=None) -> Graph:
+    """Rewrite the matmul nodes the planner sends to the reduction kernels.
+
+    `strides(input_node)` gives an input's element strides (None when C-contiguous)."""
+    if not any(node.op == "matmul" for node in graph.nodes):
+        return graph
+    rewriter = Rewriter(graph)
+    for node in graph.nodes:
+        inputs = rewriter.inputs_of(node)
+        chosen = plan(node, limits, strides) if node.op == "matmul" else None
+        if chosen is None or chosen.strategy == "tiled":
+            rewriter.mapping[node.id] = rewriter.keep(node, inputs)
+        else:
+            rewriter.mapping[node.id] = _lowered(rewriter, node, inputs, chosen)
+    return rewriter.finish()
+
+
+def _lowered(rewriter: Rewriter, node: Node, inputs: tuple, chosen: ProductPlan) -> Node:
+    a, b = inputs
+    batch = node.shape[:-2]
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    if chosen.strategy == "outer":
+        # NOTE: a sum of one term is that term, bit for bit, so no reduction is written.
+        return rewriter.make(node, "multiply", (a, b), {"product": chosen.reason})
+    # The terms' axes in the plan's order, summed over K; M and N of size 1 are left out, so a
+    # matrix-vector result needs no reshape of its own.
+    sizes = {"m": m, "n": n, "k": k}
+    kept = [label for label in chosen.order if label == "k" or sizes[label] != 1]
+    terms = []
+    for operand, labels in ((a, "mk"), (b, "kn")):
+        present = [label for label in kept if label in labels]
+        if len(present) == 2 and present != list(labels):
+            swap = tuple(range(len(batch))) + (len(batch) + 1, len(batch))
+            operand = rewriter.make(node, "transpose", (operand,), {"perm": swap})
+        shape = batch + tuple(sizes[label] if label in labels else 1 for label in kept)
+        if shape != operand.shape:
+            operand = rewriter.make(node, "reshape", (operand,), {"shape": shape})
+        terms.append(operand)
+    product = rewriter.make(node, "multiply", tuple(terms))
+    axis = len(batch) + kept.index("k")
+    total = rewriter.make(node, "sum", (product,), {"axes": (axis,), "product": chosen.reason})
+    if total.shape == node.shape:
+        return total
+    return rewriter.make(node, "reshape", (total,), {"shape": node.shape})
+

@@ -1,0 +1,185 @@
+"""Matrix products by shape (issue 30): matrix-vector family, dot, outer, K = 8, batched small
+products, each beside CuPy (cuBLAS), torch.compile and jax.jit, against the memory floor.
+
+    python benchmarks/products.py --out $OUT/products.json [--only matvec] [--budget 240]
+
+Timing is gpu.py's (interleaved rounds, the difference of long and short batches; each system
+checked against NumPy first). The floor is the bytes that must move over the measured
+device-to-device copy bandwidth; for two dependent passes over a matrix ((A @ x) @ A,
+A.T @ (A @ x)) it counts the matrix twice. First call: each autofuse program's first call in a
+warm process (numba-cuda loaded, another kernel compiled) with an empty disk cache.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu import check, copy_bandwidth, run_workload, time_rounds, to_host  # noqa: E402
+from workloads import Workload  # noqa: E402
+
+import autofuse  # noqa: E402
+
+SYSTEMS = ("autofuse", "cupy", "torch.compile", "jax.jit")
+
+
+def _arrays(dtype, *shapes):
+    return lambda rng: tuple((rng.standard_normal(s) * 0.5 + 0.1).astype(dtype) for s in shapes)
+
+
+def _bytes(*shapes_of_outputs, reads=1):
+    """Floor bytes: every input read `reads` times (a tuple: per input), each output written."""
+    def floor(inputs):
+        counts = reads if isinstance(reads, tuple) else (reads,) * len(inputs)
+        item = inputs[0].itemsize
+        written = sum(int(np.prod(s)) for s in shapes_of_outputs) * item
+        return sum(a.nbytes * c for a, c in zip(inputs, counts)) + written
+    return floor
+
+
+def _workload(name, dtype, shapes, fn, torch_fn, out_shapes, reads=1):
+    tolerance = 1e-3 if dtype == np.float32 else 1e-9
+    return Workload(f"{name} {np.dtype(dtype).name}", _arrays(dtype, *shapes), fn, torch_fn,
+                    _bytes(*out_shapes, reads=reads), tolerance=tolerance)
+
+
+def workloads() -> list:
+    found = []
+    for dtype in (np.float32, np.float64):
+        for m, k in ((4096, 4096), (8192, 8192), (16384, 1024)):
+            found.append(_workload(f"matvec {m}x{k}", dtype, [(m, k), (k,)],
+                                   lambda xp: lambda a, x: a @ x, lambda t: lambda a, x: a @ x,
+                                   [(m,)]))
+            found.append(_workload(f"vecmat {k}x{m}", dtype, [(k,), (k, m)],
+                                   lambda xp: lambda x, a: x @ a, lambda t: lambda x, a: x @ a,
+                                   [(m,)]))
+    n = 4096
+    found += [
+        _workload("dot 2^24", np.float32, [(1 << 24,), (1 << 24,)], lambda xp: lambda x, y: x @ y,
+                  lambda t: lambda x, y: x @ y, [()]),
+        _workload("outer 4096^2", np.float32, [(n,), (n,)], lambda xp: lambda x, y: xp.outer(x, y),
+                  lambda t: lambda x, y: t.outer(x, y), [(n, n)]),
+        _workload("(A@x)@A 4096^2", np.float32, [(n, n), (n,)],
+                  lambda xp: lambda a, x: (a @ x) @ a, lambda t: lambda a, x: (a @ x) @ a,
+                  [(n,)], reads=(2, 1)),
+        _workload("alpha*A@x+beta*B@x 4096^2", np.float32, [(n, n), (n, n), (n,)],
+                  lambda xp: lambda a, b, x: 1.5 * a @ x + 0.5 * b @ x,
+                  lambda t: lambda a, b, x: 1.5 * a @ x + 0.5 * b @ x, [(n,)]),
+        _workload("A.T@(A@x) 4096^2", np.float32, [(n, n), (n,)],
+                  lambda xp: lambda a, x: a.T @ (a @ x), lambda t: lambda a, x: a.T @ (a @ x),
+                  [(n,)], reads=(2, 1)),
+        _workload("K=8 8192x8@8x8192", np.float32, [(8192, 8), (8, 8192)],
+                  lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b, [(8192, 8192)]),
+        _workload("batched (64,32,48)@(48,48)", np.float64, [(64, 32, 48), (48, 48)],
+                  lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b, [(64, 32, 48)]),
+        _workload("batched (8192,32,48)@(48,48)", np.float64, [(8192, 32, 48), (48, 48)],
+                  lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b, [(8192, 32, 48)]),
+        _workload("batched (8192,32,48)@(48,48)", np.float32, [(8192, 32, 48), (48, 48)],
+                  lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b, [(8192, 32, 48)]),
+    ]
+    return found
+
+
+def first_calls(found, rng) -> dict:
+    """{workload: ms} of each autofuse program's first call in this (warm) process, cold cache."""
+    import cupy
+    times = {}
+    with tempfile.TemporaryDirectory() as empty:
+        saved = os.environ.get("AUTOFUSE_CACHE_DIR")
+        os.environ["AUTOFUSE_CACHE_DIR"] = empty
+        try:
+            warm = autofuse.jit(lambda x: np.exp(x) + 1)
+            warm(cupy.ones(1024, cupy.float32))
+            for workload in found:
+                inputs = [cupy.asarray(a) for a in workload.make(rng)]
+                jitted = autofuse.jit(workload.fn(np))
+                start = time.perf_counter()
+                jitted(*inputs)
+                cupy.cuda.Device().synchronize()
+                times[workload.name] = (time.perf_counter() - start) * 1000
+        finally:
+            if saved is None:
+                del os.environ["AUTOFUSE_CACHE_DIR"]
+            else:
+                os.environ["AUTOFUSE_CACHE_DIR"] = saved
+    return times
+
+
+def tiled_variant(workload, row, rng, rounds) -> None:
+    """A batched row's product also timed as the tiled kernel (the planner's batch rule off)."""
+    import cupy
+    from autofuse.backends.cuda.tuning import Tuning
+    from autofuse.ir.products import ProductLimits
+    host = workload.make(rng)
+    inputs = [cupy.asarray(a) for a in host]
+    fn = autofuse.jit(workload.fn(np), tuning=Tuning(products=ProductLimits(batch_side=0)))
+    check(to_host(fn(*inputs)), workload.fn(np)(*host), workload.tolerance)
+    sync = lambda _: cupy.cuda.Device().synchronize()       # noqa: E731
+    times = time_rounds({"tiled": (lambda: fn(*inputs), sync)}, rounds=rounds, short=2)
+    row["variants"] = {"autofuse tiled": float(np.median(times["tiled"]))}
+
+
+def table(report) -> str:
+    lines = [f"{'workload':36s} {'floor':>8s} {'autofuse':>9s} {'cupy':>9s} {'torch.c':>9s} "
+             f"{'jax.jit':>9s} {'af/floor':>8s} {'af/best':>8s} {'1st ms':>7s}  kernels"]
+    for row in report["rows"]:
+        t = row["times"]
+        peers = [t[s] for s in SYSTEMS[1:] if s in t]
+        af = t.get("autofuse", float("nan"))
+        best = min(peers) if peers else float("nan")
+        cells = " ".join(f"{t.get(s, float('nan')) * 1000:9.1f}" for s in SYSTEMS)
+        lines.append(f"{row['workload']:36s} {row['floor_ms'] * 1000:8.1f} {cells} "
+                     f"{af / row['floor_ms']:8.2f} {af / best:8.2f} "
+                     f"{report['first_call_ms'].get(row['workload'], float('nan')):7.0f}  "
+                     f"{','.join(row.get('autofuse_kernels', []))} {row['notes'] or ''}"
+                     f"{row.get('variants') or ''}")
+    return "times in microseconds\n" + "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=1e9, help="seconds; later rows skipped")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
+                                                      "products.json"))
+    args = parser.parse_args()
+    import cupy
+    import jax
+    jax.config.update("jax_enable_x64", True)       # float64 rows stay float64
+    start = time.perf_counter()
+    rng = np.random.default_rng(30)
+    found = [w for w in workloads()
+             if not args.only or any(s in w.name for s in args.only.split(","))]
+    report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "date": time.strftime("%Y-%m-%d"), "first_call_ms": first_calls(found, rng),
+              "copy_bandwidth_TBps": 0.0, "rows": []}
+    bandwidth = copy_bandwidth(2)
+    report["copy_bandwidth_TBps"] = bandwidth / 1e12
+    print(json.dumps(report["first_call_ms"]), flush=True)
+    for workload in found:
+        if time.perf_counter() - start > args.budget:
+            report.setdefault("skipped", []).append(workload.name)
+            continue
+        row = run_workload(workload, SYSTEMS, bandwidth, rng, args.rounds, 2)
+        if workload.name.startswith("batched"):
+            try:
+                tiled_variant(workload, row, rng, args.rounds)
+            except Exception as error:
+                row["notes"]["tiled"] = f"{type(error).__name__}: {str(error)[:120]}"
+        report["rows"].append(row)
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+    print(table(report))
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Matrix products the planner (autofuse/ir/products.py) sends to the reduction kernels, at small
+sizes: shared by test_products.py (CPU backend, interpreter) and, run as a script under
+NUMBA_ENABLE_CUDASIM=1, by the CUDA simulator (sim_cases.main over these cases)."""
+import os
+import sys
+
+import numpy as np
+
+rng = np.random.default_rng(30)
+
+
+def real(dtype, *shape):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def ints(dtype, *shape):
+    return rng.integers(-20, 20, shape).astype(dtype)
+
+
+def fortran(array):
+    return np.asfortranarray(array)
+
+
+f32, f64 = np.float32, np.float64
+A = real(f32, 40, 24)
+# (name, function, arguments, settings: "strategy" a kernel of the case must take on the GPU)
+CASES = [
+    ("matvec", lambda a, x: a @ x, (A, real(f32, 24)), {"strategy": "rows"}),
+    ("matvec_f64_epilogue", lambda a, x, b: np.tanh(a @ x) + b,
+     (real(f64, 33, 70), real(f64, 70), real(f64, 33)), {"strategy": "rows"}),
+    ("matvec_fortran", lambda a, x: a @ x, (fortran(real(f32, 40, 24)), real(f32, 24))),
+    ("matvec_transposed_twice", lambda a, x: a.T @ (a @ x), (A, real(f32, 24))),
+    ("matvec_strided_reversed", lambda a, x: a[::2, ::-1] @ x[1:], (A, real(f32, 25))),
+    ("vecmat", lambda x, a: x @ a, (real(f32, 40), A)),
+    ("vecmat_producer", lambda x, a: np.exp(x * 0.1) @ (a * 2), (real(f32, 40), A)),
+    ("dot", lambda x, y: x @ y, (real(f32, 64), real(f32, 64))),
+    ("np_dot", lambda x, y: np.dot(x, y) * 2, (real(f64, 300), real(f64, 300))),
+    ("outer", lambda x, y: np.outer(x, y), (real(f32, 12), real(f32, 20))),
+    ("k_one", lambda x, y: x[:, None] @ y[None, :] + 1, (real(f32, 12), real(f32, 20))),
+    ("k_small", lambda a, b: np.maximum(a @ b, 0), (real(f32, 40, 8), real(f32, 8, 36))),
+    ("n_small", lambda a, b: a @ b, (A, real(f32, 24, 4))),
+    ("m_small", lambda a, b: a @ b, (real(f32, 3, 40), A)),
+    ("two_products", lambda a, b, x: 1.5 * a @ x + 0.5 * b @ x,
+     (A, real(f32, 40, 24), real(f32, 24))),
+    ("vecmat_then_product", lambda a, x: (a @ x) @ a, (A, real(f32, 24))),
+    ("batched_small", lambda x, w: x @ w, (real(f32, 16, 20, 24), real(f32, 24, 18)),
+     {"strategy": "columns"}),
+    ("batched_broadcast", lambda a, b: a @ b, (real(f32, 3, 1, 5, 6), real(f32, 4, 6, 2))),
+    ("batched_matvec", lambda a, x: a @ x, (real(f32, 3, 10, 7), real(f32, 7))),
+    ("batched_vecmat", lambda x, a: x @ a, (real(f32, 7), real(f32, 3, 7, 10))),
+    ("int32_matvec", lambda a, x: a @ x, (ints(np.int32, 30, 20), ints(np.int32, 20))),
+    ("int64_k_small", lambda a, b: a @ b, (ints(np.int64, 9, 3), ints(np.int64, 3, 11))),
+    ("mixed_dtypes", lambda a, x: a @ x, (ints(np.int32, 30, 20), real(f64, 20))),
+    ("empty_rows", lambda a, x: a @ x, (real(f32, 0, 5), real(f32, 5))),
+    ("empty_k", lambda a, x: a @ x + 1, (real(f32, 6, 0), real(f32, 0))),
+    ("empty_dot", lambda x, y: x @ y, (real(f32, 0), real(f32, 0))),
+]
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sim_cases
+    sys.exit(sim_cases.main(*sys.argv[1:2], cases=CASES))

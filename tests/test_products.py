@@ -1,0 +1,121 @@
+"""The product planner (autofuse/ir/products.py): each strategy against NumPy on the CPU backend,
+the interpreter and the CUDA simulator; the reason in the fused text and the kernel records; a
+matrix-vector kernel's source is small."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import autofuse
+from autofuse.ir.products import ProductLimits
+from products_cases import CASES
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _tolerance(dtype) -> dict:
+    return dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+@pytest.mark.parametrize("name, fn, args", [case[:3] for case in CASES], ids=[c[0] for c in CASES])
+def test_products_match_numpy(name, fn, args, backend):
+    expected = fn(*args)
+    got = autofuse.jit(fn, backend=backend)(*args)
+    assert np.shape(got) == np.shape(expected) and np.result_type(got) == np.result_type(expected)
+    if np.result_type(expected).kind in "iu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, **_tolerance(np.result_type(expected)))
+
+
+def _sums(fn, args, backend="cpu"):
+    graph = autofuse.jit(fn, backend=backend).lower(*args).graph
+    return [n for n in graph.nodes if n.op == "sum"], [n for n in graph.nodes if n.op == "matmul"]
+
+
+@pytest.mark.parametrize("fn, args, word", [
+    (lambda a, x: a @ x, (np.ones((40, 24)), np.ones(24)), "N = 1 <= 16"),
+    (lambda a, x: a.T @ x, (np.ones((40, 24)), np.ones(40)), "stored by columns"),
+    (lambda a, b: a @ b, (np.ones((40, 8)), np.ones((8, 36))), "K = 8 <= 16"),
+    (lambda a, b: a @ b, (np.ones((64, 32, 48)), np.ones((48, 48))), "64 products of sides"),
+])
+def test_the_reason_is_in_the_fused_text(fn, args, word):
+    graph = autofuse.jit(fn).lower(*args).graph
+    reasons = [n.attrs["product"] for n in graph.nodes if n.attrs.get("product")]
+    assert not [n for n in graph.nodes if n.op == "matmul"]
+    assert len(reasons) == 1 and word in reasons[0]
+    assert word in autofuse.jit(fn).lower(*args).as_text("fused")
+
+
+def test_an_outer_product_is_one_multiply():
+    graph = autofuse.jit(lambda x, y: np.outer(x, y) + 1).lower(np.ones(40), np.ones(36)).graph
+    ops = [n.op for n in graph.nodes]
+    assert "matmul" not in ops and "sum" not in ops and ops.count("multiply") == 1
+    assert "K = 1" in autofuse.jit(lambda x, y: x[:, None] @ y[None, :]).lower(
+        np.ones(4), np.ones(3)).as_text("fused")
+
+
+def test_the_backends_choose_their_products():
+    x, a = np.ones(64), np.ones((64, 64))
+    vecmat = lambda x, a: x @ a          # noqa: E731
+    sums, kept = _sums(vecmat, (x, a), "cpu")
+    assert not sums and len(kept) == 1              # BLAS there
+    assert len(_sums(vecmat, (x, a), "numpy")[0]) == 1
+    large = lambda a, b: a @ b           # noqa: E731
+    assert not _sums(large, (a, a))[0] and len(_sums(large, (a, a))[1]) == 1
+
+
+def test_products_of_other_dtypes_stay_matmul():
+    for dtype in (np.float16, np.bool_):
+        a, x = np.ones((8, 4), dtype), np.ones(4, dtype)
+        fn = lambda a, x: a @ x          # noqa: E731
+        sums, kept = _sums(fn, (a, x), "numpy")
+        assert not sums and kept
+        np.testing.assert_array_equal(autofuse.jit(fn, backend="numpy")(a, x), a @ x)
+
+
+def test_limits_of_zero_keep_every_product_tiled():
+    from autofuse.ir.products import plan
+    graph = autofuse.jit(lambda a, x: a @ x[:, None], backend="numpy").lower(
+        np.ones((8, 40)), np.ones(40)).traced
+    (node,) = [n for n in graph.nodes if n.op == "matmul"]
+    assert plan(node, ProductLimits(0, 0, 0)).strategy == "tiled"
+    assert plan(node, ProductLimits()).strategy == "reduction"
+
+
+def test_a_matrix_vector_kernel_is_small():
+    pytest.importorskip("numba_cuda")
+    low = autofuse.jit(lambda a, x: a @ x, backend="cuda").lower(
+        np.ones((4096, 4096), np.float32), np.ones(4096, np.float32))
+    (kernel,) = low.kernels
+    assert kernel.strategy.startswith("rows") and "N = 1 <= 16" in kernel.reason
+    assert len(kernel.source.splitlines()) < 250
+
+
+@pytest.mark.sim
+def test_products_under_the_cuda_simulator(tmp_path):
+    pytest.importorskip("numba_cuda")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, os.path.join(HERE, "products_cases.py")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert len(lines) == len(CASES) and all(line.endswith(": ok") for line in lines), done.stdout
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_a_product_then_softmax_is_the_product_and_one_rows_kernel(backend):
+    if backend == "cuda":
+        pytest.importorskip("numba_cuda")
+
+    def softmax_of_product(a, w):
+        y = a @ w
+        e = np.exp(y - y.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    low = autofuse.jit(softmax_of_product, backend=backend).lower(
+        np.ones((256, 64), np.float32), np.ones((64, 256), np.float32))
+    assert [k.group.kind for k in low.kernels] == ["output", "input"]
+    assert low.kernels[1].strategy.startswith("rows")
