@@ -64,6 +64,9 @@ class Tuning:
     tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
     tiles_depth: int = 8              # ... K elements a shared slab
+    gemm: bool = True                 # float32/float64 products: the compact kernel general over
+    #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
+    #                                   above, specialized to each shape
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)
