@@ -67,6 +67,7 @@ class Tuning:
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
+    gemm_unroll: int = 2              # ... K steps of a slab written out an iteration (of depth)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)
