@@ -66,12 +66,12 @@ def compare(label, fn_np, args, tunings):
         print(label, tname, res[tname], flush=True)
     out["timings"][label] = res
 
-T = {"compact": Tuning(), "old": Tuning(gemm=False), "compact_unroll1": Tuning(gemm_unroll=1),
+T = {"compact": Tuning(), "old": Tuning(gemm=False), "compact_unbounded": Tuning(gemm_blocks=0),
      "compact_unroll4": Tuning(gemm_unroll=4)}
 def g(*s, dt=np.float32): return (rng.standard_normal(s) * 0.5 + 0.1).astype(dt)
 compare("relu(x@w+b) 8192x4096x4096 f32", relu_matmul(np), (g(8192, 4096), g(4096, 4096), g(4096)), T)
 compare("attention 32x2048x64 f32", attention(np), tuple(g(32, 2048, 64) for _ in range(3)),
-        {"compact": T["compact"], "old": T["old"]})
+        {"compact": T["compact"], "old": T["old"], "compact_unbounded": T["compact_unbounded"]})
 compare("relu(x@w+b) 4096^3 f64", relu_matmul(np), (g(4096, 4096, dt=np.float64), g(4096, 4096, dt=np.float64), g(4096, dt=np.float64)),
         {"compact": T["compact"], "old": T["old"]})
 x = cupy.asarray(g(4096, 4096, dt=np.float64))

@@ -67,7 +67,9 @@ class Tuning:
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
-    gemm_unroll: int = 2              # ... K steps of a slab written out an iteration (of depth)
+    gemm_unroll: int = 8              # ... K steps of a slab written out (a loop where fewer than
+    #                                   tiles_depth)
+    gemm_blocks: int = 2              # ... float32: launch bounds, blocks an SM (0: none)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)

@@ -33,6 +33,9 @@ def write(source, plan: Plan):
     for name in ("address", "vload2", "vload4", "sload4", "sstore4"):
         r.globals[name] = ("vector", name)
     r.globals["ix"] = ("index", "uint32")     # shared offsets: no negative-index wraparound
+    if plan.narrow:              # running offsets and bounds in 32 bits: fewer registers
+        r.globals["sx"] = ("index", "int32")
+    source.small = (lambda text: f"sx({text})") if plan.narrow else (lambda text: text)
     batch = _batch(source, node)
     sb = 2 * depth * tm                   # B's slabs follow A's in the one shared array
     area = 2 * depth * (tm + tn)
@@ -52,6 +55,22 @@ def write(source, plan: Plan):
               _Stage(source, "b", b, plan.stage_b, "col0", "N", tn, sb, depth, threads, batch)]
     for stage in stages:
         stage.declare(r)
+    _main_loop(source, stages, acc, plan, zero)
+    _epilogue(source, node, acc, batch, plan, area)
+    source.grid_rule = Grid(tn, tm)
+    grid = source.grid_rule.of({s.name: s.value for s in source.sizes})
+    # NOTE: float32: registers for two blocks an SM (ptxas for sm_90 fits 128 a thread without
+    # spilling; unbounded it took 153 and one block); float64's 64 accumulators take ~250.
+    blocks = source.tuning.gemm_blocks if node.dtype.itemsize == 4 else 0
+    return source.finish(f"compact tiled {tm}x{tn}x{depth}, 8x8 per thread, sizes as arguments",
+                         threads, grid, min_blocks=blocks)
+
+
+def _main_loop(source, stages, acc, plan: Plan, zero: str) -> None:
+    """The loop over K's slabs."""
+    r = source.renderer
+    tm, tn, depth = plan.tm, plan.tn, plan.depth
+    sb = 2 * depth * tm
     # NOTE: iteration i reads slab i into registers, computes slab i - 1 from its shared half
     # while those reads are in flight, then stores slab i into the other half; the one barrier
     # an iteration orders both (a half is rewritten two slabs after it was read).
@@ -66,26 +85,29 @@ def write(source, plan: Plan):
     r.pop()
     r.emit("if k0 > 0:")
     r.push()
-    # NOTE: the slab's steps are a while loop over the shared offsets, `unroll` steps an
-    # iteration written out: numba's range loop costs ~17 integer instructions a step (measured
-    # in the PTX), against 64 FMAs.
-    unroll = source.tuning.gemm_unroll
+    # NOTE: a slab's K steps are written out (`unroll` of them; a while loop over the shared
+    # offsets where fewer than `depth`): numba's range loop cost ~17 integer instructions a step
+    # in the PTX, against 64 FMAs. A step's 64 FMAs are 8 tuple assignments (a row of the
+    # thread's 8 x 8 block each), so the slab takes 12 lines a step.
+    unroll = min(source.tuning.gemm_unroll, depth)
     r.emit(f"sa0 = cur * {tm} + tm * 4")
     r.emit(f"sb0 = {sb} + cur * {tn} + tn * 4")
-    r.emit(f"send = sa0 + {depth * tm}")
-    r.emit("while sa0 < send:")
-    r.push()
+    if unroll < depth:
+        r.emit(f"send = sa0 + {depth * tm}")
+        r.emit("while sa0 < send:")
+        r.push()
     for u in range(unroll):
         for side, base, width in (("a", "sa0", tm), ("b", "sb0", tn)):
             for chunk in range(2):
                 names = ", ".join(f"{side}{4 * chunk + i}_" for i in range(4))
                 r.emit(f"{names} = sload4(smem, {base} + {u * width + chunk * width // 2})")
         for x in range(8):
-            for y in range(8):
-                r.emit(f"{acc[x][y]} += a{x}_ * b{y}_")
-    r.emit(f"sa0 += {unroll * tm}")
-    r.emit(f"sb0 += {unroll * tn}")
-    r.pop()
+            sums = ", ".join(f"{acc[x][y]} + a{x}_ * b{y}_" for y in range(8))
+            r.emit(f"{', '.join(acc[x])} = {sums}")
+    if unroll < depth:
+        r.emit(f"sa0 += {unroll * tm}")
+        r.emit(f"sb0 += {unroll * tn}")
+        r.pop()
     r.emit(f"cur = {depth} - cur")
     r.pop()
     r.emit("if more:")
@@ -95,11 +117,6 @@ def write(source, plan: Plan):
     r.pop()
     r.emit("cuda.syncthreads()")
     r.pop()
-    _epilogue(source, node, acc, batch, plan, area)
-    source.grid_rule = Grid(tn, tm)
-    grid = source.grid_rule.of({s.name: s.value for s in source.sizes})
-    return source.finish(f"compact tiled {tm}x{tn}x{depth}, 8x8 per thread, sizes as arguments",
-                         threads, grid)
 
 
 def _arguments(source, node, a) -> None:
@@ -171,6 +188,7 @@ class _Stage:
 
     def declare(self, r) -> None:
         per = self.depth // 4 if self.along == "k" else self.width // 4
+        assert self.rounds == 1 or self.threads % per == 0    # (rounds shift by constants)
         for j in range(self.rounds):
             q, kq = self._position(j)
             chunk = f"(t + {j * self.threads})" if j else "t"
@@ -187,51 +205,85 @@ class _Stage:
         lanes = 16 // self.node.dtype.itemsize
         checks = [f"address({param.name}) % 16 == 0", f"{along} == 1"]
         checks += [f"{s} % {lanes} == 0" for s in [other] + strides[:-2] if s != "0"]
+        # NOTE: what the reads need is computed once: the offset at k0 = 0 (advanced a slab at
+        # a time), the elements left along the tile and along K from the chunk's first. With
+        # guards recomputed from the index in the loop, ptxas kept ~40 more registers.
+        self.step = along
+        small = self.source.small
+        r.emit(f"{self.name}inc = {small(f'{self.depth} * {k}')}")
         r.emit(f"v{self.name} = {' and '.join(checks)}")
-        r.emit(f"{self.name}base = {' + '.join(batch) or '0'}")
-        r.emit(f"{self.name}tile = {tile}")
-        r.emit(f"{self.name}step = {k}")
+        # (round j's chunk lies self.shift(j) further along the tile or along K than round 0's)
+        wide = 3 if self.along == "tile" else 0
+        q, kq = self._position(0)
+        r.emit(f"{self.name}left = {small(f'{self.extent} - {self.origin} - {q}')}")
+        r.emit(f"{self.name}klim = {small(f'K - {kq}')}")
+        for j in range(self.rounds):
+            q, kq = self._position(j)
+            start = ' + '.join(batch + [f'({self.origin} + {q}) * {tile}', f'{kq} * {k}'])
+            r.emit(f"{self.name}o{j} = {small(start)}")
+            ts, ks = self.shift(j)
+            r.emit(f"v{self.name}{j} = v{self.name} and {wide + ts} < {self.name}left")
+
+    def shift(self, j: int) -> tuple:
+        """(along the tile, along K): how much further round j's chunk lies than round 0's."""
+        per = self.depth // 4 if self.along == "k" else self.width // 4
+        step = j * self.threads // per
+        return (step, 0) if self.along == "k" else (0, step)
 
     def _registers(self, j: int) -> list:
         return [f"{self.name}r{j}_{i}" for i in range(4)]
 
     def fetch(self, r, zero) -> None:
+        """Round j's 4 elements into registers at slab k0: one or two 16-byte loads where the
+        strides, the address and the sizes allow, else element by element, guarded (through
+        the operand's index map where it is computed)."""
         for j in range(self.rounds):
             q, kq = self._position(j)
             registers = self._registers(j)
-            tile = f"{self.origin} + {q}"
-            k = f"k0 + {kq}"
-            last = (f"{tile} + 3 < {self.extent}", f"{k} < K") if self.along == "tile" else \
-                (f"{tile} < {self.extent}", f"{k} + 3 < K")
             if self.partial:
                 r.emit(f"if {self.partial}:")
                 r.push()
             if self.view is not None:
-                offset = f"{self.name}base + ({tile}) * {self.name}tile + ({k}) * {self.name}step"
-                r.emit(f"if v{self.name} and {' and '.join(last)}:")
-                r.push()
-                param = self.source.names[self.view[0].id].name
-                if self.node.dtype.itemsize == 4:
-                    r.emit(f"{', '.join(registers)} = vload4({param}, {offset})")
-                else:
-                    r.emit(f"{self.name}o = {offset}")
-                    r.emit(f"{', '.join(registers[:2])} = vload2({param}, {self.name}o)")
-                    r.emit(f"{', '.join(registers[2:])} = vload2({param}, {self.name}o + 2)")
-                r.pop()
-                r.emit("else:")
-                r.push()
-            for i, register in enumerate(registers):
-                ti, ki = (f"{tile} + {i}", k) if self.along == "tile" else (tile, f"{k} + {i}")
-                r.emit(f"{register} = {zero}")
-                r.emit(f"if {ti} < {self.extent} and {ki} < K:")
-                r.push()
-                index = self.batch + ((ti, ki) if self.name == "a" else (ki, ti))
-                r.emit(f"{register} = {r.value(self.node, index)}")
-                r.pop()
-            if self.view is not None:
-                r.pop()
+                self._direct(r, j, registers, zero)
+            else:
+                for i, register in enumerate(registers):
+                    ti, ki = (f"{self.origin} + {q}", f"k0 + {kq}")
+                    ti, ki = (f"{ti} + {i}", ki) if self.along == "tile" else (ti, f"{ki} + {i}")
+                    r.emit(f"{register} = {zero}")
+                    r.emit(f"if {ti} < {self.extent} and {ki} < K:")
+                    r.push()
+                    index = self.batch + ((ti, ki) if self.name == "a" else (ki, ti))
+                    r.emit(f"{register} = {r.value(self.node, index)}")
+                    r.pop()
             if self.partial:
                 r.pop()
+
+    def _direct(self, r, j: int, registers: list, zero: str) -> None:
+        """A kernel parameter's chunk, at its running offset."""
+        name, offset = self.name, f"{self.name}o{j}"
+        param = self.source.names[self.view[0].id].name
+        wide = 3 if self.along == "k" else 0
+        ts, ks = self.shift(j)
+        r.emit(f"if v{name}{j} and k0 + {wide + ks} < {name}klim:")
+        r.push()
+        if self.node.dtype.itemsize == 4:
+            r.emit(f"{', '.join(registers)} = vload4({param}, {offset})")
+        else:
+            r.emit(f"{', '.join(registers[:2])} = vload2({param}, {offset})")
+            r.emit(f"{', '.join(registers[2:])} = vload2({param}, {offset} + 2)")
+        r.pop()
+        r.emit("else:")
+        r.push()
+        for i, register in enumerate(registers):
+            ti, ki = (i, 0) if self.along == "tile" else (0, i)
+            r.emit(f"{register} = {zero}")
+            r.emit(f"if {ti + ts} < {name}left and k0 + {ki + ks} < {name}klim:")
+            r.push()
+            at = f"{offset} + {i} * {self.step}" if i else offset
+            r.emit(f"{register} = {self.source.register(self.node, f'{param}[{at}]')}")
+            r.pop()
+        r.pop()
+        r.emit(f"{offset} = {self.source.small(f'{offset} + {name}inc')}")
 
     def stage(self, r) -> None:
         """Store the fetched chunks into the shared half `cur` (rows cur .. cur + depth)."""

@@ -21,11 +21,12 @@ class Plan:
     depth: int              # K elements a shared slab
     stage_a: str            # how a thread's 4 elements of an operand's slab lie: along "k" or
     stage_b: str            # along the "tile" axis (16-byte loads where the runtime strides allow)
+    narrow: bool            # every array spans under 2^31 elements: 32-bit running offsets
     reason: str
 
     @property
     def key(self) -> tuple:
-        return self.tm, self.tn, self.depth, self.stage_a, self.stage_b
+        return self.tm, self.tn, self.depth, self.stage_a, self.stage_b, self.narrow
 
 
 def refusal(group) -> str | None:
@@ -77,7 +78,17 @@ def choose(group, strides: dict, tuning) -> Plan | None:
     stage_b = _unit_axis(group, b, strides, "tile", "k")
     reason = (f"a {m}x{n} result ({why}, {tm}x{tn}x{tuning.tiles_depth}); sizes and strides are "
               f"arguments: one kernel for every shape of this structure")
-    return Plan(tm, tn, tuning.tiles_depth, stage_a, stage_b, reason)
+    return Plan(tm, tn, tuning.tiles_depth, stage_a, stage_b, _narrow(group, strides), reason)
+
+
+def _narrow(group, strides: dict) -> bool:
+    """Whether every array the group reads or writes spans under 2^31 elements."""
+    for node in [*group.inputs, *group.outputs.values(), group.matmul]:
+        element = strides.get(node.id) or contiguous(node.shape)
+        span = 1 + sum((size - 1) * abs(stride) for size, stride in zip(node.shape, element))
+        if 0 not in node.shape and span >= 1 << 31:
+            return False
+    return True
 
 
 def structure(group, strides: dict, tuning) -> tuple | None:
