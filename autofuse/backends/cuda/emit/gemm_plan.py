@@ -63,6 +63,8 @@ def choose(group, strides: dict, tuning) -> Plan | None:
     Tuning.gemm is off): the general kernel (emit/matmul.py) takes it."""
     if not tuning.gemm or refusal(group) is not None:
         return None
+    if not tuning.gemm_over_tiles and _tiles_apply(group, strides):
+        return None
     node = group.matmul
     m, n = node.shape[-2:]
     narrow, wide = tuning.tiles_narrow, tuning.tiles_wide
@@ -79,6 +81,28 @@ def choose(group, strides: dict, tuning) -> Plan | None:
     reason = (f"a {m}x{n} result ({why}, {tm}x{tn}x{tuning.tiles_depth}); sizes and strides are "
               f"arguments: one kernel for every shape of this structure")
     return Plan(tm, tn, tuning.tiles_depth, stage_a, stage_b, _narrow(group, strides), reason)
+
+
+def _tiles_apply(group, strides: dict) -> bool:
+    """Whether emit/matmul_tiles.py's float32 kernel takes this product (its refusal, read off
+    the group): float32 operands that are C-contiguous parameters (or their transposes, or their
+    batch broadcasts) with contiguous axes of multiples of 4, and K > 0. NOTE: measured on an
+    H200, it is 12-25% faster there than the compact kernel (BENCHMARKS.md; the cause is open)."""
+    node = group.matmul
+    if node.dtype != np.float32 or node.inputs[0].shape[-1] == 0:
+        return False
+    inputs = {n.id for n in group.inputs if not (n.op == "input" and n.ndim == 0)}
+    for x in node.inputs:
+        array = x
+        if x.id not in inputs and x.inputs and x.inputs[0].id in inputs:
+            inner = x.inputs[0]
+            swap = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+            if x.op == "broadcast_to" and inner.shape[-2:] == x.shape[-2:] or \
+                    x.op == "transpose" and x.ndim >= 2 and tuple(x.attrs["perm"]) == swap:
+                array = inner
+        if array.id not in inputs or strides.get(array.id) is not None or array.shape[-1] % 4:
+            return False
+    return True
 
 
 def _narrow(group, strides: dict) -> bool:
