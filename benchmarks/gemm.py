@@ -1,5 +1,6 @@
 """Matrix products with an epilogue, relu(x @ w + b), float32 and float64, at several shapes:
-autofuse's compact kernel (and, with --old, the per-shape kernels it replaces) beside CuPy
+autofuse as planned (autofuse), its compact kernel for every product (autofuse-compact), and
+the per-shape kernels (autofuse-old, Tuning(gemm=False)), beside CuPy
 (cupy.matmul is cuBLAS; the epilogue op by op), torch (float32 exact: no TF32) and torch.compile;
 and each system's first call of each shape in a warm process (a fresh disk cache: autofuse
 compiles a kernel for the first shape of a structure only).
@@ -35,7 +36,7 @@ SHAPES = {                               # name: (batch, M, N, K)
     "long K 512x512x65536": ((), 512, 512, 65536),
     "batched 32x2048x64x2048": ((32,), 2048, 64, 2048),
 }
-SYSTEMS = ("autofuse", "autofuse-old", "cupy", "cupy.matmul", "torch", "torch.compile")
+SYSTEMS = ("autofuse", "autofuse-compact", "autofuse-old", "cupy", "cupy.matmul", "torch", "torch.compile")
 
 
 def relu_matmul(xp):
@@ -49,6 +50,9 @@ def make_systems(names, torch):
     systems = {}
     if "autofuse" in names:
         systems["autofuse"] = lambda: autofuse.jit(relu_matmul(np))
+    if "autofuse-compact" in names:        # the compact kernel also where the tiles one applies
+        systems["autofuse-compact"] = lambda: autofuse.jit(relu_matmul(np),
+                                                           tuning=Tuning(gemm_over_tiles=True))
     if "autofuse-old" in names:
         systems["autofuse-old"] = lambda: autofuse.jit(relu_matmul(np), tuning=Tuning(gemm=False))
     if "cupy" in names:
