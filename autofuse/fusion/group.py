@@ -120,22 +120,31 @@ class Group:
                 return "loop"
         return "elementwise"
 
-    def structure(self, strides: dict) -> tuple:
+    def structure(self, strides: dict, sizes=None) -> tuple:
         """What the group computes, up to which nodes it computes it on: its kind; its inputs'
         kinds, shapes, dtypes and element strides (`strides`: node id -> strides, None when
         C-contiguous); each member's op, shape, dtype, attributes and operands (by position in
         the group, or an inline constant's value); its outputs by position. Groups with equal
-        structures get the same kernel (a loop's sweeps on other buffers)."""
+        structures get the same kernel (a loop's sweeps on other buffers). `sizes`, where given,
+        maps each shape (and each `shape` attribute) to what the structure records of it: a
+        kernel taking its sizes as arguments keeps only which extents are 1."""
+        size = sizes or (lambda shape: shape)
         place = {n.id: ("input", k) for k, n in enumerate(self.inputs)}
         place.update((n.id, ("node", j)) for j, n in enumerate(self.nodes))
 
         def operand(source: Node):
             return place.get(source.id) or ("constant", source.dtype.str, source.attrs)
 
-        inputs = tuple((n.op == "input" and n.ndim == 0, n.shape, n.dtype.str, strides.get(n.id))
-                       for n in self.inputs)
-        members = tuple((n.op, n.shape, n.dtype.str, n.attrs, tuple(operand(s) for s in n.inputs))
-                        for n in self.nodes)
+        def attrs(node: Node):
+            if sizes is None or node.attrs.get("shape") is None:
+                return node.attrs
+            return tuple(sorted({**node.attrs.as_dict(),
+                                 "shape": size(tuple(node.attrs["shape"]))}.items()))
+
+        inputs = tuple((n.op == "input" and n.ndim == 0, size(n.shape), n.dtype.str,
+                        strides.get(n.id)) for n in self.inputs)
+        members = tuple((n.op, size(n.shape), n.dtype.str, attrs(n),
+                         tuple(operand(s) for s in n.inputs)) for n in self.nodes)
         return self.kind, inputs, members, tuple(place[i] for i in self.outputs)
 
     def correspondence(self, other: "Group") -> dict:

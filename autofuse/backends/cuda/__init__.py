@@ -21,6 +21,7 @@ import sys
 
 from ...fusion import CostModel
 from .compile import CompiledKernel, module_text
+from .emit import gemm_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
@@ -66,7 +67,8 @@ def prepare(entry) -> None:
     kernels, first = [], {}
     for record in entry.kernels:
         group = record.group
-        structure = group.structure(strides)
+        structure = (group.kind == "output" and gemm_plan.structure(group, strides, tuning)) \
+            or group.structure(strides)
         origin = first.get(structure)
         if origin is None:
             source = generate(group, record.name, strides, simulator,
@@ -76,7 +78,7 @@ def prepare(entry) -> None:
                                                        simulator)
             reason = source.reason
         else:
-            source = origin.source.rebound(group.correspondence(origin.group))
+            source = origin.source.rebound(group.correspondence(origin.group), strides)
             kernel = CompiledKernel(record, source, origin.text, simulator, origin)
             reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure)"
         text = kernel.text

@@ -30,6 +30,7 @@ def signature_text(kernel) -> str:
     """The kernel's parameter types in words (part of the cubin's cache key; needs no numba)."""
     parts = [("value " if p.by_value else "pointer ") + p.node.dtype.str for p in kernel.params]
     parts += ["pointer " + p.node.dtype.str for p in kernel.outputs]
+    parts += ["value int64"] * len(kernel.sizes)
     parts += [f"{name} {dtype.str}" for name, _, dtype in kernel.scratch]
     return ", ".join(parts)
 
@@ -89,6 +90,7 @@ def signature(kernel):
             sig.append(types.CPointer(from_dtype(storage_dtype(param.node.dtype))))
     for param in kernel.outputs:
         sig.append(types.CPointer(from_dtype(storage_dtype(param.node.dtype))))
+    sig += [types.int64] * len(kernel.sizes)
     for name, _, dtype in kernel.scratch:
         element = from_dtype(dtype)
         # NOTE: atomics need an array, so the counter is the one numba-array parameter.
@@ -96,7 +98,18 @@ def signature(kernel):
     return tuple(sig)
 
 
+_COMPILED: dict = {}     # (module text, parameter types, cc) -> (PTX, entry): a kernel general
+#                          over sizes compiles once a process, whatever shapes it runs on
+
+
 def compile_ptx(kernel, text: str, cc=CC) -> tuple[str, str]:
+    key = (text, signature_text(kernel), tuple(cc))
+    if key not in _COMPILED:
+        _COMPILED[key] = _compile_ptx(kernel, text, cc)
+    return _COMPILED[key]
+
+
+def _compile_ptx(kernel, text: str, cc) -> tuple[str, str]:
     try:
         from numba import cuda
     except Exception as error:       # installed but broken: found only now (see cuda_problem)

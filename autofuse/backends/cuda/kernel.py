@@ -38,6 +38,44 @@ class Param:
     strides: tuple | None = None     # element strides of a non-contiguous graph input
 
 
+@dataclass(frozen=True)
+class Size:
+    """A runtime integer argument (int64) of a kernel general over sizes: an extent of `node`
+    (`axis`), or its element stride there (`stride`; `strides` as the kernel reads the array, None
+    for C-contiguous). Appended after the outputs, before any scratch buffer."""
+    name: str
+    node: Node
+    axis: int
+    stride: bool = False
+    strides: tuple | None = None
+
+    @property
+    def value(self) -> int:
+        if not self.stride:
+            return int(self.node.shape[self.axis])
+        return int((self.strides or contiguous(self.node.shape))[self.axis])
+
+    def moved(self, node: Node, strides: dict) -> "Size":
+        return dataclasses.replace(self, node=node, strides=strides.get(node.id))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A grid computed from a kernel's sizes: blocks of `tn` columns along x, `tm` rows along y,
+    and the product of the `batch` sizes (times `splits` shares of K) along z."""
+    tn: int
+    tm: int
+    splits: int = 1
+
+    def of(self, sizes: dict) -> tuple:
+        batch = 1
+        for name, value in sizes.items():
+            if name.startswith("B"):
+                batch *= value
+        return (max(1, -(-sizes["N"] // self.tn)), max(1, -(-sizes["M"] // self.tm)),
+                max(1, batch * self.splits))
+
+
 @dataclass
 class Frame:
     """How a vector loop's steps are placed (Generator.vector_frame): the loop's bound `end`, the
@@ -73,12 +111,18 @@ class KernelSource:
     overlaps: bool = False           # waits for the stream's kernel before it (OVERLAP): may be
     #                                  launched with programmatic stream serialization
     reason: str = ""                 # why its strategy (plan.Plan.reason)
+    sizes: list = field(default_factory=list)     # Size arguments, after the outputs
+    rule: Grid | None = None         # where sizes are arguments: the grid from their values
 
-    def rebound(self, mapping: dict) -> "KernelSource":
+    def rebound(self, mapping: dict, strides: dict | None = None) -> "KernelSource":
         """This kernel for another group of the same structure: each parameter carries the node
-        at its place there (`mapping`: node id here -> node there)."""
+        at its place there (`mapping`: node id here -> node there); size arguments take that
+        group's values (`strides`: its inputs' element strides), and the grid with them."""
         move = lambda params: [dataclasses.replace(p, node=mapping[p.node.id]) for p in params]
-        return dataclasses.replace(self, params=move(self.params), outputs=move(self.outputs))
+        sizes = [size.moved(mapping[size.node.id], strides or {}) for size in self.sizes]
+        grid = self.rule.of({s.name: s.value for s in sizes}) if self.rule else self.grid
+        return dataclasses.replace(self, params=move(self.params), outputs=move(self.outputs),
+                                   sizes=sizes, grid=grid)
 
 
 def identifiers(text: str) -> set:
@@ -142,6 +186,8 @@ class KernelBase:
         self.once_loads = ""                # PTX cache qualifiers of vector loads of data read
         #                                     once (split reductions: Tuning.reduce_loads)
         self.scratch = []
+        self.sizes: list[Size] = []         # runtime size arguments (emit/gemm.py)
+        self.grid_rule: Grid | None = None
         self.preloaded: dict = {}           # (node id, index) -> a value loaded ahead (a vector
         #                                     lane, or a read issued before a barrier)
         self.narrow = self.fits_32_bits()
@@ -261,6 +307,7 @@ class KernelBase:
     def finish(self, strategy: str, block: int, grid: tuple, min_blocks: int = 0) -> KernelSource:
         r = self.renderer
         names = [p.name for p in self.params] + [p.name for p in self.outputs]
+        names += [size.name for size in self.sizes]
         names += [name for name, _, _ in self.scratch]
         overlaps = self.overlaps()
         first = []
@@ -279,7 +326,8 @@ class KernelBase:
             values.update(constants)
         return KernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,
                                 strategy, block, grid, list(self.scratch), helper_sources,
-                                min_blocks=min_blocks, overlaps=overlaps)
+                                min_blocks=min_blocks, overlaps=overlaps,
+                                sizes=list(self.sizes), rule=self.grid_rule)
 
     def overlaps(self) -> bool:
         """Whether the kernel begins by waiting for the one before it (OVERLAP; not in the

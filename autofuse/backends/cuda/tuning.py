@@ -68,6 +68,14 @@ class Tuning:
     tiles_depth: int = 8              # ... K elements a shared slab
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
     products: ProductLimits = ProductLimits()
+    gemm: bool = True                 # float32/float64 products: the compact kernel general over
+    #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
+    #                                   above, specialized to each shape
+    gemm_unroll: int = 8              # ... K steps of a slab written out (a loop where fewer than
+    #                                   tiles_depth)
+    gemm_blocks: int = 2              # ... float32: launch bounds, blocks an SM (0: none)
+    gemm_over_tiles: bool = False     # ... also where the float32 tiles kernel applies (which
+    #                                   measured 12-25% faster there, compiled per shape)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ....ir.graph import Node
 from ..kernel import KernelSource
+from . import gemm, gemm_plan
 from . import matmul_tiles as cuda_matmul
 
 
@@ -19,7 +20,15 @@ class Matmul:
         memory, each thread accumulating MICRO x MICRO outputs in registers (written out as scalar
         variables, so no local array can spill). Operands are read through their index maps (a
         transposed weight is not copied); the epilogue runs on the registers before the store.
-        float32 matmuls of contiguous operands take emit/matmul_tiles.py's faster kernel instead."""
+        float32 matmuls of contiguous operands take emit/matmul_tiles.py's faster kernel instead,
+        and float32 and float64 products that emit/gemm_plan.py accepts the compact kernel
+        general over sizes (emit/gemm.py)."""
+        plan = gemm_plan.choose(self.group, {p.node.id: p.strides for p in self.params},
+                                self.tuning)
+        if plan is not None:
+            source = gemm.write(self, plan)
+            source.reason = plan.reason
+            return source
         if cuda_matmul.refusal(self) is None:
             return cuda_matmul.write(self)
         r = self.renderer
