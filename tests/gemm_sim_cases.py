@@ -6,9 +6,10 @@ import numpy as np
 
 import autofuse
 from autofuse.backends.cuda.tuning import Tuning
+from autofuse.ir.products import ProductLimits
 
 rng = np.random.default_rng(5)
-COMPACT = Tuning(gemm_over_tiles=True)      # float32 products too, where the tiles kernel applies
+COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))   # every product tiled, compact
 
 
 def f32(*shape):
