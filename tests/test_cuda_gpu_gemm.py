@@ -10,6 +10,7 @@ import pytest
 import autofuse
 from autofuse.backends.cuda import compile as cuda_compile
 from autofuse.backends.cuda.tuning import Tuning
+from autofuse.ir.products import ProductLimits
 
 cupy = pytest.importorskip("cupy")
 try:
@@ -20,7 +21,7 @@ except Exception:
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
 
 rng = np.random.default_rng(17)
-COMPACT = Tuning(gemm_over_tiles=True)
+COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))   # every product tiled, compact
 
 
 def f32(*shape):

@@ -88,7 +88,7 @@ _ROWS = [
     # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
     # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
     _ew("floor_divide", 2, {"*": "({0} // {1})", "i": "(({ZERO} - {0}) if {1} == {MINUS_ONE} else {0} // {1})",
-                            "b": "({0} and {1})"}, cost=8,
+                            "u": "({0} // {1})", "b": "({0} and {1})"}, cost=8,
         vjp=()),
     _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8,
         vjp=("g", "-g * np.floor_divide(x0, x1)")),
