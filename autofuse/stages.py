@@ -8,6 +8,7 @@ from .ir.graph import Graph
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .trace import Traced, leaf_spec, trace
+from .trace.budget import MAX_OPS
 from .tree import LEAF
 
 
@@ -39,7 +40,7 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     from .backends import get_backend
     specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
              for i, leaf in enumerate(leaves)]
-    traced = trace(fn, structure, specs, statics, name)
+    traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS))
     graph, history = simplify(traced.graph)
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
