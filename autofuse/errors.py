@@ -52,11 +52,19 @@ class BackendError(AutofuseError, RuntimeError):
 
 def user_frame() -> tuple[str, int, str] | None:
     """The innermost stack frame outside autofuse and NumPy: (file, line, source text)."""
+    found = user_line()
+    if found is None:
+        return None
+    return found + (linecache.getline(*found).strip(),)
+
+
+def user_line() -> tuple[str, int] | None:
+    """The innermost stack frame outside autofuse and NumPy: (file, line); what every traced op
+    records as its origin, so without reading the source text."""
     frame = sys._getframe(1)
     while frame is not None:
         if not _inside(frame.f_code.co_filename):
-            text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-            return frame.f_code.co_filename, frame.f_lineno, text
+            return frame.f_code.co_filename, frame.f_lineno
         frame = frame.f_back
     return None
 

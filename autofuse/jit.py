@@ -20,6 +20,7 @@ from .signature import Binder, static_key
 from .tree import numeric_sequence
 from .trace.context import current
 from .stages import build
+from .trace.budget import MAX_OPS
 
 
 @dataclass
@@ -34,11 +35,12 @@ class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=None, float16="numpy", tuning=None):
+                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
-        self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning}
+        self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning,
+                        "max_ops": max_ops}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
@@ -324,7 +326,7 @@ def _as_returned(value, kind: str):
 
 
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
-        float16="numpy", tuning=None):
+        float16="numpy", tuning=None, max_ops=MAX_OPS):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -347,6 +349,10 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
     values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
+
+    `max_ops` bounds the operations one trace records (Python loops unroll while tracing, and
+    compiling takes time in proportion, about 0.1 ms an operation): past it the call raises a
+    TraceError naming the loop and what to change (autofuse/trace/budget.py).
 
     >>> import numpy as np, autofuse
     >>> @autofuse.jit
@@ -372,8 +378,11 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
             raise ArgumentError(f"jit(tuning=...) takes an autofuse.backends.cuda.Tuning, got "
                                 f"{type(tuning).__name__}{where()}")
 
+    if isinstance(max_ops, bool) or not isinstance(max_ops, int) or max_ops < 1:
+        raise ArgumentError(f"jit(max_ops=...) takes a positive int, got {max_ops!r}{where()}")
+
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
-                           tuning)
+                           tuning, max_ops)
 
     return decorate if fn is None else decorate(fn)

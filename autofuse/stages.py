@@ -9,6 +9,7 @@ from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.products import lower_products
 from .trace import Traced, leaf_spec, trace
+from .trace.budget import MAX_OPS
 from .tree import LEAF
 
 
@@ -40,7 +41,7 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     from .backends import get_backend
     specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
              for i, leaf in enumerate(leaves)]
-    traced = trace(fn, structure, specs, statics, name)
+    traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS))
     limits = get_backend(backend).product_limits(options or {})
     graph, history = simplify(lower_products(traced.graph, limits,
                                              lambda node: specs[node.attrs["index"]].strides))

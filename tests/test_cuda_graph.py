@@ -234,7 +234,8 @@ def test_cuda_graph_option_is_checked_and_kept():
         assert lowered._entry.options["cuda_graph"] is value
     f = autofuse.jit(lambda x: x * 2, backend="cuda", cuda_graph=True)
     lowered = f.lower(np.ones(4, np.float32))
-    assert lowered._entry.options == {"cuda_graph": True, "float16": "numpy", "tuning": None}
+    assert lowered._entry.options == {"cuda_graph": True, "float16": "numpy", "tuning": None,
+                                      "max_ops": autofuse.trace.budget.MAX_OPS}
     assert lowered.host_source is None                 # generated at the first call on a GPU
 
 

@@ -101,12 +101,12 @@ def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
     return reason
 
 
-def merge_reason(groups: list[Group], combine, users: dict, outputs: set,
+def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
                  cost: CostModel) -> tuple[str | None, Group | None]:
     """May `groups` become one kernel? (None, the kernel) if so, else (why not, None). `combine()`
-    makes the kernel: their members, indices counted again. Every value one member reads from
-    another must pass the same table as a producer joining a consumer, and the kernel must fit
-    the same budgets."""
+    makes the kernel's members; `count(kernel)` counts their indices again (the costly part, so
+    it runs only once every edge passes). Every value one member reads from another must pass
+    the same table as a producer joining a consumer, and the kernel must fit the same budgets."""
     reason = _spaces_reason(groups)
     if reason is not None:
         return reason, None
@@ -120,6 +120,7 @@ def merge_reason(groups: list[Group], combine, users: dict, outputs: set,
         reason = edge_reason(p, merged, users, p.id in outputs, cost)
         if reason is not None:
             return reason.replace("{p}", "{n%d}" % p.id), None
+    count(merged)
     widest = max(len(indices) for indices in merged.indices.values())
     reason = budget_reason(ops, merged.work, widest, cost)
     return (reason, None) if reason is not None else (None, merged)

@@ -167,8 +167,8 @@ class Partitioner:
         """Merge groups into one when the legality table allows every edge the merge makes
         internal and no cycle forms: (the merged group, None), else (None, why not)."""
         target = next((g for g in groups if g.reduce_space is not None), groups[0])
-        refusal, trial = merge_reason(groups, lambda: self.combined(groups, target), self.users,
-                                      self.outputs, self.cost)
+        refusal, trial = merge_reason(groups, lambda: self.combined(groups, target),
+                                      self.count_indices, self.users, self.outputs, self.cost)
         if refusal is None and path_outside(groups, self.users, self.order, self.groups_of):
             refusal = "a value leaves one of them and comes back through another kernel"
         if refusal is not None:
@@ -191,20 +191,23 @@ class Partitioner:
         return trial, None
 
     def combined(self, groups: list[Group], target: Group) -> Group:
-        """The group `groups` would be as one kernel (with `target`'s id and root), each member's
-        indices counted again, readers first."""
+        """The group `groups` would be as one kernel (with `target`'s id and root), its members
+        at their own index until count_indices() counts them."""
         trial = Group(target.id, target.root)
         members = {}
         for group in groups:
             members.update(group.members)
-        ordered = sorted(members.values(), key=lambda n: self.order[n.id])
-        for node in ordered:
+        for node in sorted(members.values(), key=lambda n: self.order[n.id]):
             trial.add(node)
+        return trial
+
+    def count_indices(self, trial: Group) -> None:
+        """Each member's indices counted again, readers first."""
+        ordered = sorted(trial.members.values(), key=lambda n: self.order[n.id])
         for node in reversed(ordered):
             readers = readers_in(node, trial, self.users)
             stored = node.id in self.outputs or len(self.users[node.id]) > len(readers)
             trial.add(node, self.indices_in(node, trial, stored))
-        return trial
 
     # -- the result ----------------------------------------------------------------------------
     def finish(self) -> FusedProgram:

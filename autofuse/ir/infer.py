@@ -9,8 +9,24 @@ from ..errors import ShapeError
 from .ops import ELEMENTWISE, OPS, REDUCE
 
 
+def same_shape(shapes) -> tuple | None:
+    """The one shape that `shapes` all are, 0-d ones aside (they broadcast to anything), or None:
+    the common case, without NumPy's general broadcast (about 9 µs a call, per traced op)."""
+    common = None
+    for shape in shapes:
+        if shape:
+            if common is None:
+                common = tuple(shape)
+            elif tuple(shape) != common:
+                return None
+    return () if common is None else common
+
+
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy's broadcast of shapes, or ShapeError."""
+    common = same_shape(shapes)
+    if common is not None:
+        return common
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:

@@ -6,6 +6,7 @@ which changes -0.0).
 from __future__ import annotations
 
 import dataclasses
+import operator
 import time
 
 import numpy as np
@@ -27,10 +28,11 @@ class Rewriter:
         self._next = max((n.id for n in graph.nodes), default=-1) + 1
 
     def inputs_of(self, node: Node) -> tuple:
-        return tuple(self.mapping[n.id] for n in node.inputs)
+        mapping = self.mapping
+        return tuple([mapping[n.id] for n in node.inputs])
 
     def keep(self, node: Node, inputs: tuple) -> Node:
-        if all(a is b for a, b in zip(inputs, node.inputs)):
+        if all(map(operator.is_, inputs, node.inputs)):
             new = node
         else:
             new = dataclasses.replace(node, inputs=inputs)

@@ -10,6 +10,7 @@ from ..ir.graph import Graph
 from .. import tree
 from ..arrays import interface
 from . import methods  # noqa: F401  (installs the ndarray interface on Tracer)
+from .budget import MAX_OPS
 from .context import Buffer, TraceContext, check_dtype
 from .interpose import numpy_creation_traced
 from .masking import MaskedSelection
@@ -55,13 +56,15 @@ def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
     return Tracer(buffer, node=node)
 
 
-def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None = None) -> Traced:
+def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None = None,
+          max_ops: int = MAX_OPS) -> Traced:
     """Call `fn` with tracers in place of the argument leaves described by `specs`.
 
     `structure` is the flattened (args, kwargs) pair; `statics` maps leaf index -> the Python value
-    passed through unchanged (static arguments, None).
+    passed through unchanged (static arguments, None); past `max_ops` recorded operations the
+    trace stops with a TraceError naming the loop (budget.py).
     """
-    ctx = TraceContext(name or getattr(fn, "__name__", "f"))
+    ctx = TraceContext(name or getattr(fn, "__name__", "f"), max_ops)
     with ctx, numpy_creation_traced():
         leaves = []
         tracers: dict[int, Tracer] = {}

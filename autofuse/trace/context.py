@@ -1,20 +1,26 @@
 """The state of one trace: the graph being built, the buffers behind arrays, and the user's frame."""
 from __future__ import annotations
 
+import functools
 import os
 import threading
 
 import numpy as np
 
-from ..errors import DTypeError, where
-from ..errors import user_frame
+from ..errors import DTypeError, user_line, where
 from ..ir.graph import Builder, Node
+from .budget import MAX_OPS, too_many_ops
 
 SUPPORTED_DTYPES = tuple(np.dtype(d) for d in
                          ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                           "uint64", "float16", "float32", "float64"))
 
 _local = threading.local()
+
+
+@functools.lru_cache(maxsize=1024)
+def _basename(filename: str) -> str:
+    return os.path.basename(filename)
 
 
 def current() -> "TraceContext | None":
@@ -40,8 +46,9 @@ class Buffer:
 class TraceContext:
     """Builds the graph for one call signature; entered with `with`."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, max_ops: int = MAX_OPS):
         self.name = name
+        self.max_ops = max_ops                  # the bound on recorded operations (budget.py)
         self.builder = Builder()
         self.inputs: list[Node] = []
         self.argument_buffers: list[tuple[int, Buffer]] = []   # (flat arg index, buffer)
@@ -63,12 +70,14 @@ class TraceContext:
     def origin(self) -> str | None:
         if self.derived_from is not None:
             return self.derived_from
-        found = user_frame()
+        found = user_line()
         if found is None:
             return None
-        return f"{os.path.basename(found[0])}:{found[1]}"
+        return f"{_basename(found[0])}:{found[1]}"
 
     def emit(self, op: str, inputs=(), attrs=None, shape=None, dtype=None) -> Node:
+        if len(self.builder.nodes) >= self.max_ops:
+            raise too_many_ops(self.name, self.max_ops, (n.origin for n in self.builder.nodes))
         return self.builder.add(op, inputs, attrs, origin=self.origin(), shape=shape, dtype=dtype)
 
     def constant(self, value, dtype=None) -> Node:

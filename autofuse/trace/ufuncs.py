@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
-from ..ir.infer import ufunc_loop
+from ..ir.infer import same_shape, ufunc_loop
 from ..ir.graph import Node
 from .context import check_dtype, current
 from .tracer import Tracer, fresh
@@ -53,6 +53,9 @@ def to_node(x, dtype, what: str) -> Node:
 
 
 def result_shape(what: str, *shapes) -> tuple:
+    common = same_shape(shapes)
+    if common is not None:
+        return common
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:

@@ -144,8 +144,13 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
         recorder.stage("done", warm_s=autofuse_seconds, repeats=repeats,
                        numpy_error=failure(error, "numpy")["error"])
         return
+    peers = {}
+    if backend == "cuda" and program.kind == "loop":
+        from .peers import time_jax
+        recorder.stage("jax", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats)
+        peers = time_jax(name, arguments, static, want, dtype, median_seconds, device)
     recorder.stage("done", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats,
-                   speedup=numpy_seconds / autofuse_seconds if autofuse_seconds else None)
+                   speedup=numpy_seconds / autofuse_seconds if autofuse_seconds else None, **peers)
 
 
 def main(argv):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 COLUMNS = ("program", "dtype", "traces", "outcome", "first call s", "peak RSS MB", "kernels",
-           "correct", "max error", "vs NumPy")
+           "correct", "max error", "vs NumPy", "warm ms", "NumPy ms", "jax ms", "jax first s")
 
 
 def outcome(record: dict) -> str:
@@ -37,7 +37,21 @@ def row(record: dict) -> list[str]:
             {True: "yes", False: "no"}.get(record.get("traced"), "?"),
             outcome(record), _number(record.get("first_call_s")), _number(record.get("peak_rss_mb"), 0),
             str(record.get("kernels", "")), {True: "yes", False: "NO"}.get(record.get("correct"), ""),
-            "" if error is None else f"{error:.1e}", "" if speedup is None else f"{speedup:.2f}x"]
+            "" if error is None else f"{error:.1e}", "" if speedup is None else f"{speedup:.2f}x",
+            _milliseconds(record.get("warm_s")), _milliseconds(record.get("numpy_s")),
+            _jax(record), _number(record.get("jax_first_s"))]
+
+
+def _milliseconds(seconds) -> str:
+    return "" if seconds is None else f"{seconds * 1e3:.3g}"
+
+
+def _jax(record: dict) -> str:
+    """The jax twin's warm time (ms), marked where it did not match NumPy, or why it did not run."""
+    if "jax_error" in record:
+        return "(" + record["jax_error"][:60] + ")"
+    text = _milliseconds(record.get("jax_s"))
+    return text + (" WRONG" if record.get("jax_correct") is False else "")
 
 
 def text_table(records, header=True) -> str:

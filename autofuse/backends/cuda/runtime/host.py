@@ -70,14 +70,17 @@ def plan(program, static_memory=None) -> tuple[list, list] | str:
     """(a NodePlan per launch, arrays allocated per call as (node, shape, dtype)) for `program`,
     or why its calls cannot be planned. Arguments, results and constants have their pointers;
     intermediates are allocated per call, or once by `static_memory(node, shape, dtype)` (which
-    returns the pointer) where given (a CUDA graph owns its intermediates)."""
+    returns the pointer) where given (a CUDA graph owns its intermediates); an intermediate that
+    takes a dead one's memory (program.buffers, runtime/buffers.py) is allocated neither way."""
     results = {node for node, _ in program.outputs}
     inputs = {node: k for k, (node, _) in enumerate(program.inputs)}
     pointers = {node: program.library.pointer(value) for node, value in program.constants.items()}
+    buffers = program.buffers
     nodes, fresh = [], []
     for s, step in enumerate(program.steps):
         slots = []
         for node, cast in step.params:
+            node = buffers.get(node, node)           # intermediates share memory by liveness
             if node in inputs:
                 slots.append(Slot("scalar" if cast is not None else "argument", inputs[node], cast))
             elif cast is not None:
@@ -87,7 +90,11 @@ def plan(program, static_memory=None) -> tuple[list, list] | str:
             else:
                 slots.append(Slot("result", node))
         for node, shape, dtype in step.outputs:
-            if node in results or static_memory is None:
+            owner = buffers.get(node, node)          # intermediates share memory by liveness
+            if owner != node:
+                slots.append(Slot("static", pointers[owner]) if owner in pointers
+                             else Slot("result", owner))
+            elif node in results or static_memory is None:
                 fresh.append((node, shape, dtype))
                 slots.append(Slot("result", node))
             else:

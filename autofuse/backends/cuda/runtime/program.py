@@ -11,6 +11,7 @@ from ....arrays import library_for
 from ....debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ....errors import BackendError
 from ..kernel import storage_dtype
+from . import buffers as cuda_buffers
 from . import driver as cuda_driver
 from . import graph as cuda_graph
 from . import host as cuda_host
@@ -28,6 +29,7 @@ class CudaStep:
                        for p in kernel.source.params]
         self.outputs = [(p.node.id, p.node.shape, p.node.dtype) for p in kernel.source.outputs]
         self.always = any(p.node.size for p in kernel.source.outputs)   # else nothing to write
+        self.owners = [node for node, _, _ in self.outputs]   # whose memory each output takes
 
     def scratch_arguments(self, library) -> list:
         if self.scratch is None:
@@ -47,8 +49,8 @@ class CudaStep:
         args = [pointer(memory[node]) if cast is None else cast(memory[node])
                 for node, cast in self.params]
         empty = library.empty
-        for node, shape, dtype in self.outputs:
-            out = memory[node] = empty(shape, dtype)
+        for (node, shape, dtype), owner in zip(self.outputs, self.owners):
+            out = memory[node] = empty(shape, dtype) if owner == node else memory[owner]
             args.append(pointer(out))
         args += [np.int64(size.value) for size in self.kernel.source.sizes]
         if self.kernel.source.scratch:
@@ -65,11 +67,15 @@ class CudaProgram:
         self.graph = entry.graph
         self.kernels = kernels
         self.steps = [CudaStep(k) for k in kernels]
+        self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
+        # intermediates share memory by liveness (runtime/buffers.py)
+        self.buffers = cuda_buffers.shared_buffers(self.steps, {node for node, _ in self.outputs})
+        for step in self.steps:
+            step.owners = [self.buffers.get(node, node) for node, _, _ in step.outputs]
         self.loaded = False
         self.library = None
         self.constants = {}
         self.inputs = [(n.id, n.ndim > 0) for n in self.graph.inputs]
-        self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         self.fast = None              # the generated call (runtime/graph.py or runtime/host.py)
         self.host_source = None
         # cuda_graph: None (default) replays as a CUDA graph with intermediates allocated per
