@@ -71,6 +71,8 @@ class Renderer:
         #                                    computed (intrinsics/half.py's Spelling); None: NumPy's casts
         self.fixed: set = set()            # index names that stay the same over the loop being
         #                                    rendered (a rows kernel's row)
+        self.spellings: dict = {}          # backend: (op, computation kind) -> a template that
+        #                                    replaces the op table's spelling there
         self.invariant_divide = None       # backend: (a, b, b's value or None) -> the quotient's
         #                                    name, for float32 divisions by a value that `fixed`
         #                                    says does not change; None keeps a / b
@@ -190,7 +192,8 @@ class Renderer:
 
     def spell(self, node: Node, computation: np.dtype, args: list) -> str:
         computation = self.held(computation)
-        template = OPS[node.op].spelling(computation.kind)
+        template = self.spellings.get((node.op, computation.kind)) or \
+            OPS[node.op].spelling(computation.kind)
         fields = dict(typed_constants(computation))
         if node.op == "cast" and self.held(node.dtype) != node.dtype:
             return self.convert(node.dtype, args[0])
@@ -365,7 +368,7 @@ class Accumulators:
             return
         if r.held(acc_type) != r.held(node.dtype):
             value = f"{r.ctor(r.held(acc_type))}({value})"
-        r.emit(f"{acc} = " + OPS[node.op].combine.format(value, acc=acc))
+        r.emit(f"{acc} = " + self.combined(node, value, acc, acc_type))
 
     def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
         """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
@@ -379,4 +382,13 @@ class Accumulators:
             r.emit(f"{idx} = {other_idx}")
             r.pop()
             return
-        r.emit(f"{acc} = " + OPS[node.op].combine.format(other, acc=acc))
+        r.emit(f"{acc} = " + self.combined(node, other, acc, node.dtype))
+
+    def combined(self, node: Node, value: str, acc: str, acc_type) -> str:
+        """The accumulator's next value: the op table's combine, or where the backend spells the
+        elementwise twin of a max or min its own way (NaN-propagating either way), that."""
+        twin = {"max": "maximum", "min": "minimum"}.get(node.op)
+        template = self.r.spellings.get((twin, self.r.held(acc_type).kind)) if twin else None
+        if template is not None:
+            return template.format(value, acc)
+        return OPS[node.op].combine.format(value, acc=acc)

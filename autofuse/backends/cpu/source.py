@@ -10,7 +10,8 @@ from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers
 from ..render import Accumulators, Renderer, short
-from .kernel import LANED, LANES, PARALLEL_ELEMENTS, SPLIT_ELEMENTS, Argument, KernelSource
+from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SPLIT_ELEMENTS, Argument,
+                     KernelSource)
 from .columns import Columns
 from .matmul import Matmul
 
@@ -34,6 +35,7 @@ class CpuSource(Matmul, Columns):
             self.argname[arg.node.id] = f"a{k}"
         self.flat = False
         self.renderer = Renderer(group, self.load)
+        self.renderer.spellings = CPU_SPELLINGS
         self.accumulators = Accumulators(self.renderer)
 
     # -- loads and stores ------------------------------------------------------------------------
@@ -233,7 +235,7 @@ class CpuSource(Matmul, Columns):
         r.pop()
         for (node, acc, idx, acc_type), names in zip(items, lanes):
             for lane in names:
-                r.emit(f"{acc} = " + OPS[node.op].combine.format(lane, acc=acc))
+                r.emit(f"{acc} = " + self.accumulators.combined(node, lane, acc, acc_type))
         if body < size:
             self.serial(items, buffers, name, str(body), size, full, position)
 
