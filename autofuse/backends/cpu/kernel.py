@@ -11,7 +11,9 @@ PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no for
 SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
 MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
 MATMUL_PARALLEL_FLOPS = 1 << 22  # a product of fewer flops runs its tiles on one thread
-LANES = 8                        # independent accumulators of a sum/prod/max/min inner loop
+LANES = 64                       # independent accumulators of a sum/prod/max/min inner loop
+SHORT_LANES = 8                  # lanes of a row shorter than 2 * LANES
+ROW_CHUNKS = 64                  # pieces a parallel rows loop is cut into (buffers made once each)
 LANED = ("sum", "prod", "max", "min")
 # Where the CPU spells an op its own way: numba's scalar np.maximum / np.minimum propagate NaN as
 # NumPy does and LLVM vectorizes them (a select), where the op table's `a if (a > b or a != a)

@@ -10,8 +10,8 @@ from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers
 from ..render import Accumulators, Renderer, short
-from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SPLIT_ELEMENTS, Argument,
-                     KernelSource)
+from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, ROW_CHUNKS, SHORT_LANES,
+                     SPLIT_ELEMENTS, Argument, KernelSource)
 from .columns import Columns
 from .matmul import Matmul
 
@@ -45,6 +45,7 @@ class CpuSource(Matmul, Columns):
         for k, arg in enumerate(self.inputs):
             self.argname[arg.node.id] = f"a{k}"
         self.flat = False
+        self._scratch_at = None        # [line, depth] where per-row scratch buffers are made
         self.renderer = Renderer(group, self.load)
         self.renderer.spellings = CPU_SPELLINGS
         self.accumulators = Accumulators(self.renderer)
@@ -73,6 +74,36 @@ class CpuSource(Matmul, Columns):
             r.emit(f"for {name} in {loop}({size}):")
             r.push()
         return len(names)
+
+    def chunked_loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
+        """`loops`, with a place before the innermost rows where per-row scratch buffers are
+        made once (`scratch`): at the top of the function, or, when parallel, in each of
+        ROW_CHUNKS pieces of the outermost loop (each piece on one thread)."""
+        r = self.renderer
+        if not parallel or not names:
+            self._scratch_at = [len(r.lines), r.depth]
+            return self.loops(names, sizes, parallel)
+        step = -(-sizes[0] // ROW_CHUNKS)
+        r.emit(f"for c in numba.prange({-(-sizes[0] // step)}):")
+        r.push()
+        self._scratch_at = [len(r.lines), r.depth]
+        r.emit(f"for {names[0]} in range(c * {step}, min({sizes[0]}, (c + 1) * {step})):")
+        r.push()
+        return 2 + self.loops(names[1:], sizes[1:], False)
+
+    def scratch(self, prefix: str, size: int, dtype) -> str:
+        """A buffer of `size` made where `chunked_loops` left room (else here): its contents are
+        the caller's to set before each use."""
+        r = self.renderer
+        name = r.name(prefix)
+        line = f"{name} = np.empty({size}, {r.ctor(dtype)})"
+        if self._scratch_at is None:
+            r.emit(line)
+        else:
+            at, depth = self._scratch_at
+            r.lines.insert(at, "    " * depth + line)
+            self._scratch_at[0] += 1
+        return name
 
     def close(self, count: int) -> None:
         for _ in range(count):
@@ -131,7 +162,7 @@ class CpuSource(Matmul, Columns):
         parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
         if self.column_layout(shape, axes):
             return self.column_reduction(shape, axes, full, parallel, _column_accumulator)
-        opened = self.loops([f"i{d}" for d in outer_axes], outer_sizes, parallel)
+        opened = self.chunked_loops([f"i{d}" for d in outer_axes], outer_sizes, parallel)
         keep = self.kept(reductions, row_outputs, axes, shape) if len(axes) == 1 else {}
         for position, node in enumerate(reductions):
             self.phase(node, axes, shape, full, keep.get(position, []))
@@ -179,8 +210,7 @@ class CpuSource(Matmul, Columns):
         r = self.renderer
         buffers = []
         for value_node in keep:
-            buffer = r.name("row")
-            r.emit(f"{buffer} = np.empty({shape[axes[0]]}, {r.ctor(value_node.dtype)})")
+            buffer = self.scratch("row", shape[axes[0]], value_node.dtype)
             buffers.append((value_node, buffer))
         acc_type = _accumulator(node)
         acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
@@ -217,36 +247,43 @@ class CpuSource(Matmul, Columns):
 
         Without fastmath LLVM keeps a floating-point reduction in source order: one add per
         add-latency. Sums, products, max and min therefore run LANES independent accumulators
-        (element k of each block of LANES goes to lane k), which LLVM keeps in one vector
-        register, then fold the lanes into the accumulator in lane order and finish the tail
-        serially. argmax/argmin (first index wins) and any/all stay serial."""
+        in a small buffer (element k of each block of LANES goes to lane k; the loop over the
+        lanes is what LLVM vectorizes), then fold the lanes into the accumulator in lane order
+        and finish the tail serially. 64 lanes in a buffer against 8 scalar lanes, one core,
+        4096 x 1024 float32: x.max(1) 2.29 -> 0.96 ms, x.sum(1) 1.47 -> 0.98 ms (NumPy 0.96,
+        1.19): LLVM left the 8 scalar max lanes unvectorized. argmax/argmin (first index wins) and any/all stay serial."""
         r = self.renderer
         name = f"r{axis}"
-        laned = size >= 2 * LANES and all(n.op in LANED for n, *_ in items)
+        width = LANES if size >= 2 * LANES else SHORT_LANES     # short rows: fewer lanes to fold
+        laned = size >= 2 * width and all(n.op in LANED for n, *_ in items)
         if not laned:
             self.serial(items, buffers, name, "0", size, full, position)
             return
-        body = size - size % LANES
-        block = r.name("rb")
+        body = size - size % width
+        block, lane = r.name("rb"), r.name("q")
         lanes = []
         for node, acc, idx, acc_type in items:
             start = r.constant(typed_constants(acc_type)[OPS[node.op].init.strip("{}")])
-            names = [r.name("lane") for _ in range(LANES)]
-            for lane in names:
-                r.emit(f"{lane} = {start}")
-            lanes.append(names)
-        r.emit(f"for {block} in range(0, {body}, {LANES}):")
+            buffer = self.scratch("lanes", width, r.held(acc_type))
+            r.emit(f"for {lane} in range({width}):")
+            r.emit(f"    {buffer}[{lane}] = {start}")
+            lanes.append(buffer)
+        r.emit(f"for {block} in range(0, {body}, {width}):")
         r.push()
-        for k in range(LANES):
-            index = tuple(f"({block} + {k})" if i == name else i for i in full)
-            for (node, _, idx, acc_type), names in zip(items, lanes):
-                self.combine(node, names[k], idx, r.value(node.inputs[0], index), acc_type, "")
-            for value_node, buffer in buffers:
-                r.emit(f"{buffer}[{index[axis]}] = {r.value(value_node, index)}")
+        r.emit(f"for {lane} in range({width}):")
+        r.push()
+        index = tuple(f"({block} + {lane})" if i == name else i for i in full)
+        for (node, _, idx, acc_type), buffer in zip(items, lanes):
+            self.combine(node, f"{buffer}[{lane}]", idx, r.value(node.inputs[0], index), acc_type,
+                         "")
+        for value_node, row in buffers:
+            r.emit(f"{row}[{index[axis]}] = {r.value(value_node, index)}")
         r.pop()
-        for (node, acc, idx, acc_type), names in zip(items, lanes):
-            for lane in names:
-                r.emit(f"{acc} = " + self.accumulators.combined(node, lane, acc, acc_type))
+        r.pop()
+        for (node, acc, idx, acc_type), buffer in zip(items, lanes):
+            r.emit(f"for {lane} in range({width}):")
+            r.emit(f"    {acc} = " + self.accumulators.combined(node, f"{buffer}[{lane}]", acc,
+                                                                  acc_type))
         if body < size:
             self.serial(items, buffers, name, str(body), size, full, position)
 
