@@ -92,6 +92,12 @@ _ROWS = [
         vjp=()),
     _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8,
         vjp=("g", "-g * np.floor_divide(x0, x1)")),
+    # C's remainder (the sign of the dividend): libm's exact fmod for floats; for integers Python's
+    # % (the divisor's sign) moved by one divisor where the signs differ, 0 for a zero divisor.
+    _ew("fmod", 2, {"f": "math.fmod({0}, {1})", "b": "False",
+                    "*": "(({0} % {1}) - ({1} if ({0} % {1}) != {ZERO} and (({0} % {1}) < {ZERO}) != "
+                         "({0} < {ZERO}) else {ZERO}))"}, cost=8,
+        vjp=("g", "-g * np.trunc(x0 / x1)")),
     _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True,
         vjp=("np.where(x1 == 0, 0, g * x1 * x0 ** (x1 - 1))",
              "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)")),

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (contractions, creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
+from . import (compositions, contractions, creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
                statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
@@ -167,12 +167,15 @@ FUNCTIONS = {
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 
+FUNCTIONS.update(compositions.FUNCTIONS)
+
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 
 
 def supported_names() -> list[str]:
     names = {_public_name(fn) for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
     names |= {f"np.{alias}" for alias in UFUNC_ALIASES} | {"np.vecdot"}
+    names |= {f"np.{name}" for name in compositions.UFUNCS}
     return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
                            "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
 
@@ -221,6 +224,8 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         if unknown:
             raise UnsupportedError(f"np.vecdot: arguments {unknown} are not supported{where()}")
         return contractions.vecdot(*inputs, **kwargs)
+    if name in compositions.UFUNCS:
+        return compositions.UFUNCS[name](*inputs, **kwargs)
     if name not in ELEMENTWISE_UFUNCS:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)

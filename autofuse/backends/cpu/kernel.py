@@ -18,7 +18,9 @@ LANED = ("sum", "prod", "max", "min")
 # Where the CPU spells an op its own way: numba's scalar np.maximum / np.minimum propagate NaN as
 # NumPy does and LLVM vectorizes them (a select), where the op table's `a if (a > b or a != a)
 # else b` stays scalar: 4096 x 4096 float32 max over axis 0 on one core 8.9 -> 4.5 ms (NumPy 3.9).
-CPU_SPELLINGS = {("maximum", "f"): "np.maximum({0}, {1})", ("minimum", "f"): "np.minimum({0}, {1})"}
+# numba's CPU target has no math.fmod (the CUDA target's libdevice has); np.fmod is the same libm.
+CPU_SPELLINGS = {("maximum", "f"): "np.maximum({0}, {1})", ("minimum", "f"): "np.minimum({0}, {1})",
+                 ("fmod", "f"): "np.fmod({0}, {1})"}
 COLUMN_TILE = 4096               # most contiguous columns one thread owns in a column reduction
 COLUMN_TILE_MIN = 256            # fewest, when narrower tiles are what gives the threads work
 COLUMN_TILES = 8                 # tiles (or blocks of rows) a column reduction is cut into
