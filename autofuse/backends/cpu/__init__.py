@@ -22,8 +22,9 @@ from ..literals import literal
 from . import blas, host
 from .source import generate
 
-# Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses.
-COST = CostModel(max_row=1 << 30)
+# Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses (and
+# any sort's row: it is sorted in a buffer of the thread's own).
+COST = CostModel(max_row=1 << 30, max_sort_row=1 << 30)
 # Products with a vector on the left stay BLAS calls: measured at 2048x2048, the column loop took
 # 16 ms where BLAS takes 0.6 ms (A @ x: 1.2 ms either way; A.T @ y: 17 ms, BLAS 35-43 ms).
 PRODUCTS = ProductLimits(vector_left=False)
