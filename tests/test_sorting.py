@@ -212,3 +212,14 @@ def test_long_rows_are_sorted_alone_on_the_gpu_cost_model():
     fused = partition(low.graph, COST)
     assert sorted(g.kind for g in fused.groups) == ["elementwise", "loop", "sort"]
     assert [len(g.nodes) for g in fused.groups if g.kind == "sort"] == [1]
+
+
+def test_cpu_sorts_short_rows_fused_and_long_rows_by_numpy():
+    from autofuse.backends.cpu import COST
+    short = np.ones((8, COST.max_sort_row), np.float32)
+    (kernel,) = autofuse.jit(lambda a: np.median(a * 2, axis=-1)).lower(short).kernels
+    assert kernel.strategy == "sorted rows"
+    long = np.ones((8, COST.max_sort_row + 1), np.float32)
+    kernels = autofuse.jit(lambda a: np.median(a * 2, axis=-1)).lower(long).kernels
+    assert [k.strategy.split(" (")[0] for k in kernels if k.kind == "sort"] == ["numpy sort"]
+    assert len(kernels) == 3
