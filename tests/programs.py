@@ -168,8 +168,12 @@ FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "
 FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
                "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+FUZZ_SORT = ["np.sort({a}, axis={axis})", "np.argsort({a}, axis={axis}, kind='stable')",
+             "np.median({a}, axis={axis})", "np.quantile({a}, 0.3, axis={axis})",
+             "np.percentile({a}, [25, 90], axis={axis}, method='nearest')",
+             "np.nanmedian({a}, axis={axis})"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
-              "argument_update"]
+              "argument_update", "sort"]
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -307,6 +311,9 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
         return f"{target} = np.{name}(v{a}, axis={axis}{keep})"
     if kind == "layout":
         return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
+    if kind == "sort":
+        axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
+        return f"{target} = " + choose.choice(FUZZ_SORT).format(a=f"v{a}", axis=axis)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":

@@ -23,6 +23,13 @@ def row_shapes(sort: Node) -> tuple[tuple, tuple, tuple]:
     return shape, shape[:-1], shape[:-1] + (1,)
 
 
+def in_row(index: tuple, row_index: tuple, shape: tuple) -> bool:
+    """Whether a kernel's `index` into the sorted `shape` (an expression a coordinate) is in the
+    row at `row_index`: each coordinate of the other axes the row's own, or 0 where the axis has
+    one element (which index maps write as "0")."""
+    return all(i == r or size == 1 for i, r, size in zip(index[:-1], row_index, shape[:-1]))
+
+
 def long_rows(sort: Node, cost: CostModel) -> bool:
     return sort.shape[-1] > cost.max_sort_row
 

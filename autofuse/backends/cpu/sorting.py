@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...fusion.sorting import row_shapes
+from ...fusion.sorting import in_row, row_shapes
 from .kernel import PARALLEL_ELEMENTS
 
 
@@ -61,7 +61,7 @@ class Sorting:
             r.emit(f"{done} = np.argsort({row}, kind='mergesort')")
 
         def sorted_value(index, done=done):
-            if tuple(index[:-1]) != row_index:
+            if not in_row(index, row_index, sort.shape):
                 return None
             return f"{done}[{index[-1]}]"
         r.special[sort.id] = sorted_value

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....fusion.group import Group
-from ....fusion.sorting import row_shapes
+from ....fusion.sorting import in_row, row_shapes
 from ..kernel import KernelSource, storage_dtype
 
 SHARED_BYTES = 48 * 1024          # static shared memory a block may declare
@@ -163,7 +163,7 @@ class Sorts:
             spell = lambda at: f"keys[base + {at}]"
 
         def sorted_value(index):
-            if tuple(index[:-1]) != row_index:
+            if not in_row(index, row_index, sort.shape):
                 return None
             return spell(index[-1])
         r.special[sort.id] = sorted_value
