@@ -44,7 +44,11 @@ def test_float32_median_kernel_has_no_float64_arithmetic():
 
 def test_long_rows_compile_over_global_scratch():
     (kernel,) = kernels(lambda a: np.sort(a), np.zeros(100_000, np.float32))
-    assert kernel.strategy == "bitonic rows, global"
+    assert kernel.strategy == "bitonic rows, global (CuPy's or torch's sort for their arrays)"
     assert "library sort" in kernel.reason
+    fused = kernels(lambda a: np.sort(a), np.zeros(100_000, np.float32))
+    alone = autofuse.jit(lambda a: np.sort(a), backend="cuda",
+                         tuning=autofuse.backends.cuda.Tuning(library_sort=False))
+    assert fused[0].strategy != alone.lower(np.zeros(100_000, np.float32)).kernels[0].strategy
     ptx = kernel.ptx
     assert ".target sm_90" in ptx and shared_bytes(ptx) == 0

@@ -23,6 +23,7 @@ from ....fusion.sorting import in_row, row_shapes
 from ..kernel import KernelSource, storage_dtype
 
 SHARED_BYTES = 48 * 1024          # static shared memory a block may declare
+LIBRARY = " (CuPy's or torch's sort for their arrays)"    # the strategy's words where it may
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,8 @@ class Sorts:
         r.emit("row += cuda.gridDim.x")
         r.pop()
         strategy = "bitonic rows" if chosen.on_chip else "bitonic rows, global"
+        if chosen.library:
+            strategy += LIBRARY
         return self.finish(strategy, threads, (blocks, 1, 1))
 
     def _load_row(self, source, full, n, padded, threads, key_dtype) -> None:

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..emit.sorting import LIBRARY
+
 # torch sorts these on the GPU (its unsigned types wider than a byte it does not)
 TORCH_SORTS = {np.dtype(d) for d in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
                                      np.float16, np.float32, np.float64)}
 
 
-def library_step(kernel, tuning) -> bool:
-    """Whether `kernel` is a lone sort of long rows, which the array library may run."""
-    return tuning.library_sort and kernel.source.strategy == "bitonic rows, global" and \
-        len(kernel.group.nodes) == 1
+def library_step(kernel) -> bool:
+    """Whether `kernel` is a lone sort of long rows, which its plan lets the array library run
+    (emit/sorting.plan: Tuning.library_sort)."""
+    return kernel.source.strategy.endswith(LIBRARY)
 
 
 class LibrarySortStep:

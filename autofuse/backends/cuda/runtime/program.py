@@ -67,7 +67,7 @@ class CudaProgram:
         self.name = entry.name
         self.graph = entry.graph
         self.kernels = kernels
-        self.steps = [LibrarySortStep(CudaStep(k)) if library_step(k, tuning) else CudaStep(k)
+        self.steps = [LibrarySortStep(CudaStep(k)) if library_step(k) else CudaStep(k)
                       for k in kernels]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         # intermediates share memory by liveness (runtime/buffers.py)
