@@ -52,3 +52,35 @@ def test_long_rows_compile_over_global_scratch():
     assert fused[0].strategy != alone.lower(np.zeros(100_000, np.float32)).kernels[0].strategy
     ptx = kernel.ptx
     assert ".target sm_90" in ptx and shared_bytes(ptx) == 0
+
+
+class _FakeCupy:
+    """NumPy standing in for CuPy's sort functions (the step's logic, without a GPU)."""
+    sort = staticmethod(lambda x, axis: np.sort(x, axis=axis))
+    argsort = staticmethod(lambda x, axis: np.argsort(x, axis=axis, kind="stable"))
+
+
+class _FakeLibrary:
+    def __init__(self, name):
+        self.name = name
+        self.cupy = _FakeCupy
+
+
+def test_a_long_lone_sort_is_a_library_step_and_keeps_the_general_path():
+    from autofuse.backends.cuda.runtime import host
+    from autofuse.backends.cuda.runtime.library_sort import LibrarySortStep
+    x = np.random.default_rng(0).standard_normal((3, 5000)).astype(np.float32)
+    low = autofuse.jit(lambda a: (np.argsort(a * 2, axis=-1), np.median(a, axis=-1)),
+                       backend="cuda").lower(x)
+    program = low._entry.program
+    steps = [step for step in program.steps if isinstance(step, LibrarySortStep)]
+    assert len(steps) == 2 and len(program.steps) == 4     # x * 2, two sorts, the median's reads
+    assert host.plannable(program, [x]) is False
+    memory = {steps[0].source.id: x * 2, steps[1].source.id: x}
+    for step in steps:
+        step.launch(memory, _FakeLibrary("cupy"), None, None)
+    np.testing.assert_array_equal(memory[steps[0].sort.id], np.argsort(x * 2, kind="stable"))
+    np.testing.assert_array_equal(memory[steps[1].sort.id], np.sort(x))
+    # the buffer plan reads and sets the kernel step's outputs through the library step
+    steps[0].owners = ["elsewhere"]
+    assert steps[0].step.owners == ["elsewhere"] and steps[0].outputs == steps[0].step.outputs
