@@ -223,3 +223,16 @@ def test_cpu_sorts_short_rows_fused_and_long_rows_by_numpy():
     kernels = autofuse.jit(lambda a: np.median(a * 2, axis=-1)).lower(long).kernels
     assert [k.strategy.split(" (")[0] for k in kernels if k.kind == "sort"] == ["numpy sort"]
     assert len(kernels) == 3
+
+
+def test_quantile_follows_the_dtype_of_q(rng):
+    x = values((4, 9), np.float32, rng)
+    i = values((4, 9), np.int32, rng)
+    check(lambda a: np.quantile(a, np.float32(0.3), axis=-1), x)
+    check(lambda a: np.quantile(a, np.array([0.25, 0.8], np.float32), axis=-1), x)
+    check(lambda a: np.quantile(a, np.array([0.25, 0.8], np.float32), axis=-1), i)
+    check(lambda a: np.quantile(a, 1, axis=-1), i)
+    check(lambda a: np.quantile(a, [0, 1], axis=0), i)
+    check(lambda a: np.quantile(a, np.float32(0.5), method="midpoint"), x)
+    with pytest.raises(TypeError):
+        autofuse.jit(lambda a: np.quantile(a, 0.5))(rng.random((3, 4)) < 0.5)

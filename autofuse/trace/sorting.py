@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..errors import NumPyValueError, ShapeError, UnsupportedError, where
+from ..errors import DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
 from . import ufuncs
 from .context import current
 from .layout import as_tracer, concatenate, normalize_axes, normalize_axis, reshape, transpose
@@ -141,24 +141,27 @@ def _lerp(a: Tracer, b: Tracer, t) -> Tracer:
     return result
 
 
-def _one_quantile(s: Tracer, q: np.float64, method: str, weak: bool) -> Tracer:
+def _one_quantile(s: Tracer, q: np.generic, method: str, weak: bool) -> Tracer:
+    """One quantile of each row, q a NumPy scalar of q's dtype: NumPy's arithmetic in that dtype
+    (a float32 q gives float32 weights; an integer q takes values, as NumPy's 'linear' does)."""
     n = s.shape[-1]
-    if method in ("lower", "higher", "nearest"):
-        rounding = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]
+    rounding = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}.get(method)
+    if rounding is not None:
         return _at(s, int(rounding((n - 1) * q)))
-    if method == "linear":
-        virtual = (n - 1) * q
-    else:
-        virtual = 0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
-    previous, following = np.floor(virtual), np.floor(virtual) + 1
+    virtual = (n - 1) * q if method == "linear" else \
+        0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
+    if virtual.dtype.kind in "iu":
+        return _at(s, int(virtual))
+    previous = following = np.floor(virtual)
+    following = following + 1
     if virtual >= n - 1:
         previous = following = -1
     if virtual < 0:
         previous = following = 0
-    gamma = np.float64(virtual - previous)
+    gamma = np.asarray(virtual - previous, dtype=virtual.dtype)
     if method == "midpoint":
-        gamma = np.float64(0.0 if virtual % 1 == 0 else 0.5)
-    t = float(gamma) if weak else gamma
+        gamma = np.asarray(0.0 if virtual % 1 == 0 else 0.5, dtype=virtual.dtype)
+    t = float(gamma) if weak else gamma[()]
     return _lerp(_at(s, int(previous) % n), _at(s, int(following) % n), t)
 
 
@@ -180,7 +183,9 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if isinstance(q, Tracer):
         q._concrete(f"{what}: q")
     weak = type(q) in (int, float)
-    qs = np.true_divide(np.asarray(q, dtype=np.float64), scale)
+    qs = np.asarray(q) if scale == 1 else np.true_divide(q, scale)
+    if qs.dtype.kind not in "iuf":
+        raise DTypeError(f"{what}: q must be numbers, got {qs.dtype}{where()}")
     if qs.ndim > 1:
         raise NumPyValueError(f"{what}: q must be a scalar or 1d{where()}")
     if not (np.all(qs >= 0) and np.all(qs <= 1)):
@@ -188,9 +193,9 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         raise NumPyValueError(f"{what}: {'Percentiles' if scale == 100 else 'Quantiles'} must be "
                               f"in the range {bounds}{where()}")
     x = as_tracer(a, what)
-    if x.dtype.kind == "b" and method in ("linear", "midpoint"):
-        raise NumPyValueError(f"{what}: numpy boolean subtract (interpolating bools) is not "
-                              f"supported by NumPy{where()}")
+    if x.dtype.kind == "b" and method in ("linear", "midpoint") and qs.dtype.kind == "f":
+        raise DTypeError(f"{what}: numpy boolean subtract (interpolating bools) is not "
+                         f"supported by NumPy{where()}")
     rows, outer, keep = _rows(x, axis, what)
     if rows.shape[-1] == 0:
         raise NumPyValueError(f"{what} of an empty axis (NumPy raises IndexError){where()}")
