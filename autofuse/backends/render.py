@@ -34,11 +34,26 @@ def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple) -> tuple:
     return tuple("0" if size == 1 else index[offset + d] for d, size in enumerate(in_shape))
 
 
+def _atom(expression: str) -> bool:
+    """Whether `expression` binds as one operand: a name, or one parenthesized whole."""
+    if expression.isidentifier():
+        return True
+    if not expression.startswith("("):
+        return False
+    depth = 0
+    for position, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return position == len(expression) - 1
+    return False
+
+
 def affine(start: int, step: int, i: str) -> str:
     """start + step * i, folded where the numbers allow."""
     if i.isdigit():
         return str(start + step * int(i))
-    term = i if step == 1 else f"{step} * {i}"
+    # NOTE: `i` may be an expression (a reshape's "f1 // 2"): -1 * f1 // 2 is (-f1) // 2.
+    term = i if step == 1 else f"{step} * {i}" if _atom(i) else f"{step} * ({i})"
     if start == 0:
         return term if step == 1 else f"({term})"
     return f"({start} + {term})"
