@@ -26,6 +26,7 @@ KIND_COLORS = {
     "loop": "#dcfce7",          # green: loop with broadcasts, layout ops, iota
     "input": "#ffedd5",         # orange: reduction (rows read, fewer values written)
     "output": "#ede9fe",        # purple: matmul with its epilogue
+    "sort": "#fef9c3",          # yellow: rows sorted on chip, with their order statistics
 }
 FORMATS = ("svg", "png", "pdf", "dot")
 

@@ -168,8 +168,16 @@ FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "
 FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
                "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+FUZZ_SORT = ["np.sort({a}, axis={axis})", "np.argsort({a}, axis={axis}, kind='stable')",
+             "np.median({a}, axis={axis})", "np.quantile({a}, 0.3, axis={axis})",
+             "np.percentile({a}, [25, 90], axis={axis}, method='nearest')",
+             "np.nanmedian({a}, axis={axis})"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
               "argument_update"]
+# Sorts are drawn where asked (kinds=WITH_SORTS): the default draws stay those of the golden
+# snapshot's random programs, the autodiff test's (sort has no gradient rule) and the known
+# simulator failures' seeds.
+WITH_SORTS = FUZZ_KINDS + ["sort"]
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -254,7 +262,7 @@ WIDE_DIMS = ([40, 1, 3, 64, 0], [256, 1, 36, 132])
 
 
 def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
-              wide: bool = False) -> FuzzProgram:
+              wide: bool = False, kinds=None) -> FuzzProgram:
     rows, cols = WIDE_DIMS if wide else ([3, 1, 2, 4, 0], [4, 1, 3, 2])
     dims = (choose.choice(rows), choose.choice(cols))
     forms = [dims, dims[1:], (1, dims[1]), (dims[0], 1), dims[::-1], (), (2,) + dims]
@@ -265,7 +273,8 @@ def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
     values = [_probe(s, d) for s, d in zip(shapes, dtypes)]
     lines = []
     for _ in range(choose.integer(1, max_steps)):
-        line = _statement(choose, values, count, FUZZ_KINDS + ["shift"] * 2 if wide else FUZZ_KINDS)
+        drawn = kinds or FUZZ_KINDS
+        line = _statement(choose, values, count, drawn + ["shift"] * 2 if wide else drawn)
         if line is None:
             continue
         trial = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
@@ -307,6 +316,9 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
         return f"{target} = np.{name}(v{a}, axis={axis}{keep})"
     if kind == "layout":
         return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
+    if kind == "sort":
+        axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
+        return f"{target} = " + choose.choice(FUZZ_SORT).format(a=f"v{a}", axis=axis)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":
@@ -329,17 +341,19 @@ def _pairs(kind, x, y) -> bool:
 
 
 @st.composite
-def fuzz_programs(draw, max_steps=6, max_inputs=3):
+def fuzz_programs(draw, max_steps=6, max_inputs=3, kinds=None):
     """A FuzzProgram: a random DAG (several consumers, several outputs) of elementwise ops,
     broadcasts, layout changes, reductions over random axes, matmuls and in-place updates over
     bool/int32/int64/float32/float64 inputs of shapes with 1s, 0-d and size 0."""
-    return _generate(_Chooser(draw=draw), max_steps, max_inputs)
+    return _generate(_Chooser(draw=draw), max_steps, max_inputs, kinds=kinds)
 
 
-def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False) -> FuzzProgram:
-    """The program for `seed`: the same on every run and machine (the long run's programs)."""
+def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False,
+                   kinds=None) -> FuzzProgram:
+    """The program for `seed`: the same on every run and machine (the long run's programs);
+    `kinds`: the statement kinds drawn (FUZZ_KINDS, or WITH_SORTS)."""
     import random
-    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide)
+    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide, kinds)
 
 
 def fuzz_tolerance(dtype, expected) -> tuple[float, float]:

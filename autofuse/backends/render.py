@@ -34,11 +34,26 @@ def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple) -> tuple:
     return tuple("0" if size == 1 else index[offset + d] for d, size in enumerate(in_shape))
 
 
+def _atom(expression: str) -> bool:
+    """Whether `expression` binds as one operand: a name, or one parenthesized whole."""
+    if expression.isidentifier():
+        return True
+    if not expression.startswith("("):
+        return False
+    depth = 0
+    for position, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return position == len(expression) - 1
+    return False
+
+
 def affine(start: int, step: int, i: str) -> str:
     """start + step * i, folded where the numbers allow."""
     if i.isdigit():
         return str(start + step * int(i))
-    term = i if step == 1 else f"{step} * {i}"
+    # NOTE: `i` may be an expression (a reshape's "f1 // 2"): -1 * f1 // 2 is (-f1) // 2.
+    term = i if step == 1 else f"{step} * {i}" if _atom(i) else f"{step} * ({i})"
     if start == 0:
         return term if step == 1 else f"({term})"
     return f"({start} + {term})"
@@ -330,65 +345,3 @@ class Renderer:
         limit = offset + source.shape[axis]
         return self.branch(f"{index[axis]} < {limit}", lambda: self.value(source, shifted),
                            lambda: self._piece(pieces[1:], axis, index))
-
-
-class Accumulators:
-    """How reductions start and take values, rendered for any backend: `acc` holds the running
-    value and `idx` the position (argmax/argmin) of reduction `node`."""
-
-    def __init__(self, renderer: Renderer):
-        self.r = renderer
-
-    def init(self, node: Node, acc: str, idx: str, acc_type) -> None:
-        r = self.r
-        r.emit(f"{idx} = 0")
-        if node.op in ("argmax", "argmin"):
-            start = "LOWEST" if node.op == "argmax" else "HIGHEST"
-            r.emit(f"{acc} = {r.constant(typed_constants(node.inputs[0].dtype)[start])}")
-            return
-        init = OPS[node.op].init
-        if init in ("True", "False"):
-            r.emit(f"{acc} = {init}")
-        else:
-            r.emit(f"{acc} = {r.constant(typed_constants(r.held(acc_type))[init.strip('{}')])}")
-
-    def better(self, node: Node, value: str, acc: str) -> str:
-        """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
-        op = ">" if node.op == "argmax" else "<"
-        return f"({value} {op} {acc} or ({value} != {value} and {acc} == {acc}))"
-
-    def combine(self, node: Node, acc: str, idx: str, value: str, acc_type, position: str) -> None:
-        r = self.r
-        if node.op in ("argmax", "argmin"):
-            r.emit(f"if {self.better(node, value, acc)}:")
-            r.push()
-            r.emit(f"{acc} = {value}")
-            r.emit(f"{idx} = {position}")
-            r.pop()
-            return
-        if r.held(acc_type) != r.held(node.dtype):
-            value = f"{r.ctor(r.held(acc_type))}({value})"
-        r.emit(f"{acc} = " + self.combined(node, value, acc, acc_type))
-
-    def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
-        """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
-        r = self.r
-        if node.op in ("argmax", "argmin"):
-            tie = f"(({other} == {acc} or ({other} != {other} and {acc} != {acc})) and " \
-                  f"{other_idx} < {idx})"
-            r.emit(f"if {self.better(node, other, acc)} or {tie}:")
-            r.push()
-            r.emit(f"{acc} = {other}")
-            r.emit(f"{idx} = {other_idx}")
-            r.pop()
-            return
-        r.emit(f"{acc} = " + self.combined(node, other, acc, node.dtype))
-
-    def combined(self, node: Node, value: str, acc: str, acc_type) -> str:
-        """The accumulator's next value: the op table's combine, or where the backend spells the
-        elementwise twin of a max or min its own way (NaN-propagating either way), that."""
-        twin = {"max": "maximum", "min": "minimum"}.get(node.op)
-        template = self.r.spellings.get((twin, self.r.held(acc_type).kind)) if twin else None
-        if template is not None:
-            return template.format(value, acc)
-        return OPS[node.op].combine.format(value, acc=acc)

@@ -19,6 +19,9 @@ class CostModel:
     max_work: int = 256
     # The most elements of one row a row-persistent reduction (softmax, layernorm) keeps on chip.
     max_row: int = 32768
+    # The longest row a sort holds on chip with its producers and consumers in its kernel
+    # (fusion/sorting.py); longer rows are sorted alone.
+    max_sort_row: int = 4096
     # A pointwise producer is recomputed in at most this many consumer groups,
     max_recompute_groups: int = 4
     # and inside one kernel computed at most at this many indices (read through shifted slices,

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import LAYOUT, MATMUL, REDUCE
+from ..ir.ops import LAYOUT, MATMUL, REDUCE, SORT
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
 AT_OWN_INDEX = frozenset({OWN_INDEX})
 
-KINDS = ("elementwise", "loop", "input", "output")
+KINDS = ("elementwise", "loop", "input", "output", "sort")
 
 
 def outer_shape(shape: tuple, axes: tuple) -> tuple:
@@ -31,6 +31,7 @@ class Group:
         self.work = 0
         self._matmul: Node | None = None
         self._reductions: list[Node] = []
+        self._sort: Node | None = None
         self.root = root
         self.add(root)
         self.outputs: dict[int, Node] = {}
@@ -42,6 +43,11 @@ class Group:
     @property
     def matmul(self) -> Node | None:
         return self._matmul
+
+    @property
+    def sort(self) -> Node | None:
+        """The group's sort (fusion/sorting.py: a group holds one at most), or None."""
+        return self._sort
 
     @property
     def reductions(self) -> list[Node]:
@@ -64,6 +70,8 @@ class Group:
             return {shape, outer_shape(shape, axes), keepdims_shape(shape, axes)}
         if self.matmul is not None:
             return {self.matmul.shape}
+        if self.sort is not None:
+            return {self.sort.shape, self.sort.shape[:-1], self.sort.shape[:-1] + (1,)}
         return {self.root.shape}
 
     def depends_on_reduction(self, node: Node) -> bool:
@@ -90,6 +98,8 @@ class Group:
                 self._matmul = node
             if node.kind == REDUCE:
                 self._reductions.append(node)
+            if node.kind == SORT and self._sort is None:
+                self._sort = node
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
 
@@ -113,6 +123,8 @@ class Group:
             return "output"
         if self.reductions:
             return "input"
+        if self.sort is not None:
+            return "sort"
         for node in self.nodes:
             if node.kind == LAYOUT or node.op == "iota":
                 return "loop"

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SORT
 from .cost import CostModel
 from .group import Group, keepdims_shape, outer_shape
+from .sorting import into_sort_group, sort_into
 
 OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
 
@@ -130,6 +131,8 @@ def _spaces_reason(groups: list[Group]) -> str | None:
     """Whether the groups iterate over one space (a reduction's groups over its rows)."""
     if any(g.matmul is not None for g in groups):
         return "a matmul kernel is not merged with other kernels"
+    if any(g.sort is not None for g in groups):
+        return "a sort kernel is not merged with other kernels"
     spaces = {g.reduce_space for g in groups if g.reduce_space is not None}
     if len(spaces) > 1:
         return "they reduce over different axes or shapes"
@@ -153,6 +156,10 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
                     f"transpose); computing it once and storing it beats recomputing it for each, "
                     f"which compounds across chained stencils")
+    if p.kind == SORT:
+        return sort_into(p, g, users, cost, descendants)
+    if g.sort is not None:
+        return into_sort_group(p, g, cost)
     if p.kind == MATMUL:
         return _matmul_into(p, g, users)
     if g.matmul is not None:

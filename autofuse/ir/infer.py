@@ -129,6 +129,17 @@ def _concatenate(inputs, attrs):
     return tuple(shape), first.dtype
 
 
+def _sort(inputs, attrs):
+    (source,) = inputs
+    if source.ndim == 0:
+        raise ShapeError("a sort needs at least one axis (the tracer gives 0-d values one)")
+    return source.shape, source.dtype
+
+
+def _argsort(inputs, attrs):
+    return _sort(inputs, attrs)[0], np.dtype(np.int64)
+
+
 def _matmul(inputs, attrs):
     a, b = inputs
     if a.ndim < 2 or b.ndim < 2 or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
@@ -154,6 +165,8 @@ _LAYOUT_AND_SOURCES = {
     "setslice": _setslice,
     "concatenate": _concatenate,
     "matmul": _matmul,
+    "sort": _sort,
+    "argsort": _argsort,
     "constant": _constant,
     "iota": _iota,
 }

@@ -90,6 +90,11 @@ _EVALUATORS = {
     "setslice": _setslice,
     "concatenate": lambda node, args, attrs: np.concatenate(args, axis=attrs["axis"]),
     "matmul": lambda node, args, attrs: np.matmul(*args),
+    # NOTE: argsort is stable: ties keep their order (any order is a valid unstable argsort, and
+    # the kernels give this one). Values sort by NumPy's default kind (its fastest; equal values
+    # are interchangeable). NaN sorts last, as NumPy's every kind does.
+    "sort": lambda node, args, attrs: np.sort(args[0], axis=-1),
+    "argsort": lambda node, args, attrs: np.argsort(args[0], axis=-1, kind="stable"),
     "constant": lambda node, args, attrs: attrs["value"].array,
     "iota": _iota,
 }

@@ -17,6 +17,7 @@ ELEMENTWISE = "elementwise"
 REDUCE = "reduce"
 LAYOUT = "layout"
 MATMUL = "matmul"
+SORT = "sort"
 SOURCE = "source"
 
 
@@ -230,6 +231,10 @@ _ROWS = [
     Op("slice", LAYOUT, 1, vjp="slice"),
     Op("setslice", LAYOUT, 2, vjp="setslice"),
     Op("concatenate", LAYOUT, None, vjp="concatenate"),
+    # sorts along the last axis (the tracer moves any other axis there): values, or the stable
+    # order of them (argsort); NaN last, as NumPy (ir/sorting.py holds their reference and keys)
+    Op("sort", SORT, 1, vjp=None),
+    Op("argsort", SORT, 1, vjp=()),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # sources

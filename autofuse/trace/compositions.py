@@ -374,7 +374,7 @@ FUNCTIONS = {
     np.count_nonzero: _reduction(count_nonzero), np.sinc: sinc, np.average: _reduction(average),
     np.ptp: _reduction(ptp), np.meshgrid: meshgrid, np.split: split, np.array_split: array_split,
     np.rot90: rot90, np.diagonal: diagonal, np.trace: _reduction(trace), np.diag: diag,
-    np.kron: kron, np.cross: cross, np.inner: inner,
+    np.kron: kron, np.cross: cross, np.inner: _reduction(inner),
 }
 
 UFUNCS = {"logaddexp": logaddexp, "logaddexp2": logaddexp2, "heaviside": heaviside}

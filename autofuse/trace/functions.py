@@ -7,8 +7,8 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (compositions, contractions, creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
-               statistics, triangles, ufuncs)
+from . import (compositions, contractions, creation, einsum, layout, linalg, matmul, padding, reductions,
+               repetition, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
 from .tracer import Tracer, fresh
@@ -164,6 +164,10 @@ FUNCTIONS = {
     np.tile: repetition.tile, np.repeat: repetition.repeat,
     np.linalg.norm: linalg.norm, np.cov: statistics.cov, np.corrcoef: statistics.corrcoef,
     np.einsum: einsum.einsum,
+    np.sort: sorting.sort, np.argsort: sorting.argsort, np.partition: sorting.partition,
+    np.argpartition: sorting.argpartition, np.median: sorting.median,
+    np.nanmedian: sorting.nanmedian, np.quantile: sorting.quantile,
+    np.percentile: sorting.percentile,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 

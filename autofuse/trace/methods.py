@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, indexing, layout, matmul, reductions, repetition, ufuncs
+from . import functions, indexing, layout, matmul, reductions, repetition, sorting, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -134,6 +134,12 @@ def _install():
     Tracer.clip = lambda self, min=None, max=None, out=None, **kw: functions.clip(
         self, min, max, out=out, **kw)
     Tracer.round = lambda self, decimals=0, out=None: functions.round_(self, decimals, out)
+    Tracer.sort = sorting.sort_in_place
+    Tracer.partition = sorting.partition_in_place
+    Tracer.argsort = lambda self, axis=-1, kind=None, order=None, **kw: sorting.argsort(
+        self, axis, kind, order, **kw)
+    Tracer.argpartition = lambda self, kth, axis=-1, kind="introselect", order=None: \
+        sorting.argpartition(self, kth, axis, kind, order)
     Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 

@@ -9,11 +9,14 @@ from ...ir.graph import Node
 from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers
-from ..render import Accumulators, Renderer, short
-from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, ROW_CHUNKS, SHORT_LANES,
-                     SPLIT_ELEMENTS, Argument, KernelSource)
+from ..accumulators import Accumulators
+from ..render import Renderer, short
+from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SHORT_LANES, SPLIT_ELEMENTS,
+                     Argument, KernelSource)
 from .columns import Columns
+from .loops import Loops
 from .matmul import Matmul
+from .sorting import Sorting
 
 def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
@@ -35,7 +38,7 @@ def _column_accumulator(node: Node) -> np.dtype:
     return _accumulator(node)
 
 
-class CpuSource(Matmul, Columns):
+class CpuSource(Loops, Matmul, Columns, Sorting):
     def __init__(self, group: Group, name: str):
         self.group = group
         self.name = name
@@ -65,57 +68,14 @@ class CpuSource(Matmul, Columns):
             f"o{k}[i]" if self.flat else f"o{k}[{', '.join(index)}]")
         self.renderer.emit(f"{target} = {value}")
 
-    # -- loop nests --------------------------------------------------------------------------------
-    def loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
-        """Open nested loops; the outermost is a prange when parallel. Returns how many opened."""
-        r = self.renderer
-        for depth, (name, size) in enumerate(zip(names, sizes)):
-            loop = "numba.prange" if parallel and depth == 0 else "range"
-            r.emit(f"for {name} in {loop}({size}):")
-            r.push()
-        return len(names)
-
-    def chunked_loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
-        """`loops`, with a place before the innermost rows where per-row scratch buffers are
-        made once (`scratch`): at the top of the function, or, when parallel, in each of
-        ROW_CHUNKS pieces of the outermost loop (each piece on one thread)."""
-        r = self.renderer
-        if not parallel or not names:
-            self._scratch_at = [len(r.lines), r.depth]
-            return self.loops(names, sizes, parallel)
-        step = -(-sizes[0] // ROW_CHUNKS)
-        r.emit(f"for c in numba.prange({-(-sizes[0] // step)}):")
-        r.push()
-        self._scratch_at = [len(r.lines), r.depth]
-        r.emit(f"for {names[0]} in range(c * {step}, min({sizes[0]}, (c + 1) * {step})):")
-        r.push()
-        return 2 + self.loops(names[1:], sizes[1:], False)
-
-    def scratch(self, prefix: str, size: int, dtype) -> str:
-        """A buffer of `size` made where `chunked_loops` left room (else here): its contents are
-        the caller's to set before each use."""
-        r = self.renderer
-        name = r.name(prefix)
-        line = f"{name} = np.empty({size}, {r.ctor(dtype)})"
-        if self._scratch_at is None:
-            r.emit(line)
-        else:
-            at, depth = self._scratch_at
-            r.lines.insert(at, "    " * depth + line)
-            self._scratch_at[0] += 1
-        return name
-
-    def close(self, count: int) -> None:
-        for _ in range(count):
-            self.renderer.pop()
-
-    # -- group kinds -----------------------------------------------------------------------------
     def write(self) -> KernelSource:
         kind = self.group.kind
         if kind == "output":
             strategy, parallel = self.matmul()
         elif kind == "input":
             strategy, parallel = self.reduction()
+        elif kind == "sort":
+            strategy, parallel = self.sort_rows()
         else:
             strategy, parallel = self.pointwise()
         return self.finish(strategy, parallel)

@@ -17,7 +17,8 @@ from ...arrays import contiguous
 from ...fusion.group import Group
 from ...ir.graph import Node
 from .. import helpers
-from ..render import Accumulators, Renderer, short
+from ..accumulators import Accumulators
+from ..render import Renderer, short
 from .device import Device
 from .intrinsics import divide as cuda_divide
 from .intrinsics import half as cuda_half

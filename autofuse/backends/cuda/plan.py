@@ -13,13 +13,14 @@ import numpy as np
 
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import two_stage
+from .emit import sorting, two_stage
 from .tuning import Tuning
 
 
 @dataclass(frozen=True)
 class Plan:
-    strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows", "columns"
+    strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows", "columns",
+    #                                   "sort"
     reason: str
     shape: tuple = ()                 # reductions: the reduced space, its reduced axes,
     axes: tuple = ()
@@ -27,11 +28,15 @@ class Plan:
     inner: int = 0
     row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
     layout: two_stage.Plan | None = None   # two-stage: its layout
+    sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
+    if group.kind == "sort":
+        rows, reason = sorting.plan(group, tuning, simulator)
+        return Plan("sort", reason, sorting=rows)
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:

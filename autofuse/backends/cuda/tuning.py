@@ -80,6 +80,11 @@ class Tuning:
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)
     sim_steps: int = 2                # ... elements a thread at least
+    # -- sorts (emit/sorting.py) ----------------------------------------------------------
+    sort_row: int = 4096              # rows of a lone sort up to this many (padded) elements are
+    #                                   sorted in shared memory (where 48 KiB hold them)
+    sort_threads: int = 512           # threads a block of a sort kernel, at most
+    library_sort: bool = True         # longer rows: CuPy's or torch's sort, for their arrays
     # -- stencils --------------------------------------------------------------------------
     strip_rows: int = 4               # rows of a strip kernel (0: never take it)
     # -- arithmetic ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from . import buffers as cuda_buffers
 from . import driver as cuda_driver
 from . import graph as cuda_graph
 from . import host as cuda_host
+from .library_sort import LibrarySortStep, library_step
 
 _lock = threading.Lock()
 
@@ -66,7 +67,8 @@ class CudaProgram:
         self.name = entry.name
         self.graph = entry.graph
         self.kernels = kernels
-        self.steps = [CudaStep(k) for k in kernels]
+        self.steps = [LibrarySortStep(CudaStep(k)) if library_step(k) else CudaStep(k)
+                      for k in kernels]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         # intermediates share memory by liveness (runtime/buffers.py)
         self.buffers = cuda_buffers.shared_buffers(self.steps, {node for node, _ in self.outputs})
