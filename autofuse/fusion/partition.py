@@ -19,6 +19,7 @@ from .work import IndexPaths, evaluations
 # how many passes over all values it makes: both bound the work on programs of many groups.
 SIBLING_WINDOW = 4
 SIBLING_PASSES = 3
+CYCLE = "a value leaves one of them and comes back through another kernel"
 
 
 def _free(node: Node) -> bool:
@@ -56,15 +57,23 @@ class Partitioner:
                 for value in self.reads(group):
                     readers.setdefault(value, []).append(group.id)
             merged = False
+            # NOTE: a pair refused stays refused while neither group changes (a merge makes a new
+            # Group object): a loop's sweeps share several read values (a coefficient, a zeros
+            # base) and would otherwise try the same pairs once for each.
+            refused: set = set()
             for group_ids in readers.values():
                 recent: list[int] = []
                 for group_id in group_ids:
                     current = self.surviving(group_id)
                     for other in recent:
                         pair = [self.groups[other], self.groups[current]]
-                        if other != current and self.try_merge(pair)[0] is not None:
+                        key = (id(pair[0]), id(pair[1]))
+                        if other == current or key in refused:
+                            continue
+                        if self.try_merge(pair)[0] is not None:
                             current, merged = self.surviving(current), True
                             break
+                        refused.add(key)
                     recent = [self.surviving(i) for i in recent]
                     recent = [i for i in dict.fromkeys(recent) if i != current] + [current]
                     recent = recent[-SIBLING_WINDOW:]
@@ -170,7 +179,7 @@ class Partitioner:
         refusal, trial = merge_reason(groups, lambda: self.combined(groups, target),
                                       self.count_indices, self.users, self.outputs, self.cost)
         if refusal is None and path_outside(groups, self.users, self.order, self.groups_of):
-            refusal = "a value leaves one of them and comes back through another kernel"
+            refusal = CYCLE
         if refusal is not None:
             return None, refusal
         for group in groups:

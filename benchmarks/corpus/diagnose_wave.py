@@ -3,6 +3,7 @@ the large and the small size) but match NumPy in the CUDA simulator. Each varian
 process (an illegal address poisons the context) and prints whether it matches NumPy:
 
     python -m benchmarks.corpus.diagnose_wave            # every variant, a line each
+    python -m benchmarks.corpus.diagnose_wave --only A,B # those variants, a line each
     python -m benchmarks.corpus.diagnose_wave VARIANT    # one, in this process
 
 Variants change one thing: the step count, a Tuning field, or the program (speed2's interior
@@ -26,7 +27,19 @@ VARIANTS = {
     "no_graph": {"cuda_graph": False},
     "interior_speed": {"program": "interior"},
     "large20": {"size": "large", "steps": 20},
+    "no_invariant": {"patch": "invariant"},
 }
+
+
+def _without_invariant_loads() -> None:
+    """Vector loads lose their !invariant.load metadata (so no ld.global.nc)."""
+    from llvmlite.ir import instructions
+    original = instructions.Instruction.set_metadata
+
+    def set_metadata(self, name, node):
+        if name != "invariant.load":
+            original(self, name, node)
+    instructions.Instruction.set_metadata = set_metadata
 
 
 def wave_interior(u_previous, u, speed2_interior, steps):
@@ -45,6 +58,8 @@ def one(name: str) -> int:
     from . import find
     from .compare import compare
     variant = VARIANTS[name]
+    if variant.get("patch") == "invariant":
+        _without_invariant_loads()
     program = find("wave_2d")
     arguments, static = program.arguments(variant.get("size", "small"), "float32")
     static = dict(static, steps=variant.get("steps", static["steps"]))
@@ -64,21 +79,21 @@ def one(name: str) -> int:
     return 0
 
 
-def main() -> int:
-    for name in VARIANTS:
+def main(names) -> int:
+    import tempfile
+    for name in names or VARIANTS:
         try:
+            fresh = dict(os.environ, AUTOFUSE_CACHE_DIR=tempfile.mkdtemp(prefix="wave-"))
             done = subprocess.run([sys.executable, "-m", "benchmarks.corpus.diagnose_wave", name],
-                                  capture_output=True, text=True, timeout=120)
+                                  capture_output=True, text=True, timeout=120, env=fresh)
             lines = (done.stdout + done.stderr).strip().splitlines()
             print(name, "rc", done.returncode, "|", " / ".join(lines[-3:])[:600], flush=True)
         except subprocess.TimeoutExpired:
             print(name, "timeout", flush=True)
-    debug = dict(os.environ, AUTOFUSE_DEBUG="2")      # synchronizes after each launch
-    done = subprocess.run([sys.executable, "-m", "benchmarks.corpus.diagnose_wave", "default"],
-                          capture_output=True, text=True, timeout=120, env=debug)
-    print("debug2 tail:\n" + "\n".join((done.stdout + done.stderr).splitlines()[-25:]))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(one(sys.argv[1]) if len(sys.argv) > 1 else main())
+    if len(sys.argv) > 1 and sys.argv[1] != "--only":
+        sys.exit(one(sys.argv[1]))
+    sys.exit(main(sys.argv[2].split(",") if len(sys.argv) > 2 else []))
