@@ -102,11 +102,12 @@ def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
 
 
 def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
-                 cost: CostModel) -> tuple[str | None, Group | None]:
+                 cost: CostModel, cycle=None) -> tuple[str | None, Group | None]:
     """May `groups` become one kernel? (None, the kernel) if so, else (why not, None). `combine()`
     makes the kernel's members; `count(kernel)` counts their indices again (the costly part, so
-    it runs only once every edge passes). Every value one member reads from another must pass
-    the same table as a producer joining a consumer, and the kernel must fit the same budgets."""
+    it runs only once every edge passes, and after `cycle()`, where given: why merging would
+    make a cycle, or None). Every value one member reads from another must pass the same table
+    as a producer joining a consumer, and the kernel must fit the same budgets."""
     reason = _spaces_reason(groups)
     if reason is not None:
         return reason, None
@@ -120,6 +121,9 @@ def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
         reason = edge_reason(p, merged, users, p.id in outputs, cost)
         if reason is not None:
             return reason.replace("{p}", "{n%d}" % p.id), None
+    reason = cycle() if cycle is not None else None
+    if reason is not None:
+        return reason, None
     count(merged)
     widest = max(len(indices) for indices in merged.indices.values())
     reason = budget_reason(ops, merged.work, widest, cost)

@@ -70,7 +70,7 @@ class Partitioner:
                         key = (id(pair[0]), id(pair[1]))
                         if other == current or key in refused:
                             continue
-                        if self.try_merge(pair)[0] is not None:
+                        if self.try_merge(pair, cycle_first=True)[0] is not None:
                             current, merged = self.surviving(current), True
                             break
                         refused.add(key)
@@ -172,13 +172,21 @@ class Partitioner:
         self.new_group(node)
 
     # -- multi-output fusion of consumer groups ------------------------------------------------
-    def try_merge(self, groups: list[Group]) -> tuple[Group | None, str | None]:
+    def try_merge(self, groups: list[Group], cycle_first: bool = False,
+                  ) -> tuple[Group | None, str | None]:
         """Merge groups into one when the legality table allows every edge the merge makes
-        internal and no cycle forms: (the merged group, None), else (None, why not)."""
+        internal and no cycle forms: (the merged group, None), else (None, why not).
+        `cycle_first`: look for the cycle once the edges pass, before counting the merged
+        group's indices (sibling merges, whose reason nobody reads: a loop's sweeps two steps
+        apart pass every edge and would each be counted before the cycle refused them)."""
         target = next((g for g in groups if g.reduce_space is not None), groups[0])
+        cycle = (lambda: CYCLE if path_outside(groups, self.users, self.order, self.groups_of)
+                 else None) if cycle_first else None
         refusal, trial = merge_reason(groups, lambda: self.combined(groups, target),
-                                      self.count_indices, self.users, self.outputs, self.cost)
-        if refusal is None and path_outside(groups, self.users, self.order, self.groups_of):
+                                      self.count_indices, self.users, self.outputs, self.cost,
+                                      cycle)
+        if refusal is None and not cycle_first and \
+                path_outside(groups, self.users, self.order, self.groups_of):
             refusal = CYCLE
         if refusal is not None:
             return None, refusal
