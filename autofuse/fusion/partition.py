@@ -13,7 +13,7 @@ from .group import Group
 from .legality import can_fuse, merge_reason, readers_in
 from .order import launch_order, path_outside
 from .program import Decision, FusedProgram
-from .work import IndexPaths, evaluations
+from .work import IndexPaths, evaluations, nesting
 
 # How many recent groups reading one value a group tries to merge with (horizontal fusion), and
 # how many passes over all values it makes: both bound the work on programs of many groups.
@@ -111,6 +111,10 @@ class Partitioner:
         readers = [(r, group.indices[r.id]) for r in readers_in(node, group, self.users)]
         return evaluations(node, readers, self.paths, stored, self.cost.max_work)
 
+    def depth_in(self, node: Node, group: Group) -> int:
+        """The branch levels `group` would compute `node` inside (its readers there are placed)."""
+        return nesting((r, group.nesting[r.id]) for r in readers_in(node, group, self.users))
+
     def place(self, node: Node) -> None:
         groups = self.consumer_groups(node)
         is_output = node.id in self.outputs
@@ -118,11 +122,12 @@ class Partitioner:
             self.new_group(node)
             return
         indices = {g.id: self.indices_in(node, g, is_output) for g in groups}
-        reasons = {g.id: can_fuse(node, g, self.users, is_output, self.cost, indices[g.id])
-                   for g in groups}
+        depths = {g.id: self.depth_in(node, g) for g in groups}
+        reasons = {g.id: can_fuse(node, g, self.users, is_output, self.cost, indices[g.id],
+                                  depths[g.id]) for g in groups}
         if len(groups) == 1:
             if reasons[groups[0].id] is None:
-                self.join(node, groups[0], indices[groups[0].id])
+                self.join(node, groups[0], indices[groups[0].id], depths[groups[0].id])
             else:
                 self.materialize(node, groups, reasons)
             return
@@ -131,16 +136,18 @@ class Partitioner:
             why_not = recompute_reason(node, counts, self.cost)
             if why_not is None:
                 for group in groups:
-                    self.join(node, group, indices[group.id])
+                    self.join(node, group, indices[group.id], depths[group.id])
                 return
             if pointwise(node):
                 reasons = {g.id: why_not for g in groups}
         merged, why = self.try_merge(groups)
         if merged is not None:
             merged_indices = self.indices_in(node, merged, is_output)
-            reason = can_fuse(node, merged, self.users, is_output, self.cost, merged_indices)
+            merged_depth = self.depth_in(node, merged)
+            reason = can_fuse(node, merged, self.users, is_output, self.cost, merged_indices,
+                              merged_depth)
             if reason is None:
-                self.join(node, merged, merged_indices)
+                self.join(node, merged, merged_indices, merged_depth)
                 return
             reasons = {merged.id: reason}
             groups = [merged]
@@ -158,8 +165,8 @@ class Partitioner:
         self.groups_of.setdefault(node.id, []).append(group)
         return group
 
-    def join(self, node: Node, group: Group, indices: frozenset) -> None:
-        group.add(node, indices)
+    def join(self, node: Node, group: Group, indices: frozenset, depth: int = 0) -> None:
+        group.add(node, indices, depth)
         self.groups_of.setdefault(node.id, []).append(group)
 
     def materialize(self, node: Node, groups: list[Group], reasons: dict) -> None:
@@ -224,7 +231,7 @@ class Partitioner:
         for node in reversed(ordered):
             readers = readers_in(node, trial, self.users)
             stored = node.id in self.outputs or len(self.users[node.id]) > len(readers)
-            trial.add(node, self.indices_in(node, trial, stored))
+            trial.add(node, self.indices_in(node, trial, stored), self.depth_in(node, trial))
 
     # -- the result ----------------------------------------------------------------------------
     def finish(self) -> FusedProgram:
