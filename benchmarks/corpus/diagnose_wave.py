@@ -23,11 +23,13 @@ VARIANTS = {
     "steps5": {"steps": 5},
     "no_setslice_fast": {"tuning": {"setslice_fast": False}},
     "no_vector": {"tuning": {"vector": False}},
+    "no_strips": {"tuning": {"strip_rows": 0}},
     "no_overlap": {"tuning": {"overlap": False}},
     "no_graph": {"cuda_graph": False},
     "interior_speed": {"program": "interior"},
     "large20": {"size": "large", "steps": 20},
     "no_invariant": {"patch": "invariant"},
+    "sync": {"env": {"AUTOFUSE_DEBUG": "2"}},   # a sync after each launch: which kernel faults
 }
 
 
@@ -83,10 +85,14 @@ def main(names) -> int:
     import tempfile
     for name in names or VARIANTS:
         try:
-            fresh = dict(os.environ, AUTOFUSE_CACHE_DIR=tempfile.mkdtemp(prefix="wave-"))
+            fresh = dict(os.environ, AUTOFUSE_CACHE_DIR=tempfile.mkdtemp(prefix="wave-"),
+                         **VARIANTS[name].get("env", {}))
             done = subprocess.run([sys.executable, "-m", "benchmarks.corpus.diagnose_wave", name],
                                   capture_output=True, text=True, timeout=120, env=fresh)
             lines = (done.stdout + done.stderr).strip().splitlines()
+            if "env" in VARIANTS[name] and "Traceback (most recent call last):" in lines:
+                before = lines[:lines.index("Traceback (most recent call last):")]
+                print(name, "launches before the failure:", " / ".join(before[-4:])[:900])
             print(name, "rc", done.returncode, "|", " / ".join(lines[-3:])[:600], flush=True)
         except subprocess.TimeoutExpired:
             print(name, "timeout", flush=True)
