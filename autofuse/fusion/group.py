@@ -28,6 +28,7 @@ class Group:
         self.id = gid
         self.members: dict[int, Node] = {}
         self.indices: dict[int, frozenset] = {}
+        self.nesting: dict[int, int] = {}   # member -> branch levels its code sits in (work.py)
         self.work = 0
         self._matmul: Node | None = None
         self._reductions: list[Node] = []
@@ -90,8 +91,9 @@ class Group:
     def __contains__(self, node: Node) -> bool:
         return node.id in self.members
 
-    def add(self, node: Node, indices: frozenset = AT_OWN_INDEX) -> None:
-        """Make `node` a member computed at `indices` (replacing what it was computed at)."""
+    def add(self, node: Node, indices: frozenset = AT_OWN_INDEX, depth: int = 0) -> None:
+        """Make `node` a member computed at `indices`, its code `depth` branch levels deep
+        (replacing what it was computed at)."""
         if node.id not in self.members:
             self.members[node.id] = node
             if node.kind == MATMUL and self._matmul is None:
@@ -102,6 +104,7 @@ class Group:
                 self._sort = node
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
+        self.nesting[node.id] = depth
 
     # -- once partitioning is done -------------------------------------------------------------
     def finish(self, order: dict, needed_outside: set) -> None:

@@ -76,13 +76,16 @@ def _stores(g: Group, shape: tuple) -> bool:
 
 
 # -- the table: every way a value comes to be computed inside a kernel goes through these ---------
-def budget_reason(ops: int, work: int, widest: int, cost: CostModel) -> str | None:
+def budget_reason(ops: int, work: int, widest: int, cost: CostModel, depth: int = 0) -> str | None:
     """Whether a kernel of `ops` members doing `work` evaluations per element, one member at most
-    at `widest` indices, is small enough."""
+    at `widest` indices and `depth` branch levels deep, is small enough."""
     if widest > cost.max_recompute_indices:
         return (f"the kernel would compute a value at {widest} different indices per element, "
                 f"more than a value is recomputed at ({cost.max_recompute_indices}), counting the "
                 f"indices its readers are themselves computed at")
+    if depth > cost.max_nesting:
+        return (f"the kernel would nest {depth} slice assignments or concatenations, each "
+                f"reading the next inside its branch, more than one kernel may ({cost.max_nesting})")
     if ops > cost.max_ops:
         return (f"the kernel would hold {ops} ops, more than one kernel may hold "
                 f"({cost.max_ops})")
@@ -94,20 +97,23 @@ def budget_reason(ops: int, work: int, widest: int, cost: CostModel) -> str | No
 
 
 def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
-             indices: frozenset) -> str | None:
-    """May `p` join `g`, computed there at `indices` (work.evaluations)? None if so, else why not."""
+             indices: frozenset, depth: int = 0) -> str | None:
+    """May `p` join `g`, computed there at `indices` (work.evaluations), `depth` branch levels
+    deep (work.nesting)? None if so, else why not."""
     reason = edge_reason(p, g, users, is_output, cost)
     if reason is None:
-        reason = budget_reason(len(g.members) + 1, g.work + len(indices), len(indices), cost)
+        reason = budget_reason(len(g.members) + 1, g.work + len(indices), len(indices), cost,
+                               depth)
     return reason
 
 
 def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
-                 cost: CostModel) -> tuple[str | None, Group | None]:
+                 cost: CostModel, cycle=None) -> tuple[str | None, Group | None]:
     """May `groups` become one kernel? (None, the kernel) if so, else (why not, None). `combine()`
     makes the kernel's members; `count(kernel)` counts their indices again (the costly part, so
-    it runs only once every edge passes). Every value one member reads from another must pass
-    the same table as a producer joining a consumer, and the kernel must fit the same budgets."""
+    it runs only once every edge passes, and after `cycle()`, where given: why merging would
+    make a cycle, or None). Every value one member reads from another must pass the same table
+    as a producer joining a consumer, and the kernel must fit the same budgets."""
     reason = _spaces_reason(groups)
     if reason is not None:
         return reason, None
@@ -121,9 +127,12 @@ def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
         reason = edge_reason(p, merged, users, p.id in outputs, cost)
         if reason is not None:
             return reason.replace("{p}", "{n%d}" % p.id), None
+    reason = cycle() if cycle is not None else None
+    if reason is not None:
+        return reason, None
     count(merged)
     widest = max(len(indices) for indices in merged.indices.values())
-    reason = budget_reason(ops, merged.work, widest, cost)
+    reason = budget_reason(ops, merged.work, widest, cost, max(merged.nesting.values()))
     return (reason, None) if reason is not None else (None, merged)
 
 

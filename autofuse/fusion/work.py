@@ -39,6 +39,22 @@ class IndexPaths:
         return found
 
 
+def branches(reader: Node) -> int:
+    """How many if/else levels `reader` renders its operands inside (backends/render.py): one
+    for a slice assignment, one for each piece of a concatenation but the last."""
+    if reader.op == "setslice":
+        return 1
+    if reader.op == "concatenate":
+        return len(reader.inputs) - 1
+    return 0
+
+
+def nesting(readers) -> int:
+    """How deep a member's code sits in branches, given `readers` as (reader, its nesting) pairs
+    of the members that read it."""
+    return max((depth + branches(reader) for reader, depth in readers), default=0)
+
+
 def evaluations(node: Node, readers, paths: IndexPaths, stored: bool, limit: int) -> frozenset:
     """The indices a kernel computes `node` at, given `readers` as (reader, its indices) pairs of
     the members that read it; `stored`: the kernel also writes it at its own index. Stops growing
