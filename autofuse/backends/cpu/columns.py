@@ -27,7 +27,7 @@ class Columns:
     def column_layout(self, shape, axes) -> bool:
         """Whether the reduction is over the axis just before a kept contiguous last axis."""
         return len(axes) == 1 and len(shape) >= 2 and axes[0] < len(shape) - 1 \
-            and shape[-1] > 1 and shape[axes[0]] > 0
+            and shape[-1] > 1 and all(size > 0 for size in shape)      # (size 0: the rows loops)
 
     def column_reduction(self, shape, axes, full, parallel, accumulator):
         axis = axes[0]
