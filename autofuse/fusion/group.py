@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import LAYOUT, MATMUL, REDUCE
+from ..ir.ops import LAYOUT, MATMUL, REDUCE, SCAN
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
 AT_OWN_INDEX = frozenset({OWN_INDEX})
 
-KINDS = ("elementwise", "loop", "input", "output")
+KINDS = ("elementwise", "loop", "input", "scan", "output")
 
 
 def outer_shape(shape: tuple, axes: tuple) -> tuple:
@@ -31,6 +31,7 @@ class Group:
         self.work = 0
         self._matmul: Node | None = None
         self._reductions: list[Node] = []
+        self._scans: list[Node] = []
         self.root = root
         self.add(root)
         self.outputs: dict[int, Node] = {}
@@ -46,6 +47,11 @@ class Group:
     @property
     def reductions(self) -> list[Node]:
         return sorted(self._reductions, key=lambda n: n.id)
+
+    @property
+    def scan(self) -> Node | None:
+        """The group's scan (a scan group holds one: fusion/scans.py), or None."""
+        return self._scans[0] if self._scans else None
 
     @property
     def reduce_space(self) -> tuple[tuple, tuple] | None:
@@ -64,6 +70,8 @@ class Group:
             return {shape, outer_shape(shape, axes), keepdims_shape(shape, axes)}
         if self.matmul is not None:
             return {self.matmul.shape}
+        if self.scan is not None:
+            return {self.scan.shape}
         return {self.root.shape}
 
     def depends_on_reduction(self, node: Node) -> bool:
@@ -90,6 +98,8 @@ class Group:
                 self._matmul = node
             if node.kind == REDUCE:
                 self._reductions.append(node)
+            if node.kind == SCAN:
+                self._scans.append(node)
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
 
@@ -113,6 +123,8 @@ class Group:
             return "output"
         if self.reductions:
             return "input"
+        if self.scan is not None:
+            return "scan"
         for node in self.nodes:
             if node.kind == LAYOUT or node.op == "iota":
                 return "loop"

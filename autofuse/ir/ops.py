@@ -17,6 +17,7 @@ ELEMENTWISE = "elementwise"
 REDUCE = "reduce"
 LAYOUT = "layout"
 MATMUL = "matmul"
+SCAN = "scan"
 SOURCE = "source"
 
 
@@ -217,6 +218,9 @@ _ROWS = [
     Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}", vjp=()),
     Op("argmax", REDUCE, 1, None, {}, vjp=()),
     Op("argmin", REDUCE, 1, None, {}, vjp=()),
+    # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,
+    # in the node's dtype (the tracer casts to NumPy's accumulation dtype first)
+    Op("scan", SCAN, 1, None, {}, vjp=None),
     # layout: index maps
     Op("broadcast_to", LAYOUT, 1, vjp="broadcast_to"),
     Op("transpose", LAYOUT, 1, vjp="transpose"),
@@ -239,6 +243,11 @@ ELEMENTWISE_UFUNCS: dict[str, Op] = {
 }
 
 REDUCTIONS = tuple(row.name for row in _ROWS if row.kind == REDUCE)
+
+# The ufuncs a scan combines by, and the typed constant (typed_constants) that is its identity:
+# the value a block scan pads with and cumulative_sum's include_initial prepends.
+SCAN_IDENTITY = {"add": "ZERO", "multiply": "ONE", "maximum": "LOWEST", "minimum": "HIGHEST",
+                 "logical_and": "ONE", "logical_or": "ZERO"}
 
 
 def typed_constants(dtype: np.dtype) -> dict[str, object]:

@@ -13,6 +13,7 @@ from ..render import Accumulators, Renderer, short
 from .kernel import LANED, LANES, PARALLEL_ELEMENTS, SPLIT_ELEMENTS, Argument, KernelSource
 from .columns import Columns
 from .matmul import Matmul
+from .scans import Scans
 
 def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
@@ -23,7 +24,7 @@ def _accumulator(node: Node) -> np.dtype:
     return node.dtype
 
 
-class CpuSource(Matmul, Columns):
+class CpuSource(Matmul, Columns, Scans):
     def __init__(self, group: Group, name: str):
         self.group = group
         self.name = name
@@ -72,6 +73,8 @@ class CpuSource(Matmul, Columns):
             strategy, parallel = self.matmul()
         elif kind == "input":
             strategy, parallel = self.reduction()
+        elif kind == "scan":
+            strategy, parallel = self.scan()
         else:
             strategy, parallel = self.pointwise()
         return self.finish(strategy, parallel)
