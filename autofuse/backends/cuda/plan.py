@@ -13,7 +13,7 @@ import numpy as np
 
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import two_stage
+from .emit import scans, two_stage
 from .tuning import Tuning
 
 
@@ -27,11 +27,15 @@ class Plan:
     inner: int = 0
     row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
     layout: two_stage.Plan | None = None   # two-stage: its layout
+    scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
+    if group.kind == "scan":
+        chosen = scans.plan(group, tuning, device, simulator)
+        return Plan(chosen.strategy, chosen.reason, scan=chosen)
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:

@@ -11,6 +11,7 @@ from .emit.elementwise import Elementwise
 from .emit.held import Held
 from .emit.matmul import Matmul
 from .emit.rows import Rows
+from .emit.scans import Scans
 from .emit.split import Split
 from .emit.transpose import Transposes
 from .emit.vector import Vectors
@@ -20,7 +21,7 @@ from .tuning import DEFAULT, Tuning
 
 
 class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split, Combining,
-                   Matmul, KernelBase):
+                   Scans, Matmul, KernelBase):
     """Writes one fusion group's kernel by the plan it is given (write)."""
 
     def write(self, plan: Plan) -> KernelSource:
@@ -28,6 +29,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
             return self.matmul()
         if plan.strategy == "pointwise":
             return self.pointwise()
+        if plan.scan is not None:
+            return self.scan(plan.scan)
         shape, axes, outer, inner = plan.shape, list(plan.axes), plan.outer, plan.inner
         row_outputs = [p for p in self.outputs if p.node.id in plan.row_outputs]
         if plan.strategy == "split":
