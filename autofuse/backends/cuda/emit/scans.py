@@ -98,8 +98,11 @@ class Scans:
             r.pop()
             r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
             r.pop()
-            blocks = max(1, min(-(-plan.lines // self.tuning.threads), 65535))
-            return self.finish(plan.strategy, self.tuning.threads, (blocks, 1, 1))
+            # NOTE: fewer lines than fill the GPU at full blocks go in blocks of 64, over more SMs
+            threads = self.tuning.threads if plan.lines >= self.tuning.threads * self.device.sms \
+                else 64
+            blocks = max(1, min(-(-plan.lines // threads), 65535))
+            return self.finish(plan.strategy, threads, (blocks, 1, 1))
         self._scan_shared(node, plan)
         if plan.strategy == "scan rows":
             r.emit(f"line = {self.ix('cuda.blockIdx.x')}")
