@@ -42,8 +42,24 @@ CASES = [
 ]
 
 
+# On a GPU (run directly, without the simulator): the same cases, and lines long enough for many
+# look-back tiles of the GPU's sizes.
+GPU_CASES = [
+    ("GPU look-back int8 exact", lambda x: np.cumsum(x, axis=1), [sample((4, 1 << 20), np.int8)], "scan look-back", None),
+    ("GPU look-back f64", lambda x: np.cumsum(x * 2, axis=1), [sample((2, 3 << 20), np.float64)], "scan look-back", None),
+    ("GPU look-back max NaN", lambda x: np.maximum.accumulate(x, axis=1), [sample((3, 1 << 20), np.float32)], "scan look-back", None),
+    ("GPU look-back bool", lambda x: np.logical_and.accumulate(x | True, axis=0), [sample((1 << 20,), np.bool_)], "scan look-back", None),
+    ("GPU rows int32 min", lambda x: np.minimum.accumulate(x - 1, axis=1), [sample((2000, 3000), np.int32)], "scan rows", None),
+    ("GPU columns f32", lambda x: np.cumsum(x, axis=0) + 1, [sample((300, 8192), np.float32)], "scan columns", None),
+    ("GPU strided few lines", lambda x: np.cumsum(x, axis=0), [sample((5000, 7), np.float64)], "scan look-back", None),
+]
+
+
 def main():
-    for name, fn, args, strategy, tuning in CASES:
+    from autofuse.backends.cuda import simulating
+    for name, fn, args, strategy, tuning in CASES + ([] if simulating() else GPU_CASES):
+        if not simulating() and not name.startswith("GPU"):
+            strategy = None                   # the GPU's block sizes plan other strategies
         if name.endswith("NaN"):
             args[0][1, 77] = np.nan
         jitted = autofuse.jit(fn, backend="cuda", **({"tuning": tuning} if tuning else {}))
