@@ -153,3 +153,11 @@ def test_errors_name_the_call():
         autofuse.jit(lambda x: np.subtract.accumulate(x))(x)
     with pytest.raises(autofuse.ShapeError, match="scalar"):
         autofuse.jit(lambda x: np.add.accumulate(x))(np.float64(1.0))
+
+
+def test_axes_of_one_element_around_the_scan():
+    """An epilogue reads the scan at "0" on its axes of one element (found by the fuzzer)."""
+    for shape, axis in (((5, 1, 1), 0), ((1, 6, 1), 1), ((1, 1, 7), 2), ((4, 1), 0)):
+        x = sample(shape, np.float64)
+        fn = lambda x: np.cumsum(x, axis=axis) * 2 + x
+        check(autofuse.jit(fn)(x), fn(x))

@@ -33,3 +33,9 @@ def combine(r, node: Node, earlier: str, later: str) -> str:
     if node.dtype.kind == "b":
         return f"{r.ctor(np.bool_)}({expression})"
     return expression
+
+
+def same_element(index: tuple, full: tuple, shape: tuple) -> bool:
+    """Whether `index` names the element `full` of an array of `shape` (an axis of one element
+    is read at "0" through broadcasts)."""
+    return all(a == b or size == 1 for a, b, size in zip(index, full, shape))

@@ -68,7 +68,8 @@ class Scans:
         r.emit(f"{previous} = {acc}")
         r.emit(f"{current} = {scanning.combine(r, node, previous, value)}")
         r.emit(f"{acc} = {current}")
-        r.special[node.id] = lambda index, current=current: current if index == full else None
+        r.special[node.id] = lambda index, current=current: (
+            current if scanning.same_element(index, full, node.shape) else None)
         for k, arg in enumerate(self.outputs):
             self.store(k, arg.node, full)
         del r.special[node.id]

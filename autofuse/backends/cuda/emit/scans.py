@@ -126,7 +126,8 @@ class Scans:
         """Store every output at this element, the scan's value there being `value`."""
         r = self.renderer
         full = self.scan_full
-        r.special[node.id] = lambda index: value if index == full else None
+        r.special[node.id] = lambda index: (
+            value if scanning.same_element(index, full, node.shape) else None)
         for param in self.outputs:
             self.store(param, full)
         del r.special[node.id]
