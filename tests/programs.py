@@ -182,8 +182,9 @@ FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "
 FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
                "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+# (maximum / minimum.accumulate have no gradient rule, and test_autodiff differentiates these
+# programs: the hypothesis programs above draw them)
 FUZZ_SCAN = ["np.cumsum({a}, axis={axis})", "np.cumprod({a}, axis={axis})",
-             "np.maximum.accumulate({a}, axis={axis})", "np.minimum.accumulate({a}, axis={axis})",
              "{a}.cumsum({axis}) / 4", "np.logical_or.accumulate({a}, axis={axis})",
              "np.cumulative_sum({a}, axis={axis}, include_initial=True)"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",

@@ -161,3 +161,16 @@ def test_axes_of_one_element_around_the_scan():
         x = sample(shape, np.float64)
         fn = lambda x: np.cumsum(x, axis=axis) * 2 + x
         check(autofuse.jit(fn)(x), fn(x))
+
+
+def test_gradients_of_cumsum_and_cumprod():
+    x = sample((4, 6), np.float64) + 2.0
+    w = sample((4, 6), np.float64)
+    grad = autofuse.grad(lambda x: (np.cumsum(x, axis=1) * w).sum())(x)
+    np.testing.assert_allclose(grad, np.flip(np.cumsum(np.flip(w, 1), axis=1), 1), rtol=1e-12)
+    grad = autofuse.grad(lambda x: (np.cumprod(x, axis=0) * w).sum())(x)
+    y = np.cumprod(x, axis=0)
+    expected = np.flip(np.cumsum(np.flip(w * y, 0), axis=0), 0) / x
+    np.testing.assert_allclose(grad, expected, rtol=1e-10)
+    with pytest.raises(autofuse.UnsupportedError, match="maximum.accumulate"):
+        autofuse.grad(lambda x: np.maximum.accumulate(x, axis=1).sum())(x)

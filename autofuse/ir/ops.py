@@ -220,7 +220,7 @@ _ROWS = [
     Op("argmin", REDUCE, 1, None, {}, vjp=()),
     # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,
     # in the node's dtype (the tracer casts to NumPy's accumulation dtype first)
-    Op("scan", SCAN, 1, None, {}, vjp=None),
+    Op("scan", SCAN, 1, None, {}, vjp="scan"),
     # layout: index maps
     Op("broadcast_to", LAYOUT, 1, vjp="broadcast_to"),
     Op("transpose", LAYOUT, 1, vjp="transpose"),
