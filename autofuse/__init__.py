@@ -12,8 +12,8 @@ Where each stage lives (stages.build runs them in this order for a new signature
 - trace: trace/ (tracer arrays record NumPy calls into an SSA graph, ir/graph.py; every op is a
   row of the op table, ir/ops.py); signature.py binds the arguments, arrays.py reads array kinds;
 - simplify: ir/passes.py; the reference interpreter: ir/interpreter.py;
-- partition into fusion groups: fusion/ (partition.py, legality.py, the cost model cost.py;
-  sorting.py: what joins a sort);
+- partition into fusion groups: fusion/ (partition.py, legality.py with scans.py's rules, the
+  cost model cost.py; sorting.py: what joins a sort);
 - per group, a kernel (kernels.py: the records `f.lower(...).kernels` shows):
   CPU: backends/cpu/ (source.py writes one numba function a group, __init__.py compiles and runs);
   CUDA: backends/cuda/ - a group's strategy is chosen in plan.py, its source written by

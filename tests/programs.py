@@ -23,6 +23,7 @@ def layernorm(x, g, b):
 UNARY = ["exp", "tanh", "abs", "negative", "square", "sin", "log1p_abs", "sqrt_abs"]
 BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "where_gt"]
 REDUCE = ["sum", "max", "min", "mean", "argmax"]
+SCAN = ["cumsum", "cumprod", "maximum", "minimum"]
 
 
 def _unary(name, x):
@@ -56,7 +57,7 @@ def programs(draw, max_steps=8, max_inputs=3):
     steps = []
     for _ in range(draw(st.integers(1, max_steps))):
         kind = draw(st.sampled_from(["unary", "binary", "binary", "reduce", "layout", "matmul",
-                                     "inplace"]))
+                                     "inplace", "scan"]))
         a = draw(st.integers(0, len(shapes) - 1))
         sa = shapes[a]
         if kind == "unary":
@@ -76,6 +77,14 @@ def programs(draw, max_steps=8, max_inputs=3):
             result = getattr(np, name)(result, axis=axis, keepdims=keep) if name != "argmax" else \
                 np.argmax(result, axis=axis)
             shapes.append(np.shape(result))
+        elif kind == "scan":
+            name = draw(st.sampled_from(SCAN)) if len(sa) else "cumsum"
+            axes = list(range(-len(sa), len(sa)))
+            if name.startswith("cum") or len(sa) == 1:
+                axes.append(None)
+            axis = draw(st.sampled_from(axes))
+            steps.append(("scan", name, a, axis))
+            shapes.append(np.shape(np.cumsum(np.empty(sa), axis=axis)))
         elif kind == "layout" and len(sa) >= 1:
             op = draw(st.sampled_from(["T", "reverse", "step", "newaxis", "flat"]))
             steps.append(("layout", op, a))
@@ -137,6 +146,11 @@ def _run(step, values):
         return getattr(np, name)(values[a], axis=axis, keepdims=keep)
     if kind == "layout":
         return _layout(step[1], values[step[2]])
+    if kind == "scan":
+        _, name, a, axis = step
+        if name in ("cumsum", "cumprod"):
+            return getattr(np, name)(values[a], axis=axis)
+        return getattr(np, name).accumulate(values[a], axis=axis)
     if kind == "matmul":
         return values[step[1]] @ values[step[2]]
     x = values[step[1]]
@@ -168,15 +182,19 @@ FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "
 FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
                "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+# (maximum / minimum.accumulate have no gradient rule, and test_autodiff differentiates these
+# programs: the hypothesis programs above draw them)
+FUZZ_SCAN = ["np.cumsum({a}, axis={axis})", "np.cumprod({a}, axis={axis})",
+             "{a}.cumsum({axis}) / 4", "np.logical_or.accumulate({a}, axis={axis})",
+             "np.cumulative_sum({a}, axis={axis}, include_initial=True)"]
+FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
+              "argument_update", "scan"]
 FUZZ_SORT = ["np.sort({a}, axis={axis})", "np.argsort({a}, axis={axis}, kind='stable')",
              "np.median({a}, axis={axis})", "np.quantile({a}, 0.3, axis={axis})",
              "np.percentile({a}, [25, 90], axis={axis}, method='nearest')",
              "np.nanmedian({a}, axis={axis})"]
-FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
-              "argument_update"]
-# Sorts are drawn where asked (kinds=WITH_SORTS): the default draws stay those of the golden
-# snapshot's random programs, the autodiff test's (sort has no gradient rule) and the known
-# simulator failures' seeds.
+# Sorts are drawn where asked (kinds=WITH_SORTS): sort has no gradient rule, and the autodiff
+# test differentiates the default draws.
 WITH_SORTS = FUZZ_KINDS + ["sort"]
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
@@ -319,6 +337,9 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
     if kind == "sort":
         axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
         return f"{target} = " + choose.choice(FUZZ_SORT).format(a=f"v{a}", axis=axis)
+    if kind == "scan":
+        axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
+        return f"{target} = " + choose.choice(FUZZ_SCAN).format(a=f"v{a}", axis=axis)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":

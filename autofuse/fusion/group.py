@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import LAYOUT, MATMUL, REDUCE, SORT
+from ..ir.ops import LAYOUT, MATMUL, REDUCE, SCAN, SORT
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
 AT_OWN_INDEX = frozenset({OWN_INDEX})
 
-KINDS = ("elementwise", "loop", "input", "output", "sort")
+KINDS = ("elementwise", "loop", "input", "scan", "output", "sort")
 
 
 def outer_shape(shape: tuple, axes: tuple) -> tuple:
@@ -33,6 +33,7 @@ class Group:
         self._matmul: Node | None = None
         self._reductions: list[Node] = []
         self._sort: Node | None = None
+        self._scans: list[Node] = []
         self.root = root
         self.add(root)
         self.outputs: dict[int, Node] = {}
@@ -55,6 +56,11 @@ class Group:
         return sorted(self._reductions, key=lambda n: n.id)
 
     @property
+    def scan(self) -> Node | None:
+        """The group's scan (a scan group holds one: fusion/scans.py), or None."""
+        return self._scans[0] if self._scans else None
+
+    @property
     def reduce_space(self) -> tuple[tuple, tuple] | None:
         """(shape reduced, axes) shared by the group's reductions, or None."""
         reductions = self.reductions
@@ -73,6 +79,8 @@ class Group:
             return {self.matmul.shape}
         if self.sort is not None:
             return {self.sort.shape, self.sort.shape[:-1], self.sort.shape[:-1] + (1,)}
+        if self.scan is not None:
+            return {self.scan.shape}
         return {self.root.shape}
 
     def depends_on_reduction(self, node: Node) -> bool:
@@ -102,6 +110,8 @@ class Group:
                 self._reductions.append(node)
             if node.kind == SORT and self._sort is None:
                 self._sort = node
+            if node.kind == SCAN:
+                self._scans.append(node)
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
         self.nesting[node.id] = depth
@@ -128,6 +138,8 @@ class Group:
             return "input"
         if self.sort is not None:
             return "sort"
+        if self.scan is not None:
+            return "scan"
         for node in self.nodes:
             if node.kind == LAYOUT or node.op == "iota":
                 return "loop"

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SORT
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SORT
 from .cost import CostModel
 from .group import Group, keepdims_shape, outer_shape
+from .scans import scan_reason, scans_merge_reason
 from .sorting import into_sort_group, sort_into
 
 OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
@@ -46,7 +47,7 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     it at their own index; layout readers through their attributes)."""
     maps = set()
     for user in readers_in(p, g, users):
-        if user.kind in (ELEMENTWISE, REDUCE, MATMUL) or (user.op == "setslice"
+        if user.kind in (ELEMENTWISE, REDUCE, MATMUL, SCAN) or (user.op == "setslice"
                                                           and user.inputs[0].id == p.id):
             maps.add(("identity",))
         else:
@@ -142,6 +143,9 @@ def _spaces_reason(groups: list[Group]) -> str | None:
         return "a matmul kernel is not merged with other kernels"
     if any(g.sort is not None for g in groups):
         return "a sort kernel is not merged with other kernels"
+    reason = scans_merge_reason(groups)
+    if reason is not None:
+        return reason
     spaces = {g.reduce_space for g in groups if g.reduce_space is not None}
     if len(spaces) > 1:
         return "they reduce over different axes or shapes"
@@ -165,10 +169,16 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
                     f"transpose); computing it once and storing it beats recomputing it for each, "
                     f"which compounds across chained stencils")
+    if (p.kind == SORT or g.sort is not None) and (p.kind == SCAN or g.scan is not None):
+        return "a sort and a scan are separate kernels"
     if p.kind == SORT:
         return sort_into(p, g, users, cost, descendants)
     if g.sort is not None:
         return into_sort_group(p, g, cost)
+    if p.kind == SCAN or g.scan is not None:
+        reason = scan_reason(p, g, users)
+        if reason is not None:
+            return reason
     if p.kind == MATMUL:
         return _matmul_into(p, g, users)
     if g.matmul is not None:

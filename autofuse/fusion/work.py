@@ -8,7 +8,7 @@ kernel's own index, so a member's evaluations are a set of ints and the kernel's
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE
+from ..ir.ops import ELEMENTWISE, SCAN
 
 OWN_INDEX = 0
 
@@ -18,7 +18,7 @@ def index_map(reader: Node, position: int):
     source = reader.inputs[position]
     if reader.kind == ELEMENTWISE:
         return None if source.shape == reader.shape else ("broadcast", source.shape, reader.shape)
-    if reader.op == "setslice" and position == 0:
+    if reader.kind == SCAN or (reader.op == "setslice" and position == 0):
         return None
     return (reader.op, reader.attrs, reader.shape, position)
 

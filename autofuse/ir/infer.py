@@ -6,7 +6,7 @@ import functools
 import numpy as np
 
 from ..errors import ShapeError
-from .ops import ELEMENTWISE, OPS, REDUCE
+from .ops import ELEMENTWISE, OPS, REDUCE, SCAN
 
 
 def same_shape(shapes) -> tuple | None:
@@ -63,6 +63,11 @@ def infer(op: str, inputs: tuple, attrs) -> tuple[tuple, np.dtype]:
         if op in ("any", "all"):
             return shape, np.dtype(bool)
         return shape, source.dtype
+    if row.kind == SCAN:
+        (source,) = inputs
+        if not 0 <= attrs["axis"] < source.ndim:
+            raise ShapeError(f"scan axis {attrs['axis']} is outside {source.ndim} dimensions")
+        return source.shape, source.dtype
     return _LAYOUT_AND_SOURCES[op](inputs, attrs)
 
 

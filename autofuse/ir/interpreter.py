@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .graph import Graph, Node
-from .ops import ELEMENTWISE, OPS, REDUCE
+from .ops import ELEMENTWISE, OPS, REDUCE, SCAN
 
 
 def evaluate(graph: Graph, args) -> list[np.ndarray]:
@@ -40,6 +40,9 @@ def evaluate_node(node: Node, args: list) -> np.ndarray:
             result = row.ufunc(*args)
     elif row.kind == REDUCE:
         result = _reduce(node, args[0])
+    elif row.kind == SCAN:
+        ufunc = getattr(np, attrs["ufunc"])
+        result = ufunc.accumulate(args[0], axis=attrs["axis"], dtype=node.dtype)
     else:
         result = _EVALUATORS[node.op](node, args, attrs)
     result = np.asarray(result)

@@ -18,6 +18,7 @@ REDUCE = "reduce"
 LAYOUT = "layout"
 MATMUL = "matmul"
 SORT = "sort"
+SCAN = "scan"
 SOURCE = "source"
 
 
@@ -224,6 +225,9 @@ _ROWS = [
     Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}", vjp=()),
     Op("argmax", REDUCE, 1, None, {}, vjp=()),
     Op("argmin", REDUCE, 1, None, {}, vjp=()),
+    # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,
+    # in the node's dtype (the tracer casts to NumPy's accumulation dtype first)
+    Op("scan", SCAN, 1, None, {}, vjp="scan"),
     # layout: index maps
     Op("broadcast_to", LAYOUT, 1, vjp="broadcast_to"),
     Op("transpose", LAYOUT, 1, vjp="transpose"),
@@ -250,6 +254,11 @@ ELEMENTWISE_UFUNCS: dict[str, Op] = {
 }
 
 REDUCTIONS = tuple(row.name for row in _ROWS if row.kind == REDUCE)
+
+# The ufuncs a scan combines by, and the typed constant (typed_constants) that is its identity:
+# the value a block scan pads with and cumulative_sum's include_initial prepends.
+SCAN_IDENTITY = {"add": "ZERO", "multiply": "ONE", "maximum": "LOWEST", "minimum": "HIGHEST",
+                 "logical_and": "ONE", "logical_or": "ZERO"}
 
 
 def typed_constants(dtype: np.dtype) -> dict[str, object]:

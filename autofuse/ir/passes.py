@@ -13,7 +13,7 @@ import numpy as np
 
 from .graph import Attrs, Graph, Node
 from .interpreter import evaluate_node
-from .ops import ELEMENTWISE, LAYOUT, REDUCE
+from .ops import ELEMENTWISE, LAYOUT, REDUCE, SCAN
 
 FOLD_LIMIT = 64          # constant-fold results of at most this many elements
 
@@ -89,7 +89,7 @@ def constant_fold(graph: Graph) -> Graph:
     rewriter = Rewriter(graph)
     for node in graph.nodes:
         inputs = rewriter.inputs_of(node)
-        foldable = (node.kind in (ELEMENTWISE, LAYOUT, REDUCE) and node.op != "broadcast_to" and inputs
+        foldable = (node.kind in (ELEMENTWISE, LAYOUT, REDUCE, SCAN) and node.op != "broadcast_to" and inputs
                     and all(n.op == "constant" for n in inputs) and node.size <= FOLD_LIMIT)
         if foldable:
             with np.errstate(all="ignore"):

@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (compositions, contractions, creation, einsum, layout, linalg, matmul, padding, reductions,
-               repetition, shifting, sorting, statistics, triangles, ufuncs)
+               repetition, scans, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
 from .tracer import Tracer, fresh
@@ -168,6 +168,8 @@ FUNCTIONS = {
     np.argpartition: sorting.argpartition, np.median: sorting.median,
     np.nanmedian: sorting.nanmedian, np.quantile: sorting.quantile,
     np.percentile: sorting.percentile,
+    np.cumsum: scans.cumsum, np.cumprod: scans.cumprod,
+    np.cumulative_sum: scans.cumulative_sum, np.cumulative_prod: scans.cumulative_prod,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 
@@ -252,6 +254,8 @@ def _ufunc_method(name, method, inputs, kwargs):
         return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
     if method == "outer" and name in ELEMENTWISE_UFUNCS and ELEMENTWISE_UFUNCS[name].arity == 2:
         return _outer(name, *inputs, **kwargs)
+    if method == "accumulate":
+        return scans.accumulate(name, inputs, kwargs)
     raise unsupported(f"np.{name}.{method}")
 
 

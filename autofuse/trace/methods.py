@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, indexing, layout, matmul, reductions, repetition, sorting, ufuncs
+from . import functions, indexing, layout, matmul, reductions, repetition, scans, sorting, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -104,6 +104,8 @@ def _install():
     for name in ("sum", "prod", "max", "min", "any", "all"):
         setattr(Tracer, name, lambda self, axis=None, *args, _n=name, **kwargs:
                 reductions.reduce(_n, self, axis, *args, **kwargs))
+    Tracer.cumsum = lambda self, axis=None, dtype=None, out=None: scans.cumsum(self, axis, dtype, out)
+    Tracer.cumprod = lambda self, axis=None, dtype=None, out=None: scans.cumprod(self, axis, dtype, out)
     Tracer.argmax = lambda self, axis=None, out=None, keepdims=False: reductions.arg_reduce(
         "argmax", self, axis, keepdims, out=out)
     Tracer.argmin = lambda self, axis=None, out=None, keepdims=False: reductions.arg_reduce(

@@ -17,6 +17,7 @@ from .columns import Columns
 from .loops import Loops
 from .matmul import Matmul
 from .sorting import Sorting
+from .scans import Scans
 
 def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
@@ -38,7 +39,7 @@ def _column_accumulator(node: Node) -> np.dtype:
     return _accumulator(node)
 
 
-class CpuSource(Loops, Matmul, Columns, Sorting):
+class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
     def __init__(self, group: Group, name: str):
         self.group = group
         self.name = name
@@ -76,6 +77,8 @@ class CpuSource(Loops, Matmul, Columns, Sorting):
             strategy, parallel = self.reduction()
         elif kind == "sort":
             strategy, parallel = self.sort_rows()
+        elif kind == "scan":
+            strategy, parallel = self.scan()
         else:
             strategy, parallel = self.pointwise()
         return self.finish(strategy, parallel)

@@ -148,6 +148,12 @@ def in_bounds(index: tuple, shape: tuple, ranges: dict) -> bool:
     return True
 
 
+def atomic_scratch(name: str) -> bool:
+    """Whether a scratch buffer is passed as a numba array (atomics need one): the split
+    reduction's counter and a scan's look-back state (emit/scans.py), else a raw pointer."""
+    return name == "counter" or name.startswith("sync_")
+
+
 def storage_dtype(dtype) -> np.dtype:
     """numba-cuda cannot store through a bool pointer: bool arrays travel as uint8."""
     dtype = np.dtype(dtype)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import sorting, two_stage
+from .emit import scans, sorting, two_stage
 from .tuning import Tuning
 
 
@@ -29,6 +29,7 @@ class Plan:
     row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
     layout: two_stage.Plan | None = None   # two-stage: its layout
     sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
+    scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
@@ -37,6 +38,9 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind == "sort":
         rows, reason = sorting.plan(group, tuning, simulator)
         return Plan("sort", reason, sorting=rows)
+    if group.kind == "scan":
+        chosen = scans.plan(group, tuning, device, simulator)
+        return Plan(chosen.strategy, chosen.reason, scan=chosen)
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:

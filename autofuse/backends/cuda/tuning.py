@@ -57,6 +57,13 @@ class Tuning:
     row_hint_bytes: int = 4           # row_reload and row_stores for elements this wide or wider
     row_hoist: bool = True            # values of one per row rendered before the row's loop
     row_read_vector_bytes: int = 4    # other inputs of row outputs (gamma, beta) read as vectors
+    # -- scans (emit/scans.py) ----------------------------------------------------------------
+    scan_threads: int = 256           # threads a block of a rows or look-back scan
+    scan_items: int = 8               # consecutive elements a thread scans serially a round
+    scan_lines_per_sm: int = 4        # at least this many lines an SM: a block a line (rows);
+    #                                   fewer, longer than a round: tiles across blocks (look-back)
+    scan_short: int = 16              # lines this short, the last axis: a thread a line
+    scan_column_lines: int = 4096     # a non-last axis with this many lines: a thread a line
     # -- matrix products -------------------------------------------------------------------
     tile: int = 128                   # the general matmul: tile x tile outputs a block ...
     tile_k: int = 16                  # ... tile_k-deep slabs

@@ -12,6 +12,7 @@ from .emit.held import Held
 from .emit.matmul import Matmul
 from .emit.rows import Rows
 from .emit.sorting import Sorts
+from .emit.scans import Scans
 from .emit.split import Split
 from .emit.transpose import Transposes
 from .emit.vector import Vectors
@@ -21,7 +22,7 @@ from .tuning import DEFAULT, Tuning
 
 
 class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split, Combining,
-                   Matmul, Sorts, KernelBase):
+                   Matmul, Sorts, Scans, KernelBase):
     """Writes one fusion group's kernel by the plan it is given (write)."""
 
     def write(self, plan: Plan) -> KernelSource:
@@ -31,6 +32,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
             return self.pointwise()
         if plan.strategy == "sort":
             return self.sort_rows(plan.sorting)
+        if plan.scan is not None:
+            return self.scan(plan.scan)
         shape, axes, outer, inner = plan.shape, list(plan.axes), plan.outer, plan.inner
         row_outputs = [p for p in self.outputs if p.node.id in plan.row_outputs]
         if plan.strategy == "split":

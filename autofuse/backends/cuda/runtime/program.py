@@ -10,7 +10,7 @@ import numpy as np
 from ....arrays import library_for
 from ....debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ....errors import BackendError
-from ..kernel import storage_dtype
+from ..kernel import atomic_scratch, storage_dtype
 from . import buffers as cuda_buffers
 from . import driver as cuda_driver
 from . import graph as cuda_graph
@@ -38,7 +38,7 @@ class CudaStep:
             self.scratch = []
             for (name, count, dtype), array in zip(self.kernel.source.scratch, arrays):
                 pointer = library.pointer(array)
-                if name == "counter":
+                if atomic_scratch(name):
                     self.scratch += [0, 0, count, dtype.itemsize, pointer, count, dtype.itemsize]
                 else:
                     self.scratch.append(pointer)
