@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .fusion import partition
 from .ir.graph import Graph
 from .kernels import Kernel
@@ -50,8 +52,11 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative
                           and traced.structure is LEAF)
+    # NOTE: NumPy arrays reach a device as compact C-ordered copies (the CUDA runtime's general
+    # path), so a device kernel reads them without their host strides; device arrays keep theirs.
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
-                           if specs[node.attrs["index"]] is not None}
+                           if specs[node.attrs["index"]] is not None
+                           and not isinstance(leaves[node.attrs["index"]], np.ndarray)}
     entry.fused = partition(graph, cost_model(backend))
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
     get_backend(backend).prepare(entry)

@@ -154,8 +154,8 @@ class CudaProgram:
         host = True
         for (node, array), value in zip(self.inputs, inputs):
             if isinstance(value, np.ndarray):
-                if array:
-                    value = library.from_host(value)
+                if array:      # compact and C-ordered, as the kernels read it (stages.build)
+                    value = library.from_host(np.ascontiguousarray(value))
             elif not isinstance(value, (int, float, bool, np.generic)):
                 host = False
             memory[node] = value
