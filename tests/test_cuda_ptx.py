@@ -79,8 +79,20 @@ def test_transposed_input_goes_through_shared_memory_tiles():
     assert edges.strategy == "transpose tiles" and not VECTOR_LOAD.findall(edges.ptx)
 
 
+class DeviceLike:
+    """A host array seen as a device array (its __cuda_array_interface__): kernels of device
+    arrays read them with their own strides, where NumPy arguments travel compact (stages.build)."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": array.dtype.str, "version": 3,
+            "strides": None if array.flags.c_contiguous else array.strides,
+            "data": (array.__array_interface__["data"][0], False)}
+
+
 def test_non_contiguous_input_strides_are_baked_in():
-    x = np.ones((64, 96), np.float32)[:, ::2]
+    x = DeviceLike(np.ones((64, 96), np.float32)[:, ::2])
     (kernel,) = lowered(lambda a: a + 1, (x,)).kernels
     assert "* 96" in kernel.source     # the row stride of the parent array, in elements
 
@@ -178,7 +190,7 @@ def test_index_math_is_32_bit_where_sizes_allow():
     (kernel,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b)).kernels
     assert "ix(" in kernel.source and kernel.strategy.startswith("grid-stride")
     assert not INDEX64.findall(kernel.ptx)
-    (flipped,) = lowered(lambda x, b: np.tanh(x + b), (x[:, ::-1], b)).kernels
+    (flipped,) = lowered(lambda x, b: np.tanh(x + b), (DeviceLike(x[:, ::-1]), b)).kernels
     assert "sx(" in flipped.source      # a negative stride: a signed 32-bit offset
     assert not INDEX64.findall(flipped.ptx)
 
@@ -254,7 +266,8 @@ def test_float32_matmul_takes_the_vector_kernel():
         (transposed,) = lowered(fn, args).kernels       # read transposed: still 16-byte loads
         assert "16-byte loads" in transposed.strategy and "ld.local" not in transposed.ptx
         assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", transposed.ptx)) >= 2
-    (general,) = lowered(lambda x, w: x @ w, (np.empty((512, 512), np.float32)[:, ::2], w)).kernels
+    (general,) = lowered(lambda x, w: x @ w, (DeviceLike(np.empty((512, 512), np.float32)[:, ::2]),
+                                                w)).kernels
     assert "16-byte" not in general.strategy            # a strided operand: the general kernel
     (odd,) = lowered(lambda x, w: x @ w, (np.empty((64, 30), np.float32),
                                           np.empty((30, 64), np.float32))).kernels
