@@ -49,6 +49,7 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative
+                          and not traced.checks
                           and traced.structure is LEAF)
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None}

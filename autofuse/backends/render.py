@@ -1,8 +1,8 @@
 """The renderer both code generators share: a group member's value at a symbolic index, as
 Python statements numba compiles for the CPU and for CUDA.
 
-Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, iota) become index
-arithmetic; ops are spelled from the op table; constants become typed globals, so a float32
+Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, gather, iota) become
+index arithmetic (a gather's from the values of its indices); ops are spelled from the op table; constants become typed globals, so a float32
 kernel holds no float64 arithmetic. Backends supply how a group input is loaded and how reduction
 and matmul results are named.
 """
@@ -264,6 +264,28 @@ class Renderer:
         start, step = node.attrs["start"], node.attrs["step"]
         source_index = tuple(affine(a, s, i) for a, s, i in zip(start, step, index))
         return self.value(node.inputs[0], source_index)
+
+    def _gather(self, node, index):
+        data, *indices = node.inputs
+        indexed, kept = node.attrs["indexed"], node.attrs["kept"]
+        others = iter(kept)
+        source_index = []
+        for d, size in enumerate(data.shape):
+            if d in indexed:
+                position = self.value(indices[indexed.index(d)], index)
+                source_index.append(self.clamped(position, size))
+            else:
+                source_index.append(index[next(others)])
+        return self.value(data, tuple(source_index))
+
+    def clamped(self, position: str, size: int) -> str:
+        """A gathered position as an index into an axis of `size`: a negative one counted from
+        the end, and one still outside clamped to it (the call reports it, trace/checks.py), so
+        no kernel reads outside its arrays."""
+        wrapped, name = self.name("w"), self.name("g")
+        self.emit(f"{wrapped} = {position} + {size} if {position} < 0 else {position}")
+        self.emit(f"{name} = {self.index(f'min(max({wrapped}, 0), {max(size - 1, 0)})')}")
+        return name
 
     def _iota(self, node, index):
         return self.convert(node.dtype, index[node.attrs['axis']])

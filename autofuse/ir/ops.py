@@ -224,6 +224,11 @@ _ROWS = [
     Op("slice", LAYOUT, 1, vjp="slice"),
     Op("setslice", LAYOUT, 2, vjp="setslice"),
     Op("concatenate", LAYOUT, None, vjp="concatenate"),
+    # gather(data, index0, ...): data read where int64 indices (all of the result's shape) say,
+    # along data axes attrs indexed; each other data axis follows a result axis (attrs kept).
+    # A negative index counts from the end; out of range reads a clamped index (the tracer has
+    # the call check them, trace/checks.py)
+    Op("gather", LAYOUT, None),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # sources

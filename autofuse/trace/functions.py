@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (contractions, creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
+from . import (contractions, creation, einsum, gather, layout, linalg, matmul, padding, reductions, repetition, shifting,
                statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
@@ -164,6 +164,7 @@ FUNCTIONS = {
     np.tile: repetition.tile, np.repeat: repetition.repeat,
     np.linalg.norm: linalg.norm, np.cov: statistics.cov, np.corrcoef: statistics.corrcoef,
     np.einsum: einsum.einsum,
+    np.take: gather.take, np.take_along_axis: gather.take_along_axis,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError, TraceError, UnsupportedError, describe, where
-from . import masking
+from . import gather, masking
 from .context import current
 from .tracer import Tracer, fresh, specializable_arguments
 from .ufuncs import operand_type, to_node
@@ -70,6 +70,8 @@ def getitem(x: Tracer, key, for_write: bool = False) -> Tracer:
     a boolean mask of x's shape gives a selection that only reductions consume."""
     if _is_mask(key) and not for_write:
         return masking.select(x, key)
+    if not for_write and gather.is_advanced(key):
+        return gather.getitem(x, key)
     axes, final, all_ints = _parse(key, x.shape)
     view = x
     if any((start, step, count) != (0, 1, size) for (start, step, count, _), size in zip(axes, x.shape)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, indexing, layout, matmul, reductions, repetition, ufuncs
+from . import functions, gather, indexing, layout, matmul, reductions, repetition, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -134,6 +134,8 @@ def _install():
     Tracer.clip = lambda self, min=None, max=None, out=None, **kw: functions.clip(
         self, min, max, out=out, **kw)
     Tracer.round = lambda self, decimals=0, out=None: functions.round_(self, decimals, out)
+    Tracer.take = lambda self, indices, axis=None, out=None, mode="raise": gather.take(
+        self, indices, axis, out, mode)
     Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 
