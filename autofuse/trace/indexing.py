@@ -68,7 +68,7 @@ def _parse(key, shape) -> tuple[list, tuple, bool]:
 def getitem(x: Tracer, key, for_write: bool = False) -> Tracer:
     """x[key] with NumPy's basic indexing: a view (a scalar copy when every axis takes an int);
     a boolean mask of x's shape gives a selection that only reductions consume."""
-    if _is_mask(key) and not for_write:
+    if _is_mask(key) and not for_write and (isinstance(key, Tracer) or key.shape == x.shape):
         return masking.select(x, key)
     if not for_write and gather.is_advanced(key):
         return gather.getitem(x, key)
