@@ -168,8 +168,14 @@ FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "
 FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
                "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+# Gathers at indices computed in range of any axis (-1 or 0 from a comparison; an argmin along
+# the axis)
+FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype(np.int32) - 1]",
+               "np.take({a}, -({b} < 0).astype(np.int8), axis=0) * 2",
+               "np.take({a}, ({b} > {b}).astype(np.uint8))",
+               "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
-              "argument_update"]
+              "argument_update", "gather"]
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -307,6 +313,9 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
         return f"{target} = np.{name}(v{a}, axis={axis}{keep})"
     if kind == "layout":
         return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
+    if kind == "gather":
+        b = choose.choice(range(len(values)))
+        return f"{target} = " + choose.choice(FUZZ_GATHER).format(a=f"v{a}", b=f"v{b}")
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":

@@ -165,8 +165,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     what = "np.take"
     a = as_tracer(a, what)
     indices = _integer_indices(indices, what, boolean=True)
-    if axis is None:
-        a, axis = ravel(a), 0
+    if axis is None or a.ndim == 0:
+        a = ravel(a)     # NumPy takes from a 0-d array as from its one element's 1-d view
+        axis = 0 if axis is None else axis
     axis = normalize_axis(axis, a.ndim, what)
     size = a.shape[axis]
     shapes = f"array {a.shape}, indices {tuple(np.shape(indices))}"
