@@ -176,6 +176,9 @@ FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype
                "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
               "argument_update", "gather"]
+# The kinds before gathers were drawn: the golden snapshot's random programs (golden_sources.py)
+# keep the programs it was taken on
+FUZZ_KINDS_BEFORE_GATHERS = FUZZ_KINDS[:-1]
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -260,7 +263,7 @@ WIDE_DIMS = ([40, 1, 3, 64, 0], [256, 1, 36, 132])
 
 
 def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
-              wide: bool = False) -> FuzzProgram:
+              wide: bool = False, kinds: list = FUZZ_KINDS) -> FuzzProgram:
     rows, cols = WIDE_DIMS if wide else ([3, 1, 2, 4, 0], [4, 1, 3, 2])
     dims = (choose.choice(rows), choose.choice(cols))
     forms = [dims, dims[1:], (1, dims[1]), (dims[0], 1), dims[::-1], (), (2,) + dims]
@@ -271,7 +274,7 @@ def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
     values = [_probe(s, d) for s, d in zip(shapes, dtypes)]
     lines = []
     for _ in range(choose.integer(1, max_steps)):
-        line = _statement(choose, values, count, FUZZ_KINDS + ["shift"] * 2 if wide else FUZZ_KINDS)
+        line = _statement(choose, values, count, kinds + ["shift"] * 2 if wide else kinds)
         if line is None:
             continue
         trial = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
@@ -345,10 +348,11 @@ def fuzz_programs(draw, max_steps=6, max_inputs=3):
     return _generate(_Chooser(draw=draw), max_steps, max_inputs)
 
 
-def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False) -> FuzzProgram:
+def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False,
+                   kinds: list = FUZZ_KINDS) -> FuzzProgram:
     """The program for `seed`: the same on every run and machine (the long run's programs)."""
     import random
-    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide)
+    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide, kinds)
 
 
 def fuzz_tolerance(dtype, expected) -> tuple[float, float]:

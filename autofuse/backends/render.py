@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
-from . import helpers
+from . import gathering, helpers
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -266,26 +266,7 @@ class Renderer:
         return self.value(node.inputs[0], source_index)
 
     def _gather(self, node, index):
-        data, *indices = node.inputs
-        indexed, kept = node.attrs["indexed"], node.attrs["kept"]
-        others = iter(kept)
-        source_index = []
-        for d, size in enumerate(data.shape):
-            if d in indexed:
-                position = self.value(indices[indexed.index(d)], index)
-                source_index.append(self.clamped(position, size))
-            else:
-                source_index.append(index[next(others)])
-        return self.value(data, tuple(source_index))
-
-    def clamped(self, position: str, size: int) -> str:
-        """A gathered position as an index into an axis of `size`: a negative one counted from
-        the end, and one still outside clamped to it (the call reports it, trace/checks.py), so
-        no kernel reads outside its arrays."""
-        wrapped, name = self.name("w"), self.name("g")
-        self.emit(f"{wrapped} = {position} + {size} if {position} < 0 else {position}")
-        self.emit(f"{name} = {self.index(f'min(max({wrapped}, 0), {max(size - 1, 0)})')}")
-        return name
+        return gathering.render(self, node, index)
 
     def _iota(self, node, index):
         return self.convert(node.dtype, index[node.attrs['axis']])

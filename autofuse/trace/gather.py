@@ -69,9 +69,9 @@ def _entries(key, what: str) -> list:
     return entries
 
 
-def getitem(x: Tracer, key) -> Tracer:
-    """x[key] where key holds integer arrays: NumPy's advanced indexing, as one gather."""
-    from .indexing import getitem as basic
+def getitem(x: Tracer, key, basic) -> Tracer:
+    """x[key] where key holds integer arrays: NumPy's advanced indexing, as one gather of the
+    view `basic(x, slices)` (indexing.getitem) takes."""
     what = f"indexing {describe(x)}"
     entries = _entries(key, what)
     if sum(1 for e in entries if e is Ellipsis) > 1:

@@ -71,7 +71,7 @@ def getitem(x: Tracer, key, for_write: bool = False) -> Tracer:
     if _is_mask(key) and not for_write and (isinstance(key, Tracer) or key.shape == x.shape):
         return masking.select(x, key)
     if not for_write and gather.is_advanced(key):
-        return gather.getitem(x, key)
+        return gather.getitem(x, key, getitem)
     axes, final, all_ints = _parse(key, x.shape)
     view = x
     if any((start, step, count) != (0, 1, size) for (start, step, count, _), size in zip(axes, x.shape)):
