@@ -20,6 +20,30 @@ def _strided(shape):
     return wide[..., ::2]
 
 
+def _assign(x, i, v):
+    y = x.copy()
+    y[i] = v
+    return y
+
+
+def _assign_added(x, i, v):
+    y = x * 1
+    y[i] += v
+    return y
+
+
+def _add_at(x, i, v):
+    y = x.copy()
+    np.add.at(y, i, v)
+    return y
+
+
+def _assign_list(x):
+    y = x + 0
+    y[[0, 2, 0]] = x[[1, 1, 3]] * 2
+    return y
+
+
 # (name, function, make arguments)
 CASES = [
     ("rows", lambda x, i: x[i], lambda: (floats(5, 6), ints(5, (4,)))),
@@ -65,4 +89,14 @@ CASES = [
     ("constant_index", lambda x: x[:, np.array([[1, 0], [2, 2]])], lambda: (floats(4, 3),)),
     ("constant_mask", lambda x: x[np.array([True, False, True, True])] * 2, lambda: (floats(4, 3),)),
     ("computed_index", lambda x, i: x[(i * 7) % 5], lambda: (floats(5), ints(100, (6,)))),
+    ("assign_repeated", _assign, lambda: (floats(6), np.array([0, 3, -1, 3, 0, 5]), floats(6))),
+    ("assign_rows", _assign, lambda: (floats(6, 3), ints(6, (2, 4)), floats(2, 4, 3))),
+    ("assign_scalar", _assign, lambda: (ints(9, (5, 2), np.int32), ints(5, (3,), np.uint8, False),
+                                        np.int32(7))),
+    ("assign_broadcast", _assign, lambda: (floats(5, 3), ints(5, (4,)), floats(3))),
+    ("assign_empty", _assign, lambda: (floats(5, 3), ints(5, (0,)), floats(3))),
+    ("assign_added", _assign_added, lambda: (floats(6, 2), np.array([1, 1, -5, 4]), floats(4, 2))),
+    ("add_at", _add_at, lambda: (floats(6), np.array([1, 1, -5, 4, 1]), floats(5))),
+    ("add_at_rows", _add_at, lambda: (ints(9, (4, 3)), ints(4, (7,)), ints(9, (7, 3)))),
+    ("assign_list", _assign_list, lambda: (floats(4, 2),)),
 ]

@@ -173,7 +173,8 @@ FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)",
 FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype(np.int32) - 1]",
                "np.take({a}, -({b} < 0).astype(np.int8), axis=0) * 2",
                "np.take({a}, ({b} > {b}).astype(np.uint8))",
-               "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)"]
+               "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)",
+               "{a} * 1; {t}[({b} > 0).astype(np.int64) - 1] += 1"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
               "argument_update", "gather"]
 # The kinds before gathers were drawn: the golden snapshot's random programs (golden_sources.py)
@@ -318,7 +319,7 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
         return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
     if kind == "gather":
         b = choose.choice(range(len(values)))
-        return f"{target} = " + choose.choice(FUZZ_GATHER).format(a=f"v{a}", b=f"v{b}")
+        return f"{target} = " + choose.choice(FUZZ_GATHER).format(a=f"v{a}", b=f"v{b}", t=target)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":

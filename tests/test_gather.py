@@ -104,9 +104,35 @@ def test_integer_arrays_to_negative_integer_powers_raise_value_error():
     np.testing.assert_array_equal(floats_ok, [0.5])
 
 
+def test_assignment_through_an_index_array_updates_the_argument_as_numpy():
+    def f(x, i, v):
+        x[i] += v
+        np.add.at(x, i, v)
+        return x.sum()
+    x, i, v = floats(7), np.array([2, 2, -1, 0]), floats(4)
+    want_x = x.copy()
+    want = f(want_x, i, v)
+    got = autofuse.jit(f, backend="cpu")(x, i, v)
+    np.testing.assert_allclose(x, want_x, rtol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_assignment_through_an_index_out_of_bounds_leaves_the_argument():
+    def f(x, i):
+        x[i] = 0
+    x = floats(4)
+    before = x.copy()
+    with pytest.raises(IndexError, match="out of bounds"):
+        autofuse.jit(f, backend="cpu")(x, np.array([1, 4]))
+    np.testing.assert_array_equal(x, before)
+
+
 def test_unsupported_indexing_says_what_instead():
     with pytest.raises(autofuse.UnsupportedError, match="boolean"):
         autofuse.jit(lambda x, m: x[m, 0], backend="cpu")(floats(3, 2), np.array([True, False, True]))
+    with pytest.raises(autofuse.UnsupportedError, match="one integer array along the first axis"):
+        autofuse.jit(lambda x, i: x.__setitem__((slice(None), i), 0), backend="cpu")(
+            floats(3, 2), np.array([1]))
 
 
 def test_lists_and_tuples_as_arguments_convert_as_asarray():

@@ -52,7 +52,7 @@ def test_generator_covers_the_brief():
     programs = [seeded_program(seed) for seed in range(CPU_SEEDS)]
     for feature in ("@", "np.max(", "np.argmin(", ".T", "[::-1]", "np.broadcast_to(", "+= v",
                     "[1:] ", "np.concatenate(", "np.where(", "np.take(",
-                    "np.take_along_axis(", ".astype(np.int64) - 1]"):
+                    "np.take_along_axis(", ".astype(np.int64) - 1]", "- 1] += 1"):
         assert feature in text, feature
     shapes = {s for p in programs for s in p.shapes}
     assert () in shapes and any(0 in s for s in shapes) and any(1 in s for s in shapes)

@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (contractions, creation, einsum, gather, layout, linalg, matmul, padding, reductions, repetition, shifting,
-               statistics, triangles, ufuncs)
+               scatter, statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
 from .tracer import Tracer, fresh
@@ -242,6 +242,8 @@ def _ufunc_method(name, method, inputs, kwargs):
     if method == "reduce" and name in _REDUCE_METHODS:
         axis = kwargs.pop("axis", 0)
         return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
+    if method == "at" and name == "add" and not kwargs:
+        return scatter.add_at(*inputs)
     if method == "outer" and name in ELEMENTWISE_UFUNCS and ELEMENTWISE_UFUNCS[name].arity == 2:
         return _outer(name, *inputs, **kwargs)
     raise unsupported(f"np.{name}.{method}")

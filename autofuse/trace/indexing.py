@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError, TraceError, UnsupportedError, describe, where
-from . import gather, masking
+from . import gather, masking, scatter
 from .context import current
 from .tracer import Tracer, fresh, specializable_arguments
 from .ufuncs import operand_type, to_node
@@ -97,6 +97,9 @@ def setitem(x: Tracer, key, value) -> None:
         raise TraceError(f"item assignment into a scalar{where()}")
     if _is_mask(key):
         _assign_masked(x, key, value)
+        return
+    if gather.is_advanced(key):
+        scatter.setitem(x, key, value)
         return
     target = getitem(x, key, for_write=True)
     what = "assignment x[...] = value"
