@@ -165,6 +165,7 @@ FUNCTIONS = {
     np.linalg.norm: linalg.norm, np.cov: statistics.cov, np.corrcoef: statistics.corrcoef,
     np.einsum: einsum.einsum,
     np.take: gather.take, np.take_along_axis: gather.take_along_axis,
+    np.put_along_axis: scatter.put_along_axis,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 

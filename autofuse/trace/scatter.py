@@ -80,3 +80,46 @@ def add_at(x, key, value) -> None:
     spread = reshape(match, match.shape + (1,) * (x.ndim - 1), what)
     total = np.where(spread, values[None], 0).sum(axis=1, dtype=x.dtype)
     x.assign(np.add(x, total).astype(x.dtype).node, what)
+
+
+def put_along_axis(arr, indices, values, axis) -> None:
+    """np.put_along_axis: `values` written into `arr` at `indices` along `axis` (the last write
+    to a repeated index wins), each line along the axis compared with its indices."""
+    from .gather import take_along_axis
+    from .layout import moveaxis, normalize_axis
+    what = "np.put_along_axis"
+    if not isinstance(arr, Tracer) or arr.weak is not None or arr.scalar:
+        raise UnsupportedError(f"{what}: the array must be an array of the traced function{where()}")
+    if axis is None:
+        raise UnsupportedError(f"{what}: axis=None is not supported (pass the flattened array)"
+                               f"{where()}")
+    if np.ndim(indices) != arr.ndim:
+        raise ShapeError(f"{what}: `indices` and `arr` must have the same number of dimensions"
+                         f"{where()}")
+    axis = normalize_axis(axis, arr.ndim, what)
+    size = arr.shape[axis]
+    checks.indices_in_bounds(indices, size, axis, what, f"array {arr.shape}, indices "
+                             f"{np.shape(indices)}")
+    index = moveaxis(as_tracer(indices, what).astype(np.int64), axis, -1)
+    count = index.shape[-1]
+    lines = moveaxis(arr, axis, -1)
+    try:
+        outer = np.broadcast_shapes(lines.shape[:-1], index.shape[:-1])
+    except ValueError:
+        outer = None
+    if outer != lines.shape[:-1]:
+        raise ShapeError(f"{what}: indices {np.shape(indices)} do not broadcast against the array "
+                         f"{arr.shape}{where()}")
+    if count == 0 or arr.size == 0:
+        return
+    index = broadcast_to(index, outer + (count,), what)
+    value = moveaxis(broadcast_to(as_tracer(values, what), np.shape(indices), what), axis, -1)
+    value = broadcast_to(value, outer + (count,), what).astype(arr.dtype)
+    wrapped = np.where(index < 0, index + size, index)
+    positions = fresh(current().emit("iota", attrs={"shape": (size, 1), "axis": 0,
+                                                    "dtype": np.dtype(np.int64)}))
+    match = positions == wrapped[..., None, :]
+    last = (count - 1) - np.argmax(match[..., ::-1], axis=-1)
+    new = take_along_axis(value, last, axis=-1)
+    result = np.where(np.any(match, axis=-1), new, lines)
+    arr.assign(moveaxis(result, -1, axis).node, what)
