@@ -388,7 +388,7 @@ def test_advanced_indexing_is_a_clear_error(x):
            "float32[3, 4]", "np.where")
 
     def g(a):
-        a[[0, 2]] = 1  # <- error
+        a[:, [0, 2]] = 1  # <- error
         return a
     raises(autofuse.UnsupportedError, lambda: autofuse.jit(g)(x), g, "advanced indexing")
 
