@@ -158,3 +158,9 @@ def test_gather_kernels_compile_to_sm90_ptx():
     for kernel in low.kernels:
         assert ".target sm_90" in kernel.ptx
     assert any("gather" in k.ops for k in low.kernels)
+
+
+def test_positions_from_an_argmax_need_no_bounds_check():
+    low = autofuse.jit(lambda x: np.take_along_axis(x, np.argmax(x, axis=1)[:, None], axis=1),
+                       backend="cpu").lower(floats(4, 5))
+    assert not any("any" in k.ops for k in low.kernels)

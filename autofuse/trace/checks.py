@@ -41,7 +41,7 @@ def indices_in_bounds(index, size: int, axis: int, what: str, shapes: str) -> No
         if np.any(outside):
             raise OutOfBoundsError(bounds_message(what, size, axis, shapes, value[outside][0]))
         return
-    if index.size == 0:
+    if index.size == 0 or _positions_below(index.node, size):
         return
     if size == 0:
         raise OutOfBoundsError(bounds_message(what, size, axis, shapes))
@@ -55,6 +55,19 @@ def indices_in_bounds(index, size: int, axis: int, what: str, shapes: str) -> No
         wide = index.astype(np.int64)
         outside = (wide >= size) | (wide < -size)
     raise_if(outside, OutOfBoundsError, bounds_message(what, size, axis, shapes))
+
+
+def _positions_below(node, size: int) -> bool:
+    """Whether `node` holds positions along an axis of at most `size` (an argmax or argmin,
+    through reshapes and broadcasts): in range by construction, nothing to check."""
+    while node.op in ("reshape", "broadcast_to"):
+        node = node.inputs[0]
+    if node.op not in ("argmax", "argmin"):
+        return False
+    extent = 1
+    for axis in node.attrs["axes"]:
+        extent *= node.inputs[0].shape[axis]
+    return extent <= size
 
 
 def nonnegative_exponent(exponent: Tracer, message: str) -> None:
