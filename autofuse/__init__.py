@@ -32,7 +32,7 @@ Debug output (stderr) at fixed levels: $AUTOFUSE_DEBUG or `with autofuse.debug(l
 fused IR, 4 kernel source, 5 PTX. See autofuse/debug.py for the full table.
 """
 from .errors import (AutofuseError, ArgumentError, BackendError, DTypeError, NumPyValueError,
-                     ShapeError, TraceError, UnsupportedError)
+                     OutOfBoundsError, ShapeError, TraceError, UnsupportedError)
 from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
 from .jit import JitFunction, jit
@@ -41,4 +41,4 @@ from .autodiff import grad, value_and_grad, vjp
 __version__ = "0.1.0"
 
 __all__ = ["jit", "JitFunction", "grad", "value_and_grad", "vjp", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
-           "NumPyValueError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]
+           "NumPyValueError", "OutOfBoundsError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]

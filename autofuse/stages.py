@@ -51,6 +51,7 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative
+                          and not traced.checks
                           and traced.structure is LEAF)
     # NOTE: NumPy arrays reach a device as compact C-ordered copies (the CUDA runtime's general
     # path), so a device kernel reads them without their host strides; device arrays keep theirs.

@@ -196,6 +196,17 @@ FUZZ_SORT = ["np.sort({a}, axis={axis})", "np.argsort({a}, axis={axis}, kind='st
 # Sorts are drawn where asked (kinds=WITH_SORTS): sort has no gradient rule, and the autodiff
 # test differentiates the default draws.
 WITH_SORTS = FUZZ_KINDS + ["sort"]
+# Gathers at indices computed in range of any axis (-1 or 0 from a comparison; an argmin along
+# the axis)
+FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype(np.int32) - 1]",
+               "np.take({a}, -({b} < 0).astype(np.int8), axis=0) * 2",
+               "np.take({a}, ({b} > {b}).astype(np.uint8))",
+               "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)",
+               "{a} * 1; {t}[({b} > 0).astype(np.int64) - 1] += 1"]
+# Gathers are drawn where asked (kinds=WITH_GATHERS): gather has no gradient rule, and the
+# golden snapshot's random programs keep the default draws
+WITH_GATHERS = FUZZ_KINDS + ["gather"]
+FUZZ_KINDS_BEFORE_GATHERS = FUZZ_KINDS
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -340,6 +351,9 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
     if kind == "scan":
         axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
         return f"{target} = " + choose.choice(FUZZ_SCAN).format(a=f"v{a}", axis=axis)
+    if kind == "gather":
+        b = choose.choice(range(len(values)))
+        return f"{target} = " + choose.choice(FUZZ_GATHER).format(a=f"v{a}", b=f"v{b}", t=target)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":

@@ -388,7 +388,8 @@ def test_advanced_indexing_is_a_clear_error(x):
            "float32[3, 4]", "np.where")
 
     def g(a):
-        return a[[0, 2]]  # <- error
+        a[:, [0, 2]] = 1  # <- error
+        return a
     raises(autofuse.UnsupportedError, lambda: autofuse.jit(g)(x), g, "advanced indexing")
 
 

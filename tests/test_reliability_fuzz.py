@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, note, settings
 
 import autofuse
 
-from programs import WITH_SORTS, FuzzProgram, check_fuzz_program, fuzz_programs, seeded_program
+from programs import WITH_GATHERS, WITH_SORTS, FuzzProgram, check_fuzz_program, fuzz_programs, seeded_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CPU_SEEDS = 200
@@ -51,8 +51,11 @@ def test_generator_covers_the_brief():
     text = "\n".join(seeded_program(seed).source for seed in range(CPU_SEEDS))
     programs = [seeded_program(seed) for seed in range(CPU_SEEDS)]
     for feature in ("@", "np.max(", "np.argmin(", ".T", "[::-1]", "np.broadcast_to(", "+= v",
-                    "[1:] ", "np.concatenate(", "np.where("):
+                    "[1:] ", "np.concatenate(", "np.where(", "np.cumsum("):
         assert feature in text, feature
+    gathers = "\n".join(seeded_program(seed, kinds=WITH_GATHERS).source for seed in range(CPU_SEEDS))
+    for feature in ("np.take(", "np.take_along_axis(", ".astype(np.int64) - 1]", "- 1] += 1"):
+        assert feature in gathers, feature
     shapes = {s for p in programs for s in p.shapes}
     assert () in shapes and any(0 in s for s in shapes) and any(1 in s for s in shapes)
     assert {d for p in programs for d in p.dtypes} == {"bool", "int32", "int64", "float32",
@@ -260,3 +263,13 @@ def test_cuda_row_reduction_over_an_empty_axis_compiles():
     low = autofuse.jit(lambda v: np.sum(v, axis=-1, keepdims=True), backend="cuda").lower(
         np.ones((1, 0), np.float32))
     assert all(".visible .entry" in kernel.ptx for kernel in low.kernels)
+
+
+@pytest.mark.parametrize("chunk", range(CPU_CHUNKS))
+def test_seeded_programs_with_gathers_on_the_cpu_backend(chunk):
+    for seed in range(chunk, CPU_SEEDS, CPU_CHUNKS):
+        program = seeded_program(seed, kinds=WITH_GATHERS)
+        try:
+            check_fuzz_program(program, "cpu", seed)
+        except Exception as error:
+            raise AssertionError(f"seed {seed}: {program!r}") from error

@@ -1,8 +1,8 @@
 """The renderer both code generators share: a group member's value at a symbolic index, as
 Python statements numba compiles for the CPU and for CUDA.
 
-Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, iota) become index
-arithmetic; ops are spelled from the op table; constants become typed globals, so a float32
+Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, gather, iota) become
+index arithmetic (a gather's from the values of its indices); ops are spelled from the op table; constants become typed globals, so a float32
 kernel holds no float64 arithmetic. Backends supply how a group input is loaded and how reduction
 and matmul results are named.
 """
@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
-from . import helpers
+from . import gathering, helpers
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -282,6 +282,9 @@ class Renderer:
         start, step = node.attrs["start"], node.attrs["step"]
         source_index = tuple(affine(a, s, i) for a, s, i in zip(start, step, index))
         return self.value(node.inputs[0], source_index)
+
+    def _gather(self, node, index):
+        return gathering.render(self, node, index)
 
     def _iota(self, node, index):
         return self.convert(node.dtype, index[node.attrs['axis']])

@@ -48,7 +48,8 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     maps = set()
     for user in readers_in(p, g, users):
         if user.kind in (ELEMENTWISE, REDUCE, MATMUL, SCAN) or (user.op == "setslice"
-                                                          and user.inputs[0].id == p.id):
+                                                                and user.inputs[0].id == p.id) \
+                or (user.op == "gather" and user.inputs[0].id != p.id):
             maps.add(("identity",))
         else:
             maps.add((user.op, user.attrs))

@@ -18,7 +18,8 @@ def index_map(reader: Node, position: int):
     source = reader.inputs[position]
     if reader.kind == ELEMENTWISE:
         return None if source.shape == reader.shape else ("broadcast", source.shape, reader.shape)
-    if reader.kind == SCAN or (reader.op == "setslice" and position == 0):
+    if reader.kind == SCAN or (reader.op == "setslice" and position == 0) \
+            or (reader.op == "gather" and position > 0):
         return None
     return (reader.op, reader.attrs, reader.shape, position)
 

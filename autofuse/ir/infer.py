@@ -145,6 +145,20 @@ def _argsort(inputs, attrs):
     return _sort(inputs, attrs)[0], np.dtype(np.int64)
 
 
+def _gather(inputs, attrs):
+    data, *indices = inputs
+    indexed, kept = attrs["indexed"], attrs["kept"]
+    if not indices or len(indices) != len(indexed) or len(indexed) + len(kept) != data.ndim:
+        raise ShapeError(f"gather of {data.shape} with {len(indices)} indices along {indexed}")
+    shape = indices[0].shape
+    if any(index.shape != shape or index.dtype != np.int64 for index in indices):
+        raise ShapeError("gather indices must be int64 arrays of one shape")
+    others = [d for d in range(data.ndim) if d not in indexed]
+    if any(data.shape[d] != shape[axis] for d, axis in zip(others, kept)):
+        raise ShapeError(f"gather keeps axes {kept} of {shape} that differ from {data.shape}")
+    return shape, data.dtype
+
+
 def _matmul(inputs, attrs):
     a, b = inputs
     if a.ndim < 2 or b.ndim < 2 or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
@@ -169,6 +183,7 @@ _LAYOUT_AND_SOURCES = {
     "slice": _slice,
     "setslice": _setslice,
     "concatenate": _concatenate,
+    "gather": _gather,
     "matmul": _matmul,
     "sort": _sort,
     "argsort": _argsort,

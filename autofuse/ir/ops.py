@@ -239,6 +239,11 @@ _ROWS = [
     # order of them (argsort); NaN last, as NumPy (ir/sorting.py holds their reference and keys)
     Op("sort", SORT, 1, vjp=None),
     Op("argsort", SORT, 1, vjp=()),
+    # gather(data, index0, ...): data read where int64 indices (all of the result's shape) say,
+    # along data axes attrs indexed; each other data axis follows a result axis (attrs kept).
+    # A negative index counts from the end; out of range reads a clamped index (the tracer has
+    # the call check them, trace/checks.py)
+    Op("gather", LAYOUT, None),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # sources

@@ -7,8 +7,8 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (compositions, contractions, creation, einsum, layout, linalg, matmul, padding, reductions,
-               repetition, scans, shifting, sorting, statistics, triangles, ufuncs)
+from . import (compositions, contractions, creation, einsum, gather, layout, linalg, matmul, padding,
+               reductions, repetition, scans, scatter, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
 from .tracer import Tracer, fresh
@@ -170,6 +170,8 @@ FUNCTIONS = {
     np.percentile: sorting.percentile,
     np.cumsum: scans.cumsum, np.cumprod: scans.cumprod,
     np.cumulative_sum: scans.cumulative_sum, np.cumulative_prod: scans.cumulative_prod,
+    np.take: gather.take, np.take_along_axis: gather.take_along_axis,
+    np.put_along_axis: scatter.put_along_axis,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 
@@ -252,6 +254,8 @@ def _ufunc_method(name, method, inputs, kwargs):
     if method == "reduce" and name in _REDUCE_METHODS:
         axis = kwargs.pop("axis", 0)
         return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
+    if method == "at" and name == "add" and not kwargs:
+        return scatter.add_at(*inputs)
     if method == "outer" and name in ELEMENTWISE_UFUNCS and ELEMENTWISE_UFUNCS[name].arity == 2:
         return _outer(name, *inputs, **kwargs)
     if method == "accumulate":

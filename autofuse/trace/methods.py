@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, indexing, layout, matmul, reductions, repetition, scans, sorting, ufuncs
+from . import functions, gather, indexing, layout, matmul, reductions, repetition, scans, sorting, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -142,6 +142,8 @@ def _install():
         self, axis, kind, order, **kw)
     Tracer.argpartition = lambda self, kth, axis=-1, kind="introselect", order=None: \
         sorting.argpartition(self, kth, axis, kind, order)
+    Tracer.take = lambda self, indices, axis=None, out=None, mode="raise": gather.take(
+        self, indices, axis, out, mode)
     Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 
