@@ -211,8 +211,20 @@ def compare(name, result, reference, tolerance) -> None:
         raise AssertionError(f"{name}: {mismatched.size} labels differ from NumPy's argmin")
 
 
-def run_point(workload, systems, bandwidth, rng, rounds) -> dict:
-    """gpu.run_workload's row for `workload`, its results compared by `compare`."""
+def variants(text: str) -> dict:
+    """{label: Tuning} from "label:FIELD=value+FIELD=value,..." (gpu.tuning's spelling)."""
+    from gpu import tuning
+    found = {}
+    for item in filter(None, text.split(",")):
+        label, fields = item.split(":", 1)
+        found[label] = tuning(fields)
+    return found
+
+
+def run_point(workload, systems, bandwidth, rng, rounds, tunings=None, match="") -> dict:
+    """gpu.run_workload's row for `workload`, its results compared by `compare`; where the name
+    contains one of `match` (comma-separated), autofuse also with each of `tunings` {label:
+    Tuning} (as "autofuse[label]")."""
     import cupy
     import autofuse
     host = workload.make(rng)
@@ -229,6 +241,16 @@ def run_point(workload, systems, bandwidth, rng, rounds) -> dict:
             entries[system] = (call, sync)
         except Exception as error:       # a peer that fails is reported, not hidden
             row["notes"][system] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+    wanted = tunings if any(m and m in workload.name for m in match.split(",")) else {}
+    for label, tuning in wanted.items():
+        try:
+            fn = autofuse.jit(workload.fn(np), tuning=tuning)
+            inputs = [cupy.asarray(a) for a in host]
+            compare(workload.name, _host(fn(*inputs)), reference, workload.tolerance)
+            entries[f"autofuse[{label}]"] = (lambda fn=fn, inputs=inputs: fn(*inputs),
+                                             lambda _: cupy.cuda.Device().synchronize())
+        except Exception as error:
+            row["notes"][label] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
     row["rounds"] = time_rounds(entries, rounds=rounds, short=2)
     row["times"] = {name: float(np.median(samples)) for name, samples in row["rounds"].items()}
     try:
@@ -261,6 +283,7 @@ def table(report) -> str:
         lines.append(f"{row['workload']:36s} {row['floor_ms'] * 1000:7.1f} {cells} "
                      f"{af / row['floor_ms']:6.2f} {af / best:7.2f}  "
                      f"{';'.join(row.get('autofuse_kernels', []))} "
+                     + " ".join(f"{k}={v * 1000:.1f}" for k, v in t.items() if "[" in k) + " "
                      f"{json.dumps(row['notes']) if row['notes'] else ''}")
     return "times in microseconds\n" + "\n".join(lines)
 
@@ -271,6 +294,10 @@ def main():
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--budget", type=float, default=1e9, help="seconds; later points skipped")
+    parser.add_argument("--variants", default="", help="label:FIELD=value+FIELD=value,... "
+                        "autofuse also timed with these tunings ...")
+    parser.add_argument("--match", default="", help="... on points whose names contain one of "
+                        "these (comma-separated)")
     parser.add_argument("--plans", action="store_true", help="print each point's kernels only")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                       "reductions.json"))
@@ -290,7 +317,8 @@ def main():
         if began - start > args.budget:
             report.setdefault("skipped", []).append(workload.name)
             continue
-        row = run_point(workload, args.systems.split(","), bandwidth, rng, args.rounds)
+        row = run_point(workload, args.systems.split(","), bandwidth, rng, args.rounds,
+                        variants(args.variants), args.match)
         row["seconds"] = time.perf_counter() - began
         report["rows"].append(row)
         print(table({"rows": [row]}).splitlines()[-1], flush=True)

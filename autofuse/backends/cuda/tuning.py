@@ -39,6 +39,9 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
+    column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
+    column_tile_threads: int = 512    # ... of this many threads, the rest walking the column
     # -- rows kernels (a block a row, the row held in registers) --------------------------------
     rows_per_sm: int = 32             # short trailing reductions stay rows kernels under this
     #                                   many rows an SM (else a thread an output: columns)

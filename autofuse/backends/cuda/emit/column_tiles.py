@@ -1,0 +1,124 @@
+"""Whole-column programs (softmax, normalization along a leading axis): reductions over axes
+before the last, whose results the rest of the column needs, a tile of columns a block.
+
+A block of `width` x `height` threads takes `width` consecutive outputs (of the flattened kept
+index, so a warp reads `width` consecutive elements of the contiguous last axis in each of
+32 / width rows) and walks the reduced extent `height` threads a column. The group's reductions
+run in passes: a pass holds the reductions that need no result of one not yet done (layernorm's
+mean, then its variance); each pass walks the column tile once, combines the column's `height`
+partials (two_stage's shuffles and shared memory) and hands the result to every thread of the
+column through shared memory. A last walk stores the outputs of the reduced space's shape.
+
+Each pass reads the tile again; with narrow tiles a wave's tiles fit the L2 cache, so the re-reads
+come from there (measured on an H200: benchmarks/reductions_sweep.py, REDUCTIONS.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir.graph import Node
+from . import two_stage
+
+
+def plan(group, shape, axes, outer: int, inner: int, tuning, simulator: bool) -> two_stage.Plan | None:
+    """The tile (a two_stage.Plan of one chunk, "columns" layout) for a group whose reductions
+    keep the last axis of `shape`, or None where a thread an output (columns) does: the last axis
+    reduced, a reduction of booleans, or a reduced extent shorter than two steps of a column's
+    threads."""
+    if len(shape) - 1 in axes or outer < 2 or not tuning.column_tiles:
+        return None
+    if any(np.dtype(n.dtype).kind == "b" for n in group.reductions):
+        return None
+    threads = tuning.sim_threads if simulator else tuning.column_tile_threads
+    width = min(tuning.column_tile_width, threads // 2, 1 << (outer - 1).bit_length())
+    height = threads // width
+    if inner < 2 * height:
+        return None
+    chunk = -(-inner // height) * height
+    return two_stage.Plan("columns", width, height, -(-outer // width), 1, chunk)
+
+
+def passes(group) -> list[list[Node]]:
+    """The group's reductions in passes: each after every reduction its input reads."""
+    level = {}
+    for node in group.reductions:           # (in id order: a reduction after those it reads)
+        read = _reductions_read(group, node.inputs[0])
+        level[node.id] = 1 + max((level[n] for n in read), default=-1)
+    found = [[] for _ in range(1 + max(level.values()))]
+    for node in group.reductions:
+        found[level[node.id]].append(node)
+    return found
+
+
+def _reductions_read(group, node: Node) -> set:
+    """Ids of the group's reductions that `node` reads through members of the group."""
+    stack, seen, found = [node], set(), set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen or n.id not in group.members:
+            continue
+        seen.add(n.id)
+        if n.kind == "reduce":
+            found.add(n.id)
+            continue
+        stack.extend(n.inputs)
+    return found
+
+
+def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
+    """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes`
+    of `shape`."""
+    r = source.renderer
+    ix = source.ix
+    outer_axes = [d for d in range(len(shape)) if d not in axes]
+    grid = min(p.tiles, source.tuning.row_grid)
+    r.emit(f"t = {ix('cuda.threadIdx.x')}")
+    r.emit(f"h = {ix(f't // {p.width}')}")
+    r.emit(f"c = {ix(f't % {p.width}')}")
+    for node in source.group.reductions:
+        two_stage._declare_shared(source, node, p)
+        r.emit(f"bc{node.id} = cuda.shared.array({p.width}, {source.numba_type(_result_dtype(node))})")
+    r.emit(f"tile = {ix('cuda.blockIdx.x')}")
+    r.emit(f"while tile < {p.tiles}:")
+    r.push()
+    r.emit(f"o = {ix(f'tile * {p.width} + c')}")
+    source._outer_index(outer_axes, shape, "o")
+    ragged = outer % p.width != 0
+    r.emit(f"end = {inner}" if not ragged else f"end = {inner} if o < {outer} else 0")
+    for nodes in passes(source.group):
+        accs = []
+        for node in nodes:
+            acc, idx = r.name("acc"), r.name("k")
+            source.acc.init(node, acc, idx, node.dtype)
+            accs.append((acc, idx))
+        r.emit("e = h")
+        two_stage._loop(source, shape, axes, p, accs, [], nodes)
+        for node, (acc, idx) in zip(nodes, accs):
+            two_stage._reduce_height(source, node, acc, idx, p)
+        r.emit("if h == 0:")
+        r.push()
+        for node, (acc, idx) in zip(nodes, accs):
+            final = idx if node.op in ("argmax", "argmin") else acc
+            r.emit(f"bc{node.id}[c] = {r.convert(node.dtype, final, op_result=True)}")
+        r.pop()
+        r.emit("cuda.syncthreads()")
+        for node in nodes:
+            result = r.name("red")
+            r.emit(f"{result} = bc{node.id}[c]")
+            r.special[node.id] = lambda index, result=result: result
+    rows = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
+    if rows:
+        r.emit("e = h")
+        two_stage._loop(source, shape, axes, p, [], rows, [])
+    # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
+    if p.tiles > grid:
+        r.emit("cuda.syncthreads()")
+    r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
+    r.pop()
+    strategy = f"column tiles, {p.width}x{p.height} threads, {len(passes(source.group))} passes"
+    return source.finish(strategy, p.threads, (grid, 1, 1),
+                         max(1, source.device.threads_per_sm // p.threads))
+
+
+def _result_dtype(node: Node):
+    return np.int64 if node.op in ("argmax", "argmin") else node.dtype
