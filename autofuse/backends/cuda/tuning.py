@@ -60,6 +60,7 @@ class Tuning:
     row_hint_bytes: int = 4           # row_reload and row_stores for elements this wide or wider
     row_hoist: bool = True            # values of one per row rendered before the row's loop
     row_read_vector_bytes: int = 4    # other inputs of row outputs (gamma, beta) read as vectors
+    row_vector_tail: bool = True      # rows not a multiple of block x lanes as vectors too
     # -- matrix products -------------------------------------------------------------------
     tile: int = 128                   # the general matmul: tile x tile outputs a block ...
     tile_k: int = 16                  # ... tile_k-deep slabs

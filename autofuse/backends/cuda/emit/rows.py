@@ -90,7 +90,7 @@ class Rows:
                 not held and not outs:
             return None
         lanes = self.lanes_for(held + outs)
-        if lanes < 2 or inner % lanes:
+        if lanes < 2 or inner % (lanes if self.tuning.row_vector_tail else block * lanes):
             return None
         for param in held:
             strides = param.strides or contiguous(shape)
