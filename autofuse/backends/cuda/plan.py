@@ -13,21 +13,21 @@ import numpy as np
 
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import column_tiles, two_stage
+from .emit import tiles, two_stage
 from .tuning import Tuning
 
 
 @dataclass(frozen=True)
 class Plan:
     strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows",
-    #                                   "column tiles", "columns"
+    #                                   "row tiles", "column tiles", "columns"
     reason: str
     shape: tuple = ()                 # reductions: the reduced space, its reduced axes,
     axes: tuple = ()
     outer: int = 0                    # ... the outputs, and the elements each reduces
     inner: int = 0
     row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
-    layout: two_stage.Plan | None = None   # two-stage, column tiles: its layout
+    layout: two_stage.Plan | None = None   # two-stage, row and column tiles: the layout
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
@@ -70,12 +70,17 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) ->
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks",
                     layout=layout, **sizes)
-    tiles = None if independent else \
-        column_tiles.plan(group, shape, axes, outer, inner, tuning, simulator)
-    if tiles:
+    columns = None if independent else \
+        tiles.plan_columns(group, shape, axes, outer, inner, tuning, simulator)
+    if columns:
         return Plan("column tiles", f"reductions the rest of the column needs, over {inner} "
-                    f"elements of each of {outer} columns: a block a tile of {tiles.width} "
-                    f"columns, {tiles.height} threads a column", layout=tiles, **sizes)
+                    f"elements of each of {outer} columns: a block a tile of {columns.width} "
+                    f"columns, {columns.height} threads a column", layout=columns, **sizes)
+    rows = tiles.plan_rows(group, shape, axes, outer, inner, tuning, device, simulator) \
+        if trailing else None
+    if rows:
+        return Plan("row tiles", f"{outer} rows of {inner} elements: {rows.width} rows a block, "
+                    f"{rows.height} lanes of a warp a row", layout=rows, **sizes)
     if trailing and (inner >= 32 or outer < tuning.rows_per_sm * device.sms):
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row): a block "
                     f"a row, the row held on chip", **sizes)

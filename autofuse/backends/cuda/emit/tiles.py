@@ -1,5 +1,12 @@
-"""Whole-column programs (softmax, normalization along a leading axis): reductions over axes
-before the last, whose results the rest of the column needs, a tile of columns a block.
+"""Tiles of outputs a block: whole-column programs (softmax, normalization along a leading axis)
+as column tiles, and short rows (64 to a few hundred elements) as row tiles.
+
+Row tiles: a block of `width` rows x `height` lanes of a warp a row (a "rows" layout Plan), the
+lanes walking the row `height` elements apart, combined by xor shuffles (every lane gets the
+result), with no barrier; the rows kernel's block a row spent more on its block reductions than
+on reading rows this short (sum over 64-255 elements: 2.5x the memory floor on an H200).
+
+Column tiles:
 
 A block of `width` x `height` threads takes `width` consecutive outputs (of the flattened kept
 index, so a warp reads `width` consecutive elements of the contiguous last axis in each of
@@ -20,7 +27,23 @@ from ....ir.graph import Node
 from . import two_stage
 
 
-def plan(group, shape, axes, outer: int, inner: int, tuning, simulator: bool) -> two_stage.Plan | None:
+def plan_rows(group, shape, axes, outer: int, inner: int, tuning, device,
+              simulator: bool) -> two_stage.Plan | None:
+    """The row tile for reductions over trailing axes of `inner` elements, from 32 to
+    Tuning.row_tile_elements, of enough rows to fill the GPU (rows_per_sm an SM), or None: lanes
+    a row the power of two that takes about Tuning.row_tile_items elements each, at most a
+    warp."""
+    if inner < 32 or inner > tuning.row_tile_elements or outer < tuning.rows_per_sm * device.sms:
+        return None
+    if any(np.dtype(n.dtype).kind == "b" for n in group.reductions):
+        return None
+    threads = tuning.sim_threads if simulator else tuning.threads
+    lanes = min(32, threads, 1 << max(0, (-(-inner // tuning.row_tile_items) - 1).bit_length()))
+    width = threads // lanes
+    return two_stage.Plan("rows", width, lanes, -(-outer // width), 1, -(-inner // lanes) * lanes)
+
+
+def plan_columns(group, shape, axes, outer: int, inner: int, tuning, simulator: bool) -> two_stage.Plan | None:
     """The tile (a two_stage.Plan of one chunk, "columns" layout) for a group whose reductions
     keep the last axis of `shape`, or None where a thread an output (columns) does: the last axis
     reduced, a reduction of booleans, or a reduced extent shorter than two steps of a column's
@@ -67,16 +90,28 @@ def _reductions_read(group, node: Node) -> set:
 
 def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes`
-    of `shape`."""
+    of `shape`: row tiles where `p`'s layout is "rows", else column tiles."""
     r = source.renderer
     ix = source.ix
+    rows = p.layout == "rows"
     outer_axes = [d for d in range(len(shape)) if d not in axes]
     grid = min(p.tiles, source.tuning.row_grid)
     r.emit(f"t = {ix('cuda.threadIdx.x')}")
-    r.emit(f"h = {ix(f't // {p.width}')}")
-    r.emit(f"c = {ix(f't % {p.width}')}")
+    # c: the block's output a thread works for; h: its place among that output's threads
+    r.emit(f"h = {ix(f't % {p.height}' if rows else f't // {p.width}')}")
+    r.emit(f"c = {ix(f't // {p.height}' if rows else f't % {p.width}')}")
+    shuffles = rows and not source.simulator
     for node in source.group.reductions:
-        two_stage._declare_shared(source, node, p)
+        if shuffles:
+            continue
+        if rows:        # the simulator: a slot a thread, as two_stage's columns layout
+            r.emit(f"sc{node.id} = cuda.shared.array({p.threads}, "
+                   f"{source.numba_type(_partial_dtype(node))})")
+            if node.op in ("argmax", "argmin"):
+                r.emit(f"sci{node.id} = cuda.shared.array({p.threads}, "
+                       f"{source.numba_type(np.int64)})")
+        else:
+            two_stage._declare_shared(source, node, p)
         r.emit(f"bc{node.id} = cuda.shared.array({p.width}, {source.numba_type(_result_dtype(node))})")
     r.emit(f"tile = {ix('cuda.blockIdx.x')}")
     r.emit(f"while tile < {p.tiles}:")
@@ -93,8 +128,17 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             accs.append((acc, idx))
         r.emit("e = h")
         two_stage._loop(source, shape, axes, p, accs, [], nodes)
+        if shuffles:
+            lanes = [w for w in (16, 8, 4, 2, 1) if w < p.height]
+            for node, (acc, idx) in zip(nodes, accs):
+                source.warp_reduce(node, acc, idx, lanes)
+            _results(source, nodes, accs)
+            continue
         for node, (acc, idx) in zip(nodes, accs):
-            two_stage._reduce_height(source, node, acc, idx, p)
+            if rows:
+                _reduce_lanes(source, node, acc, idx, p)
+            else:
+                two_stage._reduce_height(source, node, acc, idx, p)
         r.emit("if h == 0:")
         r.push()
         for node, (acc, idx) in zip(nodes, accs):
@@ -106,18 +150,52 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             result = r.name("red")
             r.emit(f"{result} = bc{node.id}[c]")
             r.special[node.id] = lambda index, result=result: result
-    rows = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
-    if rows:
+    outputs = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
+    if outputs:
         r.emit("e = h")
-        two_stage._loop(source, shape, axes, p, [], rows, [])
+        two_stage._loop(source, shape, axes, p, [], outputs, [])
     # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
-    if p.tiles > grid:
+    if p.tiles > grid and not shuffles:
         r.emit("cuda.syncthreads()")
     r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
     r.pop()
-    strategy = f"column tiles, {p.width}x{p.height} threads, {len(passes(source.group))} passes"
+    kind = "row" if rows else "column"
+    strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
+                f"{len(passes(source.group))} passes")
     return source.finish(strategy, p.threads, (grid, 1, 1),
                          max(1, source.device.threads_per_sm // p.threads))
+
+
+def _results(source, nodes, accs) -> None:
+    r = source.renderer
+    for node, (acc, idx) in zip(nodes, accs):
+        final = idx if node.op in ("argmax", "argmin") else acc
+        result = r.name("red")
+        r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+        r.special[node.id] = lambda index, result=result: result
+
+
+def _reduce_lanes(source, node, acc: str, idx: str, p: two_stage.Plan) -> None:
+    """Row tiles under the simulator: a row's `height` partials combined by its first thread
+    through shared memory (on a GPU: shuffles)."""
+    r = source.renderer
+    arg = node.op in ("argmax", "argmin")
+    sc, sci = f"sc{node.id}", f"sci{node.id}"
+    r.emit(f"{sc}[t] = {acc}")
+    if arg:
+        r.emit(f"{sci}[t] = {idx}")
+    r.emit("cuda.syncthreads()")
+    r.emit("if h == 0:")
+    r.push()
+    r.emit(f"for g in range(1, {p.height}):")
+    r.push()
+    source.acc.merge(node, acc, idx, f"{sc}[t + g]", f"{sci}[t + g]" if arg else "0")
+    r.pop()
+    r.pop()
+
+
+def _partial_dtype(node: Node):
+    return node.inputs[0].dtype if node.op in ("argmax", "argmin") else node.dtype
 
 
 def _result_dtype(node: Node):
