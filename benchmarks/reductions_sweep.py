@@ -157,6 +157,8 @@ def points() -> list[Workload]:
     for shape, axis in (((4096, 8192), 0), ((8192, 1000), -1)):
         found.append(_point(f"softmax({axis}) {shape[0]}x{shape[1]}", f16, [shape], [shape],
                             *softmax(axis)))
+    found.append(_point("softmax(-1) 32768x256", f32, [(32768, 256)], [(32768, 256)],
+                        *softmax(-1)))
     found.append(_point("x+r layernorm(-1) 8192x1024", f16, [(8192, 1024)] * 2, [(8192, 1024)],
                         *residual_layernorm(-1)))
     found += [

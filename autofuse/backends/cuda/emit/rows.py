@@ -49,8 +49,9 @@ class Rows:
         plan = self.row_vectors(shape, axes, inner, block, full) if hold else None
         if plan:
             # NOTE: a row that is not a multiple of block x lanes (1000) takes the vector path
-            # too: a thread's items rounded up to whole vectors, the vectors past the row's end
-            # skipped (the row's start stays 16-byte aligned: its length is a multiple of lanes).
+            # too (row_vector_tail): a thread's items rounded up to whole vectors, the vectors
+            # past the row's end skipped (the row's start stays 16-byte aligned: its length is a
+            # multiple of lanes).
             items = -(-items // plan[0]) * plan[0]
             lanes, vectors, aligned = plan
             for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
@@ -90,7 +91,10 @@ class Rows:
                 not held and not outs:
             return None
         lanes = self.lanes_for(held + outs)
-        if lanes < 2 or inner % (lanes if self.tuning.row_vector_tail else block * lanes):
+        # NOTE: a row shorter than block x lanes stays element by element: as vectors, most of
+        # its threads would idle.
+        tail = self.tuning.row_vector_tail and inner >= block * lanes
+        if lanes < 2 or inner % (lanes if tail else block * lanes):
             return None
         for param in held:
             strides = param.strides or contiguous(shape)
