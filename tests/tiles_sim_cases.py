@@ -69,8 +69,8 @@ CASES = [
     # rows kernel: vectors over rows a multiple of the lanes, not of block x lanes
     ("rows_vector_tail_softmax", softmax(-1), (f32(3, 1000),), {"strategy": "rows, 4-wide"}),
     ("rows_vector_tail_layernorm", lambda x, g, b: layernorm(-1)(x, x) * g + b,
-     (f32(5, 120), f32(120), f32(120)), {"strategy": "rows, 4-wide"}),
-    ("rows_vector_tail_half", softmax(-1), (f16(4, 200),), {"strategy": "rows, 8-wide"}),
+     (f32(5, 1000), f32(1000), f32(1000)), {"strategy": "rows, 4-wide"}),
+    ("rows_vector_tail_half", softmax(-1), (f16(4, 1000),), {"strategy": "rows, 8-wide"}),
     ("rows_vector_tail_misaligned", softmax(-1), (_misaligned(3, 1000),), {"strategy": "rows"}),
     ("rows_vector_tail_int", lambda x: x.sum(-1) + x.max(-1),
      (rng.integers(-9, 9, (4, 100)).astype(np.int32),), {"strategy": "rows"}),

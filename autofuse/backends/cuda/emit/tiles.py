@@ -126,8 +126,7 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             acc, idx = r.name("acc"), r.name("k")
             source.acc.init(node, acc, idx, node.dtype)
             accs.append((acc, idx))
-        r.emit("e = h")
-        two_stage._loop(source, shape, axes, p, accs, [], nodes)
+        _walk(source, shape, axes, p, accs, [], nodes)
         if shuffles:
             lanes = [w for w in (16, 8, 4, 2, 1) if w < p.height]
             for node, (acc, idx) in zip(nodes, accs):
@@ -152,8 +151,7 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             r.special[node.id] = lambda index, result=result: result
     outputs = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
     if outputs:
-        r.emit("e = h")
-        two_stage._loop(source, shape, axes, p, [], outputs, [])
+        _walk(source, shape, axes, p, [], outputs, [])
     # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
     if p.tiles > grid and not shuffles:
         r.emit("cuda.syncthreads()")
@@ -164,6 +162,32 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
                 f"{len(passes(source.group))} passes")
     return source.finish(strategy, p.threads, (grid, 1, 1),
                          max(1, source.device.threads_per_sm // p.threads))
+
+
+def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> None:
+    """A thread's elements of its output: column tiles by two_stage's loop (`ilp` a step, then
+    one at a time); row tiles, whose rows are short, as a fixed count of guarded elements, so
+    that every load is issued before the first combine (a row of 100 went one load at a time
+    through the loop's remainder)."""
+    r = source.renderer
+    if p.layout != "rows":
+        r.emit("e = h")
+        two_stage._loop(source, shape, axes, p, accs, row_outputs, nodes)
+        return
+    r.emit(f"for u in range({p.chunk // p.height}):")
+    r.push()
+    r.emit(f"e = {source.ix(f'h + u * {p.height}')}")
+    r.emit("if e < end:")
+    r.push()
+    names = [f"r{a}" for a in axes]
+    source.delinearize("e", names, [shape[a] for a in axes])
+    index = tuple(f"r{d}" if d in axes else f"i{d}" for d in range(len(shape)))
+    for node, (acc, idx) in zip(nodes, accs):
+        source.acc.combine(node, acc, idx, r.value(node.inputs[0], index), node.dtype, "e")
+    for param in row_outputs:
+        source.store(param, index)
+    r.pop()
+    r.pop()
 
 
 def _results(source, nodes, accs) -> None:
