@@ -76,6 +76,15 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) ->
         return Plan("column tiles", f"reductions the rest of the column needs, over {inner} "
                     f"elements of each of {outer} columns: a block a tile of {columns.width} "
                     f"columns, {columns.height} threads a column", layout=columns, **sizes)
+    # NOTE: where no input is near the reduced space's size, the operand is a broadcast product
+    # (k-means' distances to a few centroids): a thread an output reads the small inputs' values
+    # common to a warp's outputs once for all of them (loads of one address), where a block or
+    # warp a row would spread those reads across lanes, one sector each.
+    streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
+    if trailing and not streamed and outer >= tuning.threads * device.sms:
+        return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
+                    f"(no input near its size): a thread an output, the reduced axes looped",
+                    **sizes)
     rows = tiles.plan_rows(group, shape, axes, outer, inner, tuning, device, simulator) \
         if trailing else None
     if rows:
