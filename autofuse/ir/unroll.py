@@ -45,7 +45,8 @@ def unroll_short_reductions(graph: Graph) -> Graph:
 
 
 def _unrollable(node: Node, users: dict) -> bool:
-    if node.op not in COMBINE or len(node.attrs["axes"]) != 1:
+    # NOTE: products lowered to reductions (products.py) are that planner's: left as they are.
+    if node.op not in COMBINE or len(node.attrs["axes"]) != 1 or node.attrs.get("product"):
         return False
     source = node.inputs[0]
     (axis,) = node.attrs["axes"]
