@@ -61,8 +61,9 @@ class Tuning:
     row_hoist: bool = True            # values of one per row rendered before the row's loop
     row_read_vector_bytes: int = 4    # other inputs of row outputs (gamma, beta) read as vectors
     row_vector_tail: bool = True      # rows not a multiple of block x lanes as vectors too
-    row_tile_elements: int = 512      # rows of 32 up to this many elements: row tiles (a warp
-    row_tile_items: int = 4           # or less a row, each lane about this many elements)
+    row_tile_least: int = 32          # rows of this many elements ...
+    row_tile_elements: int = 512      # ... up to this many: row tiles (a warp or less a row,
+    row_tile_items: int = 4           # each lane about this many elements)
     # -- matrix products -------------------------------------------------------------------
     tile: int = 128                   # the general matmul: tile x tile outputs a block ...
     tile_k: int = 16                  # ... tile_k-deep slabs

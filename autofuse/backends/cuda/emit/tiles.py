@@ -29,11 +29,12 @@ from . import two_stage
 
 def plan_rows(group, shape, axes, outer: int, inner: int, tuning, device,
               simulator: bool) -> two_stage.Plan | None:
-    """The row tile for reductions over trailing axes of `inner` elements, from 32 to
-    Tuning.row_tile_elements, of enough rows to fill the GPU (rows_per_sm an SM), or None: lanes
+    """The row tile for reductions over trailing axes of `inner` elements, from
+    Tuning.row_tile_least to row_tile_elements, of enough rows to fill the GPU (rows_per_sm an SM), or None: lanes
     a row the power of two that takes about Tuning.row_tile_items elements each, at most a
     warp."""
-    if inner < 32 or inner > tuning.row_tile_elements or outer < tuning.rows_per_sm * device.sms:
+    if inner < tuning.row_tile_least or inner > tuning.row_tile_elements or \
+            outer < tuning.rows_per_sm * device.sms:
         return None
     if any(np.dtype(n.dtype).kind == "b" for n in group.reductions):
         return None
