@@ -48,6 +48,7 @@ PLANNED = [
     (layernorm0, [(1000, 8192), (1000, 8192)], "column tiles, 16x32 threads, 2 passes"),
     (lambda x: x - x.max(1, keepdims=True), [(64, 4096, 128)], "column tiles, 16x32 threads, 1 passes"),
     (lambda x: x.sum(-1), [(1 << 19, 64)], "row tiles, 16x16 threads, 1 passes"),
+    (lambda x: x.max(-1), [(1 << 21, 16)], "row tiles, 64x4 threads, 1 passes"),
     (softmax(-1), [(65536, 100)], "row tiles, 8x32 threads, 2 passes"),
     (lambda x: (x.argmax(-1), x.max(-1)), [(8192, 255)], "row tiles, 8x32 threads, 1 passes"),
     (softmax(-1), [(8192, 1000)], "rows, 4-wide vectors"),

@@ -61,7 +61,7 @@ class Tuning:
     row_hoist: bool = True            # values of one per row rendered before the row's loop
     row_read_vector_bytes: int = 4    # other inputs of row outputs (gamma, beta) read as vectors
     row_vector_tail: bool = True      # rows not a multiple of block x lanes as vectors too
-    row_tile_least: int = 32          # rows of this many elements ...
+    row_tile_least: int = 16          # rows of this many elements ...
     row_tile_elements: int = 512      # ... up to this many: row tiles (a warp or less a row,
     row_tile_items: int = 4           # each lane about this many elements)
     # -- matrix products -------------------------------------------------------------------
