@@ -74,3 +74,10 @@ def test_cuda_kernel_is_a_thread_an_output():
     x, c = np.zeros((1 << 20, 16), np.float32), np.zeros((64, 16), np.float32)
     (kernel,) = autofuse.jit(assign, backend="cuda").lower(x, c).kernels
     assert kernel.strategy == "columns" and "broadcast product" in kernel.reason
+
+
+def test_cuda_broadcast_product_rows_with_row_outputs_stay_rows():
+    x, y = np.zeros((1 << 17, 1), np.float32), np.zeros((1, 256), np.float32)
+    (kernel,) = autofuse.jit(lambda x, y: np.exp(x * y) / np.exp(x * y).sum(-1, keepdims=True),
+                             backend="cuda").lower(x, y).kernels
+    assert kernel.strategy.startswith("row tiles")

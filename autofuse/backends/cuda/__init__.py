@@ -5,7 +5,7 @@ Where each step lives:
 - which kernel a group becomes, and why: plan.py (`choose`), sized by tuning.py (`Tuning`, every
   generator constant) and device.py (`Device`, the GPU's facts);
 - its source: writer.py (`KernelWriter`: kernel.py's core plus one emitter a strategy in emit/:
-  elementwise, vector, transpose, strip, rows, columns, split, two_stage, combine, matmul,
+  elementwise, vector, transpose, strip, rows, tiles, columns, split, two_stage, combine, matmul,
   matmul_tiles); the device functions kernels call are in intrinsics/;
 - compiled: compile.py (module text -> PTX -> cubin, disk cache);
 - launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;

@@ -3,7 +3,7 @@
 `choose(group, tuning, device, simulator)` returns a `Plan`: the strategy, the sizes it was
 chosen from, and the reason in words (shown as `kernels[i].reason`). Each strategy's own finer
 choices (vector widths, tiles) are made by its emitter's plan function: emit/strip.plan,
-emit/two_stage.plan, emit/matmul_tiles.refusal.
+emit/two_stage.plan, emit/tiles.plan_rows and plan_columns, emit/matmul_tiles.refusal.
 """
 from __future__ import annotations
 
@@ -79,9 +79,10 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) ->
     # NOTE: where no input is near the reduced space's size, the operand is a broadcast product
     # (k-means' distances to a few centroids): a thread an output reads the small inputs' values
     # common to a warp's outputs once for all of them (loads of one address), where a block or
-    # warp a row would spread those reads across lanes, one sector each.
+    # warp a row would spread those reads across lanes, one sector each. (Not where outputs of
+    # the reduced space's shape are written: a thread a row would store them a row apart.)
     streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
-    if trailing and not streamed and outer >= tuning.threads * device.sms:
+    if trailing and not streamed and not row_outputs and outer >= tuning.threads * device.sms:
         return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
                     f"(no input near its size): a thread an output, the reduced axes looped",
                     **sizes)
