@@ -1,5 +1,5 @@
 """Tiles of outputs a block: whole-column programs (softmax, normalization along a leading axis)
-as column tiles, and short rows (64 to a few hundred elements) as row tiles.
+as column tiles, and short rows (16 to 512 elements) as row tiles.
 
 Row tiles: a block of `width` rows x `height` lanes of a warp a row (a "rows" layout Plan), the
 lanes walking the row `height` elements apart, combined by xor shuffles (every lane gets the
@@ -16,8 +16,9 @@ mean, then its variance); each pass walks the column tile once, combines the col
 partials (two_stage's shuffles and shared memory) and hands the result to every thread of the
 column through shared memory. A last walk stores the outputs of the reduced space's shape.
 
-Each pass reads the tile again; with narrow tiles a wave's tiles fit the L2 cache, so the re-reads
-come from there (measured on an H200: benchmarks/reductions_sweep.py, REDUCTIONS.md).
+Each pass reads the tile again: from DRAM at the sizes measured (a wave's tiles span the whole
+matrix); narrower tiles whose wave fits the L2 measured slower still, for want of threads
+(benchmarks/results/REDUCTIONS.md).
 """
 from __future__ import annotations
 
@@ -29,10 +30,9 @@ from . import two_stage
 
 def plan_rows(group, shape, axes, outer: int, inner: int, tuning, device,
               simulator: bool) -> two_stage.Plan | None:
-    """The row tile for reductions over trailing axes of `inner` elements, from
-    Tuning.row_tile_least to row_tile_elements, of enough rows to fill the GPU (rows_per_sm an SM), or None: lanes
-    a row the power of two that takes about Tuning.row_tile_items elements each, at most a
-    warp."""
+    """The row tile for reductions over trailing axes of `inner` elements (row_tile_least to
+    row_tile_elements) of enough rows to fill the GPU (rows_per_sm an SM), or None: lanes a row
+    the power of two that takes about row_tile_items elements each, at most a warp."""
     if inner < tuning.row_tile_least or inner > tuning.row_tile_elements or \
             outer < tuning.rows_per_sm * device.sms:
         return None
