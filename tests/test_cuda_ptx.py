@@ -351,7 +351,8 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     row (held in registers, no local memory), read once more from the caches for the outputs
     (ROW_RELOAD: kept with evict_last, read again with evict_first), gamma and beta read as
     plain vectors, the output written as vectors in program order (ROW_STORES, inline PTX);
-    a misaligned base takes the element-by-element body. With ROW_RELOAD 0 and no row-store
+    a misaligned base takes the element-by-element body, and so does a row whose length is no
+    multiple of 4 (a row of 4100 takes vectors, the last ones skipped). With ROW_RELOAD 0 and no row-store
     qualifier the row is read once, and every access is plain; so are float16 rows'."""
     from programs import layernorm
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
@@ -368,9 +369,14 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     (held,) = lowered(layernorm, (x, g, g), row_reload=False, row_stores="").kernels
     assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.f32", held.ptx)) == 4 + 8
     assert len(re.findall(r"st\.global\.v4\.f32", held.ptx)) == 4 and "L1::" not in held.ptx
-    (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
-                                 np.empty(4100, np.float32))).kernels
+    (odd,) = lowered(layernorm, (np.empty((64, 4099), np.float32), np.empty(4099, np.float32),
+                                 np.empty(4099, np.float32))).kernels
     assert "vectors" not in odd.strategy and "L1::" not in odd.ptx
+    # a row a multiple of the lanes, not of block x lanes: vectors, those past the row's end
+    # skipped (ROW_VECTOR_TAIL)
+    (tail,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
+                                  np.empty(4100, np.float32))).kernels
+    assert tail.strategy == "rows, 4-wide vectors" and "ld.local" not in tail.ptx
     g16 = np.empty(4096, np.float16)
     (half,) = lowered(layernorm, (np.empty((64, 4096), np.float16), g16, g16)).kernels
     assert half.strategy == "rows, 8-wide vectors" and "L1::" not in half.ptx   # ROW_HINT_BYTES

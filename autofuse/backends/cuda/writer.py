@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...fusion.group import Group
 from .device import HOPPER, Device
-from .emit import two_stage
+from .emit import tiles, two_stage
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
@@ -40,6 +40,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
             return self.split(shape, axes, inner, row_outputs)
         if plan.strategy == "two-stage":
             return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs)
+        if plan.strategy in ("row tiles", "column tiles"):
+            return tiles.write(self, shape, axes, outer, inner, plan.layout)
         outer_axes = [d for d in range(len(shape)) if d not in axes]
         if plan.strategy == "rows":
             return self.rows(shape, axes, outer_axes, outer, inner)
