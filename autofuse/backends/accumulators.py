@@ -59,10 +59,9 @@ class Accumulators:
         r.emit(f"{acc} = " + self.combined(node, other, acc, node.dtype))
 
     def combined(self, node: Node, value: str, acc: str, acc_type) -> str:
-        """The accumulator's next value: the op table's combine, or where the backend spells the
-        elementwise twin of a max or min its own way (NaN-propagating either way), that."""
-        twin = {"max": "maximum", "min": "minimum"}.get(node.op)
-        template = self.r.spellings.get((twin, self.r.held(acc_type).kind)) if twin else None
+        """The accumulator's next value: the op table's combine, or the backend's own spelling of
+        this reduction where it has one (NaN-propagating either way)."""
+        template = self.r.spellings.get((node.op, self.r.held(acc_type).kind))
         if template is not None:
             return template.format(value, acc)
         return OPS[node.op].combine.format(value, acc=acc)

@@ -15,11 +15,14 @@ LANES = 64                       # independent accumulators of a sum/prod/max/mi
 SHORT_LANES = 8                  # lanes of a row shorter than 2 * LANES
 ROW_CHUNKS = 64                  # pieces a parallel rows loop is cut into (buffers made once each)
 LANED = ("sum", "prod", "max", "min")
-# Where the CPU spells an op its own way: numba's scalar np.maximum / np.minimum propagate NaN as
-# NumPy does and LLVM vectorizes them (a select), where the op table's `a if (a > b or a != a)
-# else b` stays scalar: 4096 x 4096 float32 max over axis 0 on one core 8.9 -> 4.5 ms (NumPy 3.9).
-# numba's CPU target has no math.fmod (the CUDA target's libdevice has); np.fmod is the same libm.
-CPU_SPELLINGS = {("maximum", "f"): "np.maximum({0}, {1})", ("minimum", "f"): "np.minimum({0}, {1})",
+# Where the CPU spells an op its own way (keys: an op, or a reduction, and the computation's kind).
+# A max or min reduction's accumulator takes numba's scalar np.maximum / np.minimum, which
+# propagate NaN as NumPy does and which LLVM vectorizes (a select), where the op table's
+# `a if (a > b or a != a) else b` stayed scalar: 4096 x 4096 float32 max over axis 0 on one core
+# 8.9 -> 4.5 ms (NumPy 3.9). Elementwise np.maximum keeps the op table's form: numba's differs
+# from NumPy's on signed zeros (maximum(-0.0, 0.0)). numba's CPU target has no math.fmod (the
+# CUDA target's libdevice has); np.fmod is the same libm.
+CPU_SPELLINGS = {("max", "f"): "np.maximum({0}, {1})", ("min", "f"): "np.minimum({0}, {1})",
                  ("fmod", "f"): "np.fmod({0}, {1})"}
 COLUMN_TILE = 4096               # most contiguous columns one thread owns in a column reduction
 COLUMN_TILE_MIN = 256            # fewest, when narrower tiles are what gives the threads work
