@@ -65,9 +65,10 @@ def test_generator_covers_the_brief():
 
 
 @pytest.mark.parametrize("chunk", range(CPU_CHUNKS))
-def test_seeded_programs_with_sorts_on_the_cpu_backend(chunk):
+@pytest.mark.parametrize("kinds", [WITH_SORTS, WITH_GATHERS], ids=["sorts", "gathers"])
+def test_seeded_programs_with_opt_in_kinds_on_the_cpu_backend(kinds, chunk):
     for seed in range(chunk, CPU_SEEDS, CPU_CHUNKS):
-        program = seeded_program(seed, kinds=WITH_SORTS)
+        program = seeded_program(seed, kinds=kinds)
         try:
             check_fuzz_program(program, "cpu", seed)
         except Exception as error:
@@ -263,13 +264,3 @@ def test_cuda_row_reduction_over_an_empty_axis_compiles():
     low = autofuse.jit(lambda v: np.sum(v, axis=-1, keepdims=True), backend="cuda").lower(
         np.ones((1, 0), np.float32))
     assert all(".visible .entry" in kernel.ptx for kernel in low.kernels)
-
-
-@pytest.mark.parametrize("chunk", range(CPU_CHUNKS))
-def test_seeded_programs_with_gathers_on_the_cpu_backend(chunk):
-    for seed in range(chunk, CPU_SEEDS, CPU_CHUNKS):
-        program = seeded_program(seed, kinds=WITH_GATHERS)
-        try:
-            check_fuzz_program(program, "cpu", seed)
-        except Exception as error:
-            raise AssertionError(f"seed {seed}: {program!r}") from error
