@@ -21,24 +21,44 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
     for group in groups:
         inside.update(group.members)
     merged = {id(group) for group in groups}
+    holders_of = groups_of or {}
     last = max(order[node_id] for node_id in inside)
     stack, seen, entered = [], set(), set()
+
+    def enter(holders, lacking=None) -> bool:
+        """Count `holders` (other than the merged ones) as reached: their results follow.
+        Whether one of their results is read inside the merged groups."""
+        for other in holders:
+            if id(other) in merged or id(other) in entered or \
+                    (lacking is not None and lacking in other.members):
+                continue
+            entered.add(id(other))
+            for result in _results(other, users, holders_of):
+                if result.id in inside:
+                    return True
+                stack.append(result)
+        return False
+
     for group in groups:
         for node in group.members.values():
-            stack.extend(u for u in users[node.id] if u.id not in inside)
+            for user in users[node.id]:
+                if not _from_memory(node, user, holders_of):
+                    continue
+                if user.id not in inside:
+                    stack.append(user)
+                # NOTE: a reader inside may also be recomputed by another group, which then
+                # reads `node` from memory unless it computes `node` too (found by the loop
+                # fuzz: a mean's divide held by both merged groups and by the group that
+                # computes the sum it divides).
+                elif enter(holders_of.get(user.id, ()), lacking=node.id):
+                    return True
     while stack:
         node = stack.pop()
         if node.id in seen:
             continue
         seen.add(node.id)
-        for other in (groups_of or {}).get(node.id, ()):
-            if id(other) in merged or id(other) in entered:
-                continue
-            entered.add(id(other))
-            for result in _results(other, users, groups_of):
-                if result.id in inside:
-                    return True
-                stack.append(result)
+        if enter(holders_of.get(node.id, ())):
+            return True
         # NOTE: a node after the last member in topological order reaches no member by itself
         # (only through a group it belongs to, entered above).
         if order[node.id] > last:
@@ -46,22 +66,31 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
         for user in users[node.id]:
             if user.id in inside:
                 return True
-            stack.append(user)
+            # NOTE: a reader whose every group computes `node` too is reached through those
+            # groups, entered above.
+            if _from_memory(node, user, holders_of):
+                stack.append(user)
     return False
 
 
+def _from_memory(node, user, groups_of: dict) -> bool:
+    """Whether some kernel computing `user` reads `node` from memory (one that does not compute
+    `node` itself; a node in no group yet counts as read)."""
+    holders = groups_of.get(user.id, ())
+    return not holders or any(node.id not in holder.members for holder in holders)
+
+
 def _results(group: Group, users: dict, groups_of: dict) -> list:
-    """The nodes that read one of `group`'s results from memory: readers outside it, except
-    those whose every group computes the value itself (recomputed there)."""
+    """The nodes that read one of `group`'s results from memory: readers of its members, except
+    those whose every group computes the value itself (inside `group`, or recomputed there). A
+    reader inside `group` counts when another group recomputes it without the value."""
     found = []
     for member in group.members.values():
         for user in users[member.id]:
-            if user.id in group.members:
+            if user.id in group.members and not groups_of.get(user.id):
                 continue
-            holders = groups_of.get(user.id, ())
-            if holders and all(member.id in holder.members for holder in holders):
-                continue
-            found.append(user)
+            if _from_memory(member, user, groups_of):
+                found.append(user)
     return found
 
 
