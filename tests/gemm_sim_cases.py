@@ -10,6 +10,8 @@ from autofuse.ir.products import ProductLimits
 
 rng = np.random.default_rng(5)
 COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))   # every product tiled, compact
+# Split-K at simulator sizes: K >= 64 in chunks of 16-64 (ir/split_k.py)
+SPLIT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0, split_k=64, split_chunk=16))
 
 
 def f32(*shape):
@@ -41,6 +43,17 @@ CASES = [
     ("float64", lambda a, b, c: np.tanh(a @ b) * 2 + c, (f64(19, 13), f64(13, 23), f64(19, 23))),
     ("float64_transposed", lambda a, b: a.T @ b, (f64(13, 19), f64(13, 10))),
 ]
+# Products split along K, then summed with the epilogue fused into the sum: (name, fn, args,
+# whether the planner splits it).
+SPLIT_CASES = [
+    ("split_covariance", lambda x: (x - x.mean(0)).T @ (x - x.mean(0)) / (x.shape[0] - 1),
+     (f32(96, 5),), True),
+    ("split_bias_relu", lambda a, b, c: np.maximum(a @ b + c, 0), (f32(3, 128), f32(128, 7), f32(7)), True),
+    ("split_batch", lambda a, b: a @ b, (f32(2, 3, 80), f32(80, 4)), True),
+    ("split_transposed_b", lambda a, b: a @ b.T * 2, (f64(6, 96), f64(5, 96)), True),
+    ("split_vector", lambda a, b: a @ b, (f32(128), f32(128, 3)), True),
+    ("split_k_prime", lambda a, b: a @ b, (f32(4, 67), f32(67, 3)), False),
+]
 
 
 def main() -> None:
@@ -54,6 +67,13 @@ def main() -> None:
         close = all(g.shape == w.shape and np.allclose(g, w, rtol=tolerance, atol=tolerance)
                     for g, w in zip(got, want))
         print(f"{name}: {'ok' if close and (compact or name == 'sliced') else 'WRONG'}")
+    for name, fn, args, splits in SPLIT_CASES:
+        jitted = autofuse.jit(fn, backend="cuda", tuning=SPLIT)
+        got, want = jitted(*args), fn(*[a.astype(np.float64) for a in args])
+        split = "split into" in str(jitted.lower(*args).fused)
+        tolerance = 1e-4 if args[0].dtype == np.float32 else 1e-12
+        close = got.shape == want.shape and np.allclose(got, want, rtol=tolerance, atol=tolerance)
+        print(f"{name}: {'ok' if close and split == splits else 'WRONG'}")
 
 
 if __name__ == "__main__":

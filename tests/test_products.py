@@ -119,3 +119,39 @@ def test_a_product_then_softmax_is_the_product_and_one_rows_kernel(backend):
         np.ones((256, 64), np.float32), np.ones((64, 256), np.float32))
     assert [k.group.kind for k in low.kernels] == ["output", "input"]
     assert low.kernels[1].strategy.startswith("rows")
+
+
+def test_split_k_chunks():
+    """Split-K (ir/split_k.py): only long K with few results, chunks dividing K, off at 0."""
+    from autofuse.ir.split_k import split_chunks
+    on = ProductLimits(split_k=8192)
+    assert split_chunks(64 * 64, 1 << 20, on) == 512                 # chunks of 2048
+    assert split_chunks(64 * 64, 15000, on) == 6                      # 2500 divides 15000
+    assert split_chunks(64 * 64, 8191, on) == 0                       # K under the threshold
+    assert split_chunks(1 << 20, 1 << 20, on) == 0                    # enough results to fill
+    assert split_chunks(64, 8209, on) == 0                            # a prime K: no divisor
+    assert split_chunks(64 * 64, 1 << 20, ProductLimits()) == 0       # off by default (CPU)
+
+
+def test_split_k_graph_matches_numpy_in_the_interpreter():
+    """The rewritten graph (stacked products, then a sum with the epilogue) evaluated by the
+    IR's interpreter equals NumPy, in float64 and in an integer dtype (exact)."""
+    from autofuse.ir.interpreter import evaluate
+    from autofuse.ir.products import lower_products
+    limits = ProductLimits(0, 0, 0, split_k=64, split_chunk=16)
+    rng = np.random.default_rng(3)
+    for fn, args in [
+        (lambda x: (x - x.mean(0)).T @ (x - x.mean(0)) / 95, (rng.standard_normal((96, 5)),)),
+        (lambda a, b: a @ b.T + 1, (rng.integers(-9, 9, (4, 100)), rng.integers(-9, 9, (3, 100)))),
+        (lambda a, b: a @ b, (rng.standard_normal((2, 3, 80)), rng.standard_normal((80, 4)))),
+    ]:
+        traced = autofuse.jit(fn, backend="numpy").lower(*args).traced
+        graph = lower_products(traced, limits)
+        assert any(n.op == "matmul" and "split into" in n.attrs.get("product", "")
+                   for n in graph.nodes)
+        (got,) = evaluate(graph, list(args))
+        want = fn(*args)
+        if want.dtype.kind == "i":
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

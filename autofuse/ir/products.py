@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .graph import Graph, Node
 from .passes import Rewriter
+from .split_k import split_chunks, split_product
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,20 @@ class ProductLimits:
     # Whether M-small products (a vector on the left: long sums down the right operand's
     # columns) are reductions too: the CPU's column loops are slower there than its BLAS.
     vector_left: bool = True
+    # Split-K (ir/split_k.py): a product with K at least `split_k` and at most `split_outputs`
+    # results runs as a stack of products over K chunks of about `split_chunk`, summed after
+    # (few output tiles would leave the GPU idle and sum K terms in one long chain). 0: never.
+    split_k: int = 0
+    split_outputs: int = 1 << 16
+    split_chunk: int = 2048
 
 
 @dataclass(frozen=True)
 class ProductPlan:
-    strategy: str        # "tiled" (kept as matmul), "outer" (elementwise) or "reduction"
+    strategy: str        # "tiled" (kept as matmul), "outer" (elementwise), "reduction", "split"
     reason: str
     order: str = ""      # a reduction: the order of the terms' axes M, N, K ("mnk": K last)
+    chunks: int = 0      # "split": the K chunks
 
 
 LAYOUT_OPS = ("transpose", "reshape", "broadcast_to", "slice")
@@ -73,6 +81,11 @@ def plan(node: Node, limits: ProductLimits, strides=None) -> ProductPlan:
     if side and batch >= limits.batch_count and max(m, n, k) <= side:
         return ProductPlan("reduction", f"product {shape}: {batch} products of sides at most "
                            f"{side}, a thread per output with K looped", "mkn")
+    chunks = split_chunks(m * n * batch, k, limits)
+    if chunks:
+        return ProductPlan("split", f"product {shape}: {m * n * batch} results from K = {k}, "
+                           f"split into {chunks} products of K = {k // chunks} summed after",
+                           chunks=chunks)
     return ProductPlan("tiled", f"product {shape}: a tiled matrix product")
 
 
@@ -119,6 +132,8 @@ def _lowered(rewriter: Rewriter, node: Node, inputs: tuple, chosen: ProductPlan)
     a, b = inputs
     batch = node.shape[:-2]
     (m, k), n = a.shape[-2:], b.shape[-1]
+    if chosen.strategy == "split":
+        return split_product(rewriter, node, inputs, chosen.chunks, chosen.reason)
     if chosen.strategy == "outer":
         # NOTE: a sum of one term is that term, bit for bit, so no reduction is written.
         return rewriter.make(node, "multiply", (a, b), {"product": chosen.reason})

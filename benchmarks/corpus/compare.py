@@ -67,5 +67,37 @@ def _error(got, want, variant: str = "") -> tuple[float, str]:
     return error, (f"max relative error {error:.3g} over {tolerance:g}" if error > tolerance else "")
 
 
+def judged(got, want, exact, variant: str = "") -> dict:
+    """compare(), except that a value error over the tolerance is forgiven where `exact` (the
+    program run in float64 on the same inputs) shows NumPy's own answer in `variant` to be at
+    least as far off: float32 column sums in NumPy add 2^20 rows one after another (zscore's
+    normwise error 2.2e-4 against float64), and a more careful answer must not read as wrong.
+    The note then gives both errors."""
+    result = compare(got, want, variant)
+    if result["correct"] or exact is None:
+        return result
+    if any("max relative error" not in note for note in result["note"].split("; ")):
+        return result
+    ours, numpy_own = _errors(got, exact), _errors(want, exact)
+    if len(ours) == len(numpy_own) and all(
+            mine <= max(TOLERANCE.get(variant, 1e-4), 1.5 * theirs)
+            for mine, theirs in zip(ours, numpy_own)):
+        result.update(correct=True, note=(
+            f"off NumPy's {variant} answer, but NumPy's is off the float64 answer by "
+            f"{max(numpy_own):.2g} and this one by {max(ours):.2g}"))
+    return result
+
+
+def _errors(got, exact) -> list[float]:
+    """Each float array's normwise relative error against `exact`'s, result by result."""
+    found = []
+    for g, e in zip(leaves(got), leaves(exact)):
+        if g is None or e is None or np.asarray(e).dtype.kind != "f":
+            continue
+        g, e = np.asarray(g), np.asarray(e, dtype=np.float64)
+        found.append(_error(g, e)[0] if g.shape == e.shape and e.size else float("inf"))
+    return found
+
+
 def _wrong(note: str) -> dict:
     return {"correct": False, "max_error": None, "note": note}

@@ -8,6 +8,8 @@ With $CORPUS_STACK_AFTER=SECONDS it writes its stack to PROGRESS_FILE.stack afte
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import faulthandler
 import json
 import os
@@ -20,7 +22,7 @@ import traceback
 import numpy as np
 
 from . import find
-from .compare import compare
+from .compare import judged
 
 MIN_REPEATS, MAX_REPEATS, TIMING_SECONDS = 3, 50, 0.5
 
@@ -111,6 +113,7 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
                    floor_bytes=int(program.bytes_moved(arguments, static)) * program.steps(size))
     reference_arguments = copies(arguments, Device("cpu"))
     want = (program.function(*reference_arguments, **static), reference_arguments)
+    exact = exact_result(program, arguments, static, dtype)
 
     import autofuse
     function = autofuse.jit(program.function, static_argnames=program.static, backend=backend)
@@ -133,7 +136,44 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
         return
     first_call = lower_seconds + time.perf_counter() - begin
     recorder.stage("compare", compiled=True, first_call_s=first_call, peak_rss_mb=peak_rss_mb())
-    recorder.stage("time", **compare(device.get((got, device_arguments)), want, dtype))
+    recorder.stage("time", **judged(device.get((got, device_arguments)), want, exact, dtype))
+    with device_alone():
+        timings(program, arguments, static, want, exact, dtype, function, device, recorder)
+
+
+def exact_result(program, arguments, static, dtype: str):
+    """The program run in float64 on the same inputs (a float32 or float16 program's reference
+    for how close NumPy's own answer is), as (result, arguments after the call); None for others
+    or where float64 inputs fail."""
+    if np.dtype(dtype).kind != "f" or np.dtype(dtype).itemsize >= 8:
+        return None
+    wide = tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                 else a for a in arguments)
+    try:
+        return program.function(*wide, **static), wide
+    except Exception:      # a program tied to its dtype: judged against NumPy alone
+        return None
+
+
+@contextlib.contextmanager
+def device_alone():
+    """Hold the lock file named by $CORPUS_DEVICE_LOCK while timing, so that measurements run in
+    parallel (run.py --jobs) compile side by side but never time on a shared GPU."""
+    path = os.environ.get("CORPUS_DEVICE_LOCK")
+    if not path:
+        yield
+        return
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def timings(program, arguments, static, want, exact, dtype, function, device, recorder) -> None:
+    """Warm medians of autofuse, NumPy's functions on the device's arrays and, on CUDA, jax.jit."""
+    name = program.name
     time_arguments = copies(arguments, device)
     autofuse_seconds, repeats = median_seconds(lambda: function(*time_arguments, **static), device)
     numpy_arguments = copies(arguments, device)
@@ -145,10 +185,14 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
                        numpy_error=failure(error, "numpy")["error"])
         return
     peers = {}
-    if backend == "cuda" and program.kind == "loop":
-        from .peers import time_jax
+    if device.backend == "cuda":
+        from .peers import time_jax, time_jax_numpy
         recorder.stage("jax", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats)
-        peers = time_jax(name, arguments, static, want, dtype, median_seconds, device)
+        judge = lambda got: judged(got, want[0], exact and exact[0], dtype)  # noqa: E731
+        peers = (time_jax(name, arguments, static, judge, dtype, median_seconds, device)
+                 if program.kind == "loop" else
+                 time_jax_numpy(program.function, arguments, static, judge, dtype,
+                                median_seconds, device))
     recorder.stage("done", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats,
                    speedup=numpy_seconds / autofuse_seconds if autofuse_seconds else None, **peers)
 

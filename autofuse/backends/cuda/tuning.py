@@ -81,7 +81,7 @@ class Tuning:
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
     tiles_depth: int = 8              # ... K elements a shared slab
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
-    products: ProductLimits = ProductLimits()
+    products: ProductLimits = ProductLimits(split_k=8192)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
