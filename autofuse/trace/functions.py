@@ -10,6 +10,7 @@ from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (compositions, contractions, creation, einsum, gather, layout, linalg, matmul, padding,
                reductions, repetition, scans, scatter, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
+from .gradient import gradient
 from .layout import as_tracer
 from .tracer import Tracer, fresh
 
@@ -159,7 +160,7 @@ FUNCTIONS = {
     np.empty_like: creation.empty_like, np.full_like: creation.full_like,
     np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None: (
         a.size if axis is None else a.shape[axis]),
-    np.diff: shifting.diff, np.roll: shifting.roll, np.pad: padding.pad,
+    np.diff: shifting.diff, np.roll: shifting.roll, np.pad: padding.pad, np.gradient: gradient,
     np.tril: triangles.tril, np.triu: triangles.triu,
     np.tile: repetition.tile, np.repeat: repetition.repeat,
     np.linalg.norm: linalg.norm, np.cov: statistics.cov, np.corrcoef: statistics.corrcoef,
