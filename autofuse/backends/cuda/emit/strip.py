@@ -173,7 +173,7 @@ def write(source, strip: Strip, compute, store):
     r.pop()
     r.emit("else:    # a strip at an edge of the array or of an assigned region")
     r.push()
-    _edge_rows(source, strip)
+    _edge_rows(source, strip, compute, store)
     r.pop()
     r.pop()
     r.pop()
@@ -189,7 +189,7 @@ def write(source, strip: Strip, compute, store):
     return source.finish(strategy, strip.block, strip.grid)
 
 
-def _edge_rows(source, strip: Strip) -> None:
+def _edge_rows(source, strip: Strip, compute, store) -> None:
     """A strip at an edge: a loop over its rows, each row's lanes unrolled (each lane taking its
     own branches) into one vector store, the lanes' loads independent of each other.
 
@@ -208,13 +208,27 @@ def _edge_rows(source, strip: Strip) -> None:
     rows, cols = strip.shape
     source.wide_indices = True
     try:
-        r.emit(f"for b in range({strip.height}):")
-        r.push()
-        r.emit(f"i0 = {source.ix('r0 + b')}")
-        r.emit(f"if i0 < {rows}:")
-        r.push()
-        r.emit(f"ev = {source.ix(f'i0 * {cols} + j')}")
-        source.vector_lanes_store([("i0", column) for _, column in strip.indices[0]], strip.lanes)
+        if source.tuning.strip_edge_lanes:
+            r.emit(f"for b in range({strip.height}):")
+            r.push()
+            r.emit(f"i0 = {source.ix('r0 + b')}")
+            r.emit(f"if i0 < {rows}:")
+            r.push()
+            r.emit(f"ev = {source.ix(f'i0 * {cols} + j')}")
+            source.vector_lanes_store([("i0", column) for _, column in strip.indices[0]],
+                                      strip.lanes)
+        else:            # Tuning.strip_edge_lanes off: one element at a time, the least text
+            r.emit(f"for q in range({strip.height * strip.lanes}):")
+            r.push()
+            r.emit(f"i0 = {source.ix(f'r0 + q // {strip.lanes}')}")
+            r.emit(f"i1 = {source.ix(f'j + q % {strip.lanes}')}")
+            r.emit(f"if i0 < {rows}:")
+            r.push()
+            r.emit(f"e = {source.ix(f'i0 * {cols} + i1')}")
+            source.identity, source.flat_index = ("i0", "i1"), "e"
+            compute("e", ("i0", "i1"))
+            store("e", ("i0", "i1"))
+            source.flat_index = None
         r.pop()
         r.pop()
     finally:
