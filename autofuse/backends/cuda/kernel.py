@@ -20,6 +20,7 @@ from .. import helpers
 from ..accumulators import Accumulators
 from ..render import Renderer, short
 from .device import Device
+from .index_folding import fold
 from .intrinsics import divide as cuda_divide
 from .intrinsics import half as cuda_half
 from .tuning import Tuning
@@ -231,6 +232,7 @@ class KernelBase:
         division by a constant row length becomes a mask or a 32-bit multiply instead of ~12
         64-bit instructions (bias+GELU: 296 -> 65 PTX instructions). Coordinates are never
         negative (unsigned); an offset with a negative stride is signed."""
+        expression = fold(expression)
         if not self.narrow or expression.isdigit():
             return expression
         if self.wide_indices:
