@@ -4,6 +4,7 @@ compile, load, run; a fresh disk cache, its own process), its warm median and it
 against NumPy, at the corpus's large size, one line each:
 
     python -m benchmarks.corpus.strip_edges [NAME ...]          # heat_2d jacobi_2d wave_2d
+    python -m benchmarks.corpus.strip_edges --lanes 0 [NAME ...]  # one form only
     python -m benchmarks.corpus.strip_edges --one NAME LANES    # one, in this process
 """
 from __future__ import annotations
@@ -44,9 +45,9 @@ def one(name: str, lanes: bool) -> None:
           f"{strategies[:3]}", flush=True)
 
 
-def main(names) -> int:
+def main(names, forms=(True, False)) -> int:
     for name in names or PROGRAMS:
-        for lanes in (True, False):
+        for lanes in forms:
             environment = dict(os.environ, AUTOFUSE_CACHE_DIR=tempfile.mkdtemp(prefix="edges-"))
             done = subprocess.run([sys.executable, "-m", "benchmarks.corpus.strip_edges", "--one",
                                    name, str(int(lanes))], capture_output=True, text=True,
@@ -61,4 +62,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--one"]:
         one(sys.argv[2], sys.argv[3] == "1")
         sys.exit(0)
+    if sys.argv[1:2] == ["--lanes"]:
+        sys.exit(main(sys.argv[3:], (sys.argv[2] == "1",)))
     sys.exit(main(sys.argv[1:]))
