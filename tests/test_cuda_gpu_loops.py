@@ -2,16 +2,19 @@
 
 wave_2d (benchmarks/corpus: a leapfrog step reading two time levels, a stored zeros base and a
 narrower array through shifted slices) hit cudaErrorIllegalAddress on an H200 at 48^2 x 20 steps
-and 1024^2 x 1000 while the simulator and a bounds-checked numba CPU build of the same kernel
-text ran it correctly; it failed only with row strips and vectors on (diagnose_wave.py). It runs
-since the strips' edge path is one loop over the strip's elements instead of their unrolled
-copies (emit/strip.py). Run on the device machine:
+and 1024^2 x 1000 while the simulator ran the same kernel text correctly. The cause (found by
+tests/ptx_addresses.py, which runs the PTX): NVVM compiled the strips' unrolled edge path's
+guarded read `a2[ix((r1 - 1) * 46 + (jv2 - 1))]` as lane 0's 32-bit index plus 2, a base that
+wraps on the first strip. The edge path now loops over rows with 64-bit indices
+(emit/strip.py); both of its forms (Tuning.strip_edge_lanes) run here.
+Run on the device machine:
 `python -m pytest -m gpu tests/test_cuda_gpu_loops.py`.
 """
 import numpy as np
 import pytest
 
 import autofuse
+from autofuse.backends.cuda.tuning import DEFAULT
 from test_cuda_gpu import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
 
 
@@ -25,15 +28,17 @@ def wave_2d(u_previous, u, speed2, steps):
     return u
 
 
+@pytest.mark.parametrize("lanes", [True, False], ids=["edge_lanes", "edge_elements"])
 @pytest.mark.parametrize("n, steps", [(48, 5), (48, 20), (1024, 20), (256, 300)])
-def test_wave_2d_on_the_gpu(n, steps):
+def test_wave_2d_on_the_gpu(n, steps, lanes):
     rng = np.random.default_rng(n + steps)
     x = np.linspace(-1.0, 1.0, n)
     u = np.exp(-200.0 * (x[:, None] ** 2 + x[None, :] ** 2)).astype(np.float32)   # a pulse
     previous = u.copy()
     speed2 = (0.2 + 0.05 * rng.random((n, n))).astype(np.float32)
     want = wave_2d(previous, u, speed2, steps)
-    jitted = autofuse.jit(wave_2d, static_argnames=("steps",), backend="cuda")
+    jitted = autofuse.jit(wave_2d, static_argnames=("steps",), backend="cuda",
+                          tuning=DEFAULT.replace(strip_edge_lanes=lanes))
     assert any("row strips" in k.strategy for k in jitted.lower(previous, u, speed2, steps=steps).kernels)
     for _ in range(2):          # the general path, then the generated call
         got = jitted(cupy.asarray(previous), cupy.asarray(u), cupy.asarray(speed2), steps=steps)

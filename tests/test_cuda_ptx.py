@@ -294,8 +294,8 @@ def test_stencil_interior_vectors_take_a_branch_free_path():
 def test_stencil_takes_row_strips_reading_each_row_once():
     """emit/strip.py: a strip of Tuning.strip_rows rows of one 16-byte vector a thread loads rows -1..ROWS as
     vectors and the columns either side as scalars, all before its arithmetic, and stores ROWS
-    vectors; edge strips loop over their elements (written once, not unrolled) and a misaligned
-    base reads element by element."""
+    vectors; edge strips loop over their rows (a row's lanes unrolled, 64-bit indices) and a
+    misaligned base reads element by element."""
     rows = TUNING.strip_rows
     (kernel,) = lowered(_stencil, (np.empty((256, 256), np.float32),)).kernels
     assert kernel.strategy == f"row strips of {rows}, 4-wide vectors"
@@ -311,10 +311,10 @@ def test_stencil_takes_row_strips_reading_each_row_once():
                for line in body[:last_load])                    # no arithmetic before the loads
     ptx = kernel.ptx
     assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", ptx)) == rows + 2
-    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) == rows     # the fast path's
+    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) == rows + 1   # fast, edge row
     edge = source[source.index("a strip at an edge"):source.index("a base address not")]
-    assert f"for q in range({rows * 4}):" in edge and "vstore4" not in edge
-    assert edge.count("= a0[") == 5                   # one element's five reads, written once
+    assert f"for b in range({rows}):" in edge and edge.count("vstore4") == 1
+    assert edge.count("= a0[ul(") == 4 * 5 and "ix(" not in edge     # a row's lanes, 64-bit
     assert not F64.findall(ptx) and "ld.local" not in ptx
 
 

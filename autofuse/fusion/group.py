@@ -156,8 +156,9 @@ class Group:
         maps each shape (and each `shape` attribute) to what the structure records of it: a
         kernel taking its sizes as arguments keeps only which extents are 1."""
         size = sizes or (lambda shape: shape)
-        place = {n.id: ("input", k) for k, n in enumerate(self.inputs)}
-        place.update((n.id, ("node", j)) for j, n in enumerate(self.nodes))
+        inputs_in_order, nodes_in_order = self.canonical()
+        place = {n.id: ("input", k) for k, n in enumerate(inputs_in_order)}
+        place.update((n.id, ("node", j)) for j, n in enumerate(nodes_in_order))
 
         def operand(source: Node):
             return place.get(source.id) or ("constant", source.dtype.str, source.attrs)
@@ -169,16 +170,43 @@ class Group:
                                  "shape": size(tuple(node.attrs["shape"]))}.items()))
 
         inputs = tuple((n.op == "input" and n.ndim == 0, size(n.shape), n.dtype.str,
-                        strides.get(n.id)) for n in self.inputs)
+                        strides.get(n.id)) for n in inputs_in_order)
         members = tuple((n.op, size(n.shape), n.dtype.str, attrs(n),
-                         tuple(operand(s) for s in n.inputs)) for n in self.nodes)
-        return self.kind, inputs, members, tuple(place[i] for i in self.outputs)
+                         tuple(operand(s) for s in n.inputs)) for n in nodes_in_order)
+        return (self.kind, inputs, members, tuple(place[i] for i in self.outputs),
+                place[self.root.id])
+
+    def canonical(self) -> tuple[list, list]:
+        """(inputs, members) in an order set by what the group computes, not by node ids:
+        depth first from the root and then the outputs, operands in order, each member after its
+        operands. A loop's first sweep reads a slice made there and the next sweeps the same
+        slice made a step before (an older node), so ordered by id their members differ
+        (wave_2d: two strip kernels for one computation); in this order they are the same."""
+        members, inputs, seen = [], [], set()
+        for start in [self.root, *self.outputs.values(), *self.nodes]:
+            stack = [(start, False)]
+            while stack:
+                node, expanded = stack.pop()
+                if expanded:
+                    members.append(node)
+                    continue
+                if node.id in seen:
+                    continue
+                seen.add(node.id)
+                if node.id not in self.members:
+                    if not (node.op == "constant" and node.ndim == 0):
+                        inputs.append(node)
+                    continue
+                stack.append((node, True))
+                stack.extend((source, False) for source in reversed(node.inputs))
+        return inputs, members
 
     def correspondence(self, other: "Group") -> dict:
         """{node id of `other`: this group's node at the same place}, for a group of the same
-        structure."""
-        mapping = {a.id: b for a, b in zip(other.inputs, self.inputs)}
-        mapping.update((a.id, b) for a, b in zip(other.nodes, self.nodes))
+        structure (places in the canonical order)."""
+        mine, theirs = self.canonical(), other.canonical()
+        mapping = {a.id: b for a, b in zip(theirs[0], mine[0])}
+        mapping.update((a.id, b) for a, b in zip(theirs[1], mine[1]))
         return mapping
 
     # -- bytes -----------------------------------------------------------------------------------

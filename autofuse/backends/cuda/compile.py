@@ -53,7 +53,7 @@ def module_text(kernel, simulator: bool) -> str:
             lines += [f"from autofuse.backends.cuda.intrinsics.vector import hinted_{kind}",
                       f"{name} = hinted_{kind}({lanes}, {qualifier!r})"]
         elif isinstance(value, tuple) and value[0] == "index":
-            lines += _index_type(name, value[1], simulator)
+            lines += _index_type(name, value[1], simulator, *value[2:])
         else:
             lines.append(f"{name} = {literal(value)}")
     for helper in kernel.helpers:
@@ -66,15 +66,16 @@ def module_text(kernel, simulator: bool) -> str:
     return "\n".join(lines)
 
 
-def _index_type(name: str, dtype: str, simulator: bool) -> list[str]:
-    """A 32-bit index type; under the simulator, a check that narrowing never changes a value
-    (the simulator runs Python integers, which would hide a truncation)."""
+def _index_type(name: str, dtype: str, simulator: bool, low=None) -> list[str]:
+    """An index type; under the simulator, a check that narrowing never changes a value (the
+    simulator runs Python integers, which would hide a truncation) and, where `low` is given,
+    that the value is at least `low` (a 64-bit coordinate is never negative)."""
     if not simulator:
         return [f"{name} = numba.{dtype}"]
     info = np.iinfo(dtype)
     return [f"def {name}(value):",
-            f"    assert {info.min} <= value <= {info.max}, "
-            f"'a 32-bit index overflowed: ' + str(value)",
+            f"    assert {info.min if low is None else low} <= value <= {info.max}, "
+            f"'an index overflowed: ' + str(value)",
             "    return int(value)", ""]
 
 

@@ -20,6 +20,7 @@ from .. import helpers
 from ..accumulators import Accumulators
 from ..render import Renderer, short
 from .device import Device
+from .index_folding import fold
 from .intrinsics import divide as cuda_divide
 from .intrinsics import half as cuda_half
 from .tuning import Tuning
@@ -198,6 +199,8 @@ class KernelBase:
         self.preloaded: dict = {}           # (node id, index) -> a value loaded ahead (a vector
         #                                     lane, or a read issued before a barrier)
         self.narrow = self.fits_32_bits()
+        self.wide_indices = False           # 64-bit signed indices where set (emit/strip.py's
+        #                                     edge rows: NVVM rebases 32-bit ones, see there)
         self.renderer.index = self.ix
         if self.tuning.native_halves:
             self.renderer.halves = cuda_half.Spelling(self.renderer)
@@ -229,8 +232,13 @@ class KernelBase:
         division by a constant row length becomes a mask or a 32-bit multiply instead of ~12
         64-bit instructions (bias+GELU: 296 -> 65 PTX instructions). Coordinates are never
         negative (unsigned); an offset with a negative stride is signed."""
+        expression = fold(expression)
         if not self.narrow or expression.isdigit():
             return expression
+        if self.wide_indices:
+            name = "sl" if signed else "ul"
+            self.renderer.globals[name] = ("index", "int64") if signed else ("index", "int64", 0)
+            return f"{name}({expression})"
         name = "sx" if signed else "ix"
         self.renderer.globals[name] = ("index", "int32" if signed else "uint32")
         return f"{name}({expression})"

@@ -101,6 +101,8 @@ class Tuning:
     library_sort: bool = True         # longer rows: CuPy's or torch's sort, for their arrays
     # -- stencils --------------------------------------------------------------------------
     strip_rows: int = 4               # rows of a strip kernel (0: never take it)
+    strip_edge_lanes: bool = True     # edge strips: a row's lanes unrolled (vs one element at a
+    #                                   time: less text to compile, a slower warp at the edges)
     # -- arithmetic ------------------------------------------------------------------------
     invariant_divide: bool = True     # a / b with b fixed over a loop: a reciprocal, then multiplies
     native_halves: bool = True        # float16 add, subtract, multiply as f16 instructions

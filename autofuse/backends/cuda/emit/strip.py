@@ -12,8 +12,8 @@ the output) over a strip of rows (Tuning.strip_rows) instead, and reads each row
   per (input, a); the rest (the columns left and right of the vector) are one scalar load each;
 - all of a strip's loads are issued before its first arithmetic, then a vector store a row;
 - a strip wholly inside every slice-assigned region and inside the array takes that branch-free
-  body; strips at the edges loop over their elements, each taking its own branches (written
-  once: unrolled, the edges were most of the kernel's text and of its compile time);
+  body; strips at the edges loop over their rows, a row's lanes unrolled, each lane taking its
+  own branches, with 64-bit indices (_edge_rows says why);
 - a base address not 16-byte aligned runs the element-by-element grid-stride loop instead.
 
 Measured on an H200 (8192^2 float32 5-point stencil, benchmarks/tune.py): the grid-stride vector
@@ -173,7 +173,7 @@ def write(source, strip: Strip, compute, store):
     r.pop()
     r.emit("else:    # a strip at an edge of the array or of an assigned region")
     r.push()
-    _edge_elements(source, strip, compute, store)
+    _edge_rows(source, strip, compute, store)
     r.pop()
     r.pop()
     r.pop()
@@ -189,30 +189,50 @@ def write(source, strip: Strip, compute, store):
     return source.finish(strategy, strip.block, strip.grid)
 
 
-def _edge_elements(source, strip: Strip, compute, store) -> None:
-    """A strip at an edge, element by element: a loop over its rows and lanes, each element
-    taking its own branches as in the grid-stride loop. Written once, not once a row and lane:
-    edge strips are few, and an unrolled edge held about two thirds of a stencil kernel's text,
-    which numba's type inference compiles in time growing with it (a 5-point wave step, 1024^2:
-    30 KB, 4 s of 6 s compiling on the CPU of a shared host)."""
+def _edge_rows(source, strip: Strip, compute, store) -> None:
+    """A strip at an edge: a loop over its rows, each row's lanes unrolled (each lane taking its
+    own branches) into one vector store, the lanes' loads independent of each other.
+
+    Written once a row, not once a strip (unrolled over rows too, the edges were two thirds of a
+    stencil kernel's text, which numba's type inference compiles in time growing with it), and
+    not once an element: a warp holding one edge thread waits for it, and an element-by-element
+    loop's dependent iterations made that wait the strips' cost (H200, heat_2d 1024^2 x 1000:
+    4.24 -> 5.34 ms).
+
+    Its indices are 64-bit and signed (KernelBase.wide_indices). In 32 bits NVVM (CUDA 13.0)
+    rebased one lane's guarded read on another lane's index: `a2[ix((r1 - 1) * 46 + (jv2 - 1))]`
+    became `a2 + 4 * zext(r1 * 46 + j - 47) + 8`, whose 32-bit base wraps to 2**32 - 1 on the first
+    strip (r1 = 1, j = 0) where the read itself is at element 1: wave_2d's illegal address on
+    the GPU, right under the simulator (tests/ptx_addresses.py runs the PTX and finds it)."""
     r = source.renderer
-    ix = source.ix
     rows, cols = strip.shape
-    count = strip.height * strip.lanes
-    r.emit(f"for q in range({count}):")
-    r.push()
-    r.emit(f"i0 = {ix(f'r0 + q // {strip.lanes}')}")
-    r.emit(f"i1 = {ix(f'j + q % {strip.lanes}')}")
-    r.emit(f"if i0 < {rows}:")
-    r.push()
-    r.emit(f"e = {ix(f'i0 * {cols} + i1')}")
-    element = ("i0", "i1")
-    source.identity, source.flat_index = element, "e"
-    compute("e", element)
-    store("e", element)
-    source.flat_index = None
-    r.pop()
-    r.pop()
+    source.wide_indices = True
+    try:
+        if source.tuning.strip_edge_lanes:
+            r.emit(f"for b in range({strip.height}):")
+            r.push()
+            r.emit(f"i0 = {source.ix('r0 + b')}")
+            r.emit(f"if i0 < {rows}:")
+            r.push()
+            r.emit(f"ev = {source.ix(f'i0 * {cols} + j')}")
+            source.vector_lanes_store([("i0", column) for _, column in strip.indices[0]],
+                                      strip.lanes)
+        else:            # Tuning.strip_edge_lanes off: one element at a time, the least text
+            r.emit(f"for q in range({strip.height * strip.lanes}):")
+            r.push()
+            r.emit(f"i0 = {source.ix(f'r0 + q // {strip.lanes}')}")
+            r.emit(f"i1 = {source.ix(f'j + q % {strip.lanes}')}")
+            r.emit(f"if i0 < {rows}:")
+            r.push()
+            r.emit(f"e = {source.ix(f'i0 * {cols} + i1')}")
+            source.identity, source.flat_index = ("i0", "i1"), "e"
+            compute("e", ("i0", "i1"))
+            store("e", ("i0", "i1"))
+            source.flat_index = None
+        r.pop()
+        r.pop()
+    finally:
+        source.wide_indices = False
 
 
 def _load_strip(source, strip: Strip, contiguous) -> dict:
