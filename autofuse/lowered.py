@@ -56,6 +56,8 @@ class Lowered:
     def as_text(self, stage: str = "all") -> str:
         """The program as text: "traced", "simplified", "fused", or "all" of them."""
         sections = []
+        if getattr(self._entry, "dynamic", None) is not None:
+            sections.append(self._entry.dynamic.as_text())
         if self._entry.specialized:
             values = ", ".join(f"{name}={value!r}" for name, value in self._entry.specialized.items())
             sections.append(f"# specialized by value: {values}")

@@ -30,6 +30,7 @@ class Entry:
     single_array: bool = False         # the result is one array: nothing else to assemble
     options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
     specialized: dict = field(default_factory=dict)     # argument name -> value the trace needed
+    dynamic: object = None             # dynamic.Shapes: sizes taken at run time, static reasons
 
 
 def cost_model(backend: str):
@@ -39,9 +40,24 @@ def cost_model(backend: str):
 
 def build(fn, structure, leaves, statics, backend: str, name: str, options=None) -> Entry:
     from .backends import get_backend
-    specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
-             for i, leaf in enumerate(leaves)]
-    traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS))
+    entry = assemble(fn, structure, leaf_specs(leaves, statics, name), statics, backend, name,
+                     options)
+    get_backend(backend).prepare(entry)
+    return entry
+
+
+def leaf_specs(leaves, statics, name: str) -> list:
+    return [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
+            for i, leaf in enumerate(leaves)]
+
+
+def assemble(fn, structure, specs, statics, backend: str, name: str, options=None,
+             sizes=None) -> Entry:
+    """Every stage but the backend's: trace (watching `sizes`, dynamic/sizes.py), simplify,
+    partition; the kernel records are left for the backend to fill."""
+    from .backends import get_backend
+    traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
+                   sizes)
     limits = get_backend(backend).product_limits(options or {})
     graph, history = simplify(lower_products(traced.graph, limits,
                                              lambda node: specs[node.attrs["index"]].strides))
@@ -54,5 +70,4 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
                            if specs[node.attrs["index"]] is not None}
     entry.fused = partition(graph, cost_model(backend))
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
-    get_backend(backend).prepare(entry)
     return entry

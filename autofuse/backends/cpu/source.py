@@ -24,9 +24,10 @@ def _accumulator(node: Node) -> np.dtype:
 
 
 class CpuSource(Matmul, Columns):
-    def __init__(self, group: Group, name: str):
+    def __init__(self, group: Group, name: str, dynamic: bool = False):
         self.group = group
         self.name = name
+        self.dynamic = dynamic      # sizes may become arguments: no choice may saturate on them
         self.inputs = [Argument(n) for n in group.inputs]
         self.outputs = [Argument(n) for n in group.outputs.values()]
         self.argname = {}
@@ -343,8 +344,8 @@ class CpuSource(Matmul, Columns):
                             parallel, strategy, helper_sources)
 
 
-def generate(group: Group, name: str) -> KernelSource:
-    return CpuSource(group, name).write()
+def generate(group: Group, name: str, dynamic: bool = False) -> KernelSource:
+    return CpuSource(group, name, dynamic).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

@@ -1,0 +1,107 @@
+"""The shape-class side of a jitted function's cache: class programs (keyed by class) and their
+instances at the sizes calls brought (keyed by the call's own signature)."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from ..debug import STATE as _DEBUG, compiled
+from .builder import Builder, Shapes
+from .policy import Policy, class_key
+
+MAX_INSTANCES = 1024        # instances kept per function (a new size's costs ~1 ms to make again)
+MAX_FAST = 4096             # jit's fast-path keys kept (shapes that vary add one a size)
+
+
+class Classes:
+    """What `autofuse.jit` keeps for shapes that vary (one per JitFunction)."""
+
+    def __init__(self, mode):
+        self.policy = Policy(mode)
+        self.instances: dict = {}
+        self.made = 0
+
+    def find(self, jit, cache: dict, key, args, kwargs, leaves, statics, structure, backend):
+        """(entry, built): the class program's instance for this call (built: whether its class
+        program was compiled now), or (None, False) where the call takes a static entry."""
+        from ..backends import dynamic_backend
+        target = dynamic_backend(backend)
+        if target is None:
+            return None, False
+        found = self.instances.get((backend, key))
+        if found is not None:
+            return found, False
+        places = self.policy.places(structure, leaves, statics)
+        if not places:
+            return None, False
+        class_of, symbols = class_key(key, leaves, places)
+        template = cache.get((backend, class_of)) if symbols else None
+        if template is None:
+            template = self._joined(cache, key, leaves, places, backend)
+        built = False
+        if template is None and symbols:
+            template = self._build(jit, cache, key, args, kwargs, leaves, statics, structure,
+                                   backend, symbols)
+            built = template is not None
+        if template is None:
+            return None, built
+        return self._instance(target, template, leaves, backend, key), built
+
+    def _joined(self, cache, key, leaves, places, backend):
+        """The class program of a call with sizes 0 or 1 in dynamic dimensions, where it runs them."""
+        sizes = {leaves[leaf].shape[dim] for leaf, dim in places}
+        if not sizes & {0, 1}:
+            return None
+        class_of, symbols = class_key(key, leaves, places, joined=True)
+        template = cache.get((backend, class_of))
+        if template is None:
+            return None
+        for symbol, where in symbols.items():
+            size = leaves[where[0][0]].shape[where[0][1]]
+            if size in (0, 1) and size not in template.dynamic.joins.get(symbol, ()):
+                return None
+        return template
+
+    def _build(self, jit, cache, key, args, kwargs, leaves, statics, structure, backend, symbols):
+        names = jit._binder.leaf_names(args, kwargs)
+        place_names = {s: [f"{names[leaf]}.shape[{dim}]" for leaf, dim in where]
+                       for s, where in symbols.items()}
+        start = time.perf_counter()
+        builder = Builder(jit.fn, structure, leaves, statics, backend, jit._binder.name,
+                          jit.options, symbols, place_names)
+        template = builder.build()
+        dropped = {place: builder.static[f"{names[place[0]]}.shape[{place[1]}]"]
+                   for place in builder.dropped}
+        self.policy.keep_static(structure, dropped)
+        if template is None:
+            return None
+        template.build_seconds = time.perf_counter() - start
+        if _DEBUG.active:
+            compiled(template)
+        kept = [place for where in template.dynamic.places.values() for place in where]
+        class_of, _ = class_key(key, leaves, kept)
+        cache[(backend, class_of)] = template
+        return template
+
+    def _instance(self, target, template, leaves, backend, key):
+        sizes = template.dynamic.sizes(leaves)
+        graph, program = target.instantiate(template, sizes)
+        instance = dataclasses.replace(template, graph=graph, program=program)
+        if len(self.instances) >= MAX_INSTANCES:
+            self.instances.clear()
+        self.instances[(backend, key)] = instance
+        self.made += 1
+        return instance
+
+    def reasons(self, structure, args, kwargs, jit) -> Shapes | None:
+        """What a static entry of this structure says of its dimensions kept static."""
+        kept = self.policy.static.get(structure)
+        if not kept:
+            return None
+        names = jit._binder.leaf_names(args, kwargs)
+        static = {f"{names[leaf]}.shape[{dim}]": why for (leaf, dim), why in kept.items()
+                  if leaf < len(names)}
+        return Shapes({}, {}, {}, static=static)
+
+    def clear(self) -> None:
+        self.instances.clear()
