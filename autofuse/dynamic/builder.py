@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import ValueNeeded
 from ..stages import assemble
 from ..trace import leaf_spec
-from .forms import Mismatch, Plan, Text, evaluate, unify
+from .forms import Mismatch, Plan, Text, evaluate, symbols_of, unify
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at
@@ -80,8 +80,9 @@ def _description(entry, texts: list) -> tuple:
     groups = tuple((g.kind, tuple(sorted(g.members)), tuple(i.id for i in g.inputs),
                     tuple(g.outputs)) for g in entry.fused.groups)
     traced = entry.traced
-    results = (repr(traced.outputs), tuple(traced.mutations), tuple(traced.weak_int_casts.items()),
-               traced.nonnegative, entry.input_leaves, entry.single_array)
+    results = (tuple(tuple(spec) for spec in traced.outputs), tuple(traced.mutations),
+               tuple(traced.weak_int_casts.items()), traced.nonnegative, entry.input_leaves,
+               entry.single_array)
     return nodes, (ends, groups, results, tuple(meta for meta, _, _ in texts))
 
 
@@ -152,7 +153,11 @@ class Builder:
                 if symbol in self.places:
                     raise Mismatch(symbol, f"the function decides on it: {why}")
         nodes = _unify_nodes([b[0][0] for b in builds], plan, template.graph)
-        rest = unify([b[0][1] for b in builds], plan, "the fusion groups")
+        rest = unify([b[0][1] for b in builds], plan, "the fusion groups or the results")
+        for symbol in symbols_of(rest):
+            # NOTE: only the graph and the kernels' texts are made anew at a call's sizes
+            raise Mismatch(symbol, "a size reaches a result the program returns as it traced it "
+                                   "(a Python int, a constant)")
         kernels = [Text([b[1][i][1] for b in builds], plan, f"kernel {i}")
                    for i in range(len(texts))]
         joins = self._check(plan, base, nodes, rest, kernels)

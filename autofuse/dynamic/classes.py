@@ -34,33 +34,28 @@ class Classes:
         places = self.policy.places(structure, leaves, statics)
         if not places:
             return None, False
-        class_of, symbols = class_key(key, leaves, places)
-        template = cache.get((backend, class_of)) if symbols else None
-        if template is None:
-            template = self._joined(cache, key, leaves, places, backend)
+        # NOTE: sizes 0 and 1 take markers here as other sizes do: a call of such a size builds
+        # the class too (at stand-in sizes, as any call does), then takes it only where the class
+        # runs its sizes (_runs); otherwise it compiles on its own.
+        class_of, symbols = class_key(key, leaves, places, joined=True)
+        template = cache.get((backend, class_of))
         built = False
-        if template is None and symbols:
+        if template is None:
             template = self._build(jit, cache, key, args, kwargs, leaves, statics, structure,
                                    backend, symbols)
             built = template is not None
-        if template is None:
+        if template is None or not self._runs(template, leaves):
             return None, built
         return self._instance(target, template, leaves, backend, key), built
 
-    def _joined(self, cache, key, leaves, places, backend):
-        """The class program of a call with sizes 0 or 1 in dynamic dimensions, where it runs them."""
-        sizes = {leaves[leaf].shape[dim] for leaf, dim in places}
-        if not sizes & {0, 1}:
-            return None
-        class_of, symbols = class_key(key, leaves, places, joined=True)
-        template = cache.get((backend, class_of))
-        if template is None:
-            return None
-        for symbol, where in symbols.items():
+    @staticmethod
+    def _runs(template, leaves) -> bool:
+        """Whether the class program runs this call's sizes (0 and 1 only where it joins them)."""
+        for symbol, where in template.dynamic.places.items():
             size = leaves[where[0][0]].shape[where[0][1]]
             if size in (0, 1) and size not in template.dynamic.joins.get(symbol, ()):
-                return None
-        return template
+                return False
+        return True
 
     def _build(self, jit, cache, key, args, kwargs, leaves, statics, structure, backend, symbols):
         names = jit._binder.leaf_names(args, kwargs)
@@ -79,7 +74,7 @@ class Classes:
         if _DEBUG.active:
             compiled(template)
         kept = [place for where in template.dynamic.places.values() for place in where]
-        class_of, _ = class_key(key, leaves, kept)
+        class_of, _ = class_key(key, leaves, kept, joined=True)
         cache[(backend, class_of)] = template
         return template
 

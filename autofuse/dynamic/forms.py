@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")      # an int literal in generated code
 _DIGITS = re.compile(r"\d+")                       # any number in a message ("(64x128)")
 
@@ -99,6 +101,8 @@ def unify(objects: list, plan: Plan, where: str = "a value"):
 
 
 def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
     try:
         return bool(a == b)
     except (TypeError, ValueError):

@@ -35,6 +35,7 @@ class CpuSource(Matmul, Columns):
             self.argname[arg.node.id] = f"a{k}"
         self.flat = False
         self.renderer = Renderer(group, self.load)
+        self.renderer.ones = not dynamic
         self.accumulators = Accumulators(self.renderer)
 
     # -- loads and stores ------------------------------------------------------------------------
