@@ -1,0 +1,192 @@
+"""Shapes that vary (issue 33): compiles and time of a batch-size sweep with shape classes
+(jit's default, dynamic=None) against one compile a shape (dynamic=False), the speed of class
+kernels (sizes as arguments) against specialized ones, and the per-call cost of the fast path.
+
+    python benchmarks/dynamic_shapes.py                     # CPU backend, 50 sizes
+    python benchmarks/dynamic_shapes.py --sizes 10 --json out.json
+
+Each sweep runs in a fresh process with an empty disk cache (autofuse's kernels and numba's
+binaries), so it pays what a new program would. Steady-state times are medians of `--repeats`
+runs after warm-up.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import autofuse  # noqa: E402
+
+F32 = np.float32
+
+
+def elementwise(x, b):
+    return np.tanh(x * F32(0.5) + b) * x
+
+
+def steps(x, y):
+    for _ in range(8):
+        x = np.tanh(x * F32(0.9) + y)
+        y = y * F32(0.5) - x
+    return x + y
+
+
+def row_norms(x):
+    return np.sqrt((x * x).sum(axis=1))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + F32(1e-5)) * g + b
+
+
+def dense(x, w, b):
+    return np.maximum(x @ w + b, F32(0))
+
+
+FUNCTIONS = {"elementwise": elementwise, "loop": steps, "reduction": row_norms,
+             "rows (softmax)": softmax, "rows (layernorm)": layernorm, "product": dense}
+
+
+def arguments(kind: str, n: int, width: int, rng):
+    x = rng.standard_normal((n, width)).astype(F32)
+    vector = rng.standard_normal(width).astype(F32)
+    if kind == "loop":
+        return x, rng.standard_normal((n, width)).astype(F32)
+    if kind in ("reduction", "rows (softmax)"):
+        return (x,)
+    if kind == "rows (layernorm)":
+        return x, vector, rng.standard_normal(width).astype(F32)
+    if kind == "product":
+        return x, rng.standard_normal((width, width)).astype(F32) / F32(width ** 0.5), vector
+    return x, vector
+
+
+def sweep(kind: str, dynamic, sizes: list, width: int) -> dict:
+    """Call the function once at every size (the first call of each); compiles and seconds."""
+    rng = np.random.default_rng(0)
+    f = autofuse.jit(FUNCTIONS[kind], dynamic=dynamic)
+    start = time.perf_counter()
+    worst = 0.0
+    for n in sizes:
+        args = arguments(kind, n, width, rng)
+        got = f(*args)
+        want = FUNCTIONS[kind](*args)
+        worst = max(worst, float(np.max(np.abs(got - want), initial=0.0)))
+    seconds = time.perf_counter() - start
+    info = f.cache_info()
+    return {"compiles": info.compiles, "instances": info.instances, "seconds": seconds,
+            "max_abs_error": worst}
+
+
+def median_time(call, repeats: int) -> float:
+    for _ in range(3):
+        call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def steady(kind: str, rows: int, width: int, repeats: int) -> dict:
+    """Steady-state time of one call at `rows` rows: the class kernel against the specialized."""
+    rng = np.random.default_rng(1)
+    args = arguments(kind, rows, width, rng)
+    result = {}
+    for label, dynamic in (("specialized", False), ("class", True)):
+        f = autofuse.jit(FUNCTIONS[kind], dynamic=dynamic)
+        f(*args)
+        result[label] = median_time(lambda: f(*args), repeats)
+    result["class/specialized"] = result["class"] / result["specialized"]
+    return result
+
+
+def per_call(repeats: int) -> dict:
+    """The fast path's cost a call on a tiny input: a specialized entry, a class instance, and
+    a new size each call (the class program set up at it, no compile)."""
+    x, b = np.ones((8, 16), F32), np.ones(16, F32)
+    out = {}
+    for label, dynamic in (("specialized", False), ("class", True)):
+        f = autofuse.jit(elementwise, dynamic=dynamic)
+        f(x, b)
+        loops = 20000
+        start = time.perf_counter()
+        for _ in range(loops):
+            f(x, b)
+        out[f"{label} call (us)"] = (time.perf_counter() - start) / loops * 1e6
+    f = autofuse.jit(elementwise, dynamic=True)
+    f(x, b)
+    news = [np.ones((n, 16), F32) for n in range(9, 9 + 200)]
+    start = time.perf_counter()
+    for y in news:
+        f(y, b)
+    out["new size, class program (us)"] = (time.perf_counter() - start) / len(news) * 1e6
+    return out
+
+
+def child(args) -> None:
+    """One sweep in this (fresh) process; prints its JSON."""
+    dynamic = {"none": None, "false": False}[args.mode]
+    sizes = [0, 1] + list(range(2, 2 + args.sizes - 2))
+    order = [sizes[len(sizes) // 2]] + [s for s in sizes if s != sizes[len(sizes) // 2]]
+    print(json.dumps(sweep(args.kind, dynamic, order, args.width)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, default=50)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--rows", type=int, default=8192)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--child", action="store_true")
+    parser.add_argument("--kind", default=None)
+    parser.add_argument("--mode", default="none")
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    report = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+              "sizes": args.sizes, "width": args.width, "sweeps": {}, "steady": {}}
+    for kind in FUNCTIONS:
+        report["sweeps"][kind] = {}
+        for mode in ("none", "false"):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, AUTOFUSE_CACHE_DIR=cache, NUMBA_CACHE_DIR=cache,
+                           PYTHONPATH=str(ROOT))
+                done = subprocess.run([sys.executable, __file__, "--child", "--kind", kind,
+                                       "--mode", mode, "--sizes", str(args.sizes),
+                                       "--width", str(args.width)],
+                                      env=env, capture_output=True, text=True, check=True)
+            report["sweeps"][kind][f"dynamic={mode.capitalize()}"] = json.loads(
+                done.stdout.strip().splitlines()[-1])
+            print(kind, mode, report["sweeps"][kind][f"dynamic={mode.capitalize()}"], flush=True)
+        report["steady"][kind] = steady(kind, args.rows, args.width, args.repeats)
+        print(kind, "steady", report["steady"][kind], flush=True)
+    report["per_call"] = per_call(args.repeats)
+    print("per call", report["per_call"], flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
