@@ -96,4 +96,7 @@ def dynamic_backend(name: str):
     if name == "cpu":
         from .cpu import dynamic
         return dynamic
+    if name == "cuda":
+        from .cuda import dynamic as cuda_dynamic
+        return cuda_dynamic
     return None

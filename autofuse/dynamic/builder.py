@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import ValueNeeded
 from ..stages import assemble
 from ..trace import leaf_spec
-from .forms import Mismatch, Plan, Text, evaluate, symbols_of, unify
+from .forms import Mismatch, Plan, Text, _first_difference, evaluate, symbols_of, unify
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at
@@ -34,6 +34,7 @@ class Shapes:
     stand_ins: dict                         # symbol -> base stand-in size
     joins: dict = field(default_factory=dict)       # symbol -> frozenset of sizes in JOINABLE
     static: dict = field(default_factory=dict)      # "x.shape[1]" -> why it stayed static
+    apart: dict = field(default_factory=dict)       # (symbol, 0 or 1) -> why it is not joined
     nodes: object = None                    # pattern of the graph's nodes (forms.unify)
     texts: list = field(default_factory=list)       # forms.Text per kernel record
 
@@ -46,6 +47,8 @@ class Shapes:
                  + (f"; also runs size {', '.join(map(str, sorted(self.joins[s])))}"
                     if self.joins.get(s) else "") + ")"
                  for s, v in self.stand_ins.items()]
+        lines += [f"# n{s}: size {size} compiles on its own: {why}"
+                  for (s, size), why in sorted(self.apart.items())]
         lines += [f"# static: {name}: {why}" for name, why in self.static.items()]
         return "\n".join(lines)
 
@@ -160,10 +163,10 @@ class Builder:
                                    "(a Python int, a constant)")
         kernels = [Text([b[1][i][1] for b in builds], plan, f"kernel {i}")
                    for i in range(len(texts))]
-        joins = self._check(plan, base, nodes, rest, kernels)
+        joins, apart = self._check(plan, base, nodes, rest, kernels)
         shapes = Shapes({s: tuple(p) for s, p in self.places.items()},
                         {s: self.names[s] for s in self.places}, base, joins, dict(self.static),
-                        nodes, kernels)
+                        apart, nodes, kernels)
         template.dynamic = shapes
         self.target.prepare_dynamic(template, shapes, [raw for _, _, raw in texts])
         return template
@@ -177,8 +180,8 @@ class Builder:
             raise Mismatch(symbol, f"tracing at size {value} fails ({_first_line(error)})")
         return description, texts, watch
 
-    def _check(self, plan, base, nodes, rest, kernels) -> dict:
-        joins = {}
+    def _check(self, plan, base, nodes, rest, kernels) -> tuple:
+        joins, apart = {}, {}
         for symbol in list(self.places):
             joins[symbol] = set()
             for size in CHECKED + JOINABLE:
@@ -189,8 +192,10 @@ class Builder:
                         joins[symbol].add(size)
                 elif size in CHECKED:
                     raise Mismatch(symbol, f"at size {size} {why}")
+                else:
+                    apart[(symbol, size)] = why
             joins[symbol] = frozenset(joins[symbol])
-        return joins
+        return joins, apart
 
     def _differs(self, sizes, nodes, rest, kernels, symbol, size) -> str | None:
         try:
@@ -204,8 +209,9 @@ class Builder:
         if evaluate(nodes, sizes) != built_nodes or evaluate(rest, sizes) != built_rest:
             return "the program differs from the size-generic one"
         for k, (text, (_, built, _)) in enumerate(zip(kernels, texts)):
-            if text.concrete(sizes) != built:
-                return f"kernel {k}'s text differs from the size-generic one"
+            concrete = text.concrete(sizes)
+            if concrete != built:
+                return f"kernel {k}: {_first_difference(concrete, built)}"
         return None
 
 

@@ -80,7 +80,10 @@ class Classes:
 
     def _instance(self, target, template, leaves, backend, key):
         sizes = template.dynamic.sizes(leaves)
-        graph, program = target.instantiate(template, sizes)
+        made = target.instantiate(template, sizes)
+        if made is None:            # (sizes past what the class kernels index: compiled alone)
+            return None
+        graph, program = made
         instance = dataclasses.replace(template, graph=graph, program=program)
         if len(self.instances) >= MAX_INSTANCES:
             self.instances.clear()

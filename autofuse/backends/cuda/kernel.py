@@ -113,6 +113,7 @@ class KernelSource:
     reason: str = ""                 # why its strategy (plan.Plan.reason)
     sizes: list = field(default_factory=list)     # Size arguments, after the outputs
     rule: Grid | None = None         # where sizes are arguments: the grid from their values
+    per_block: int = 0               # grid-stride loops: elements a block takes a step
 
     def rebound(self, mapping: dict, strides: dict | None = None) -> "KernelSource":
         """This kernel for another group of the same structure: each parameter carries the node
@@ -164,6 +165,8 @@ class KernelBase:
         self.tuning = tuning
         self.device = device
         self.split_reduction = False       # (split kernels do not overlap: OVERLAP)
+        self.dynamic = False               # sizes may become arguments (dynamic/): choices that
+        #                                    only pay at some sizes are made as at large ones
         self.renderer = Renderer(group, self.load, "cuda")
         self.acc = Accumulators(self.renderer)
         self.params: list[Param] = []

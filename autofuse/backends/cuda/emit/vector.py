@@ -27,7 +27,7 @@ class Vectors:
             return 0
         width = self.tuning.vector_bytes if width is None else width
         lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape], width)
-        if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
+        if lanes < 2 or shape[-1] % lanes or (size < lanes * threads and not self.dynamic):
             return 0
         return lanes
 

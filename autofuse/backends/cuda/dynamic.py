@@ -1,0 +1,97 @@
+"""The CUDA backend's side of shape classes (autofuse/dynamic/): elementwise and loop groups'
+grid-stride kernels with the class's sizes as int64 arguments, compiled once; a program per
+call's sizes launches them on a grid computed from its sizes.
+
+Other strategies (rows, columns, split and two-stage reductions, tiled products, strips,
+transposes) decide their launch and their loops on sizes at planning time: a group of theirs
+keeps its sizes static (the builder says why in the fused text).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ...dynamic.instances import instantiate_graph
+from . import device_for, simulating, tuning_of
+from .compile import CompiledKernel, module_text
+from .kernel import INDEX_LIMIT, MAX_GRID, Size
+from .runtime.program import CudaProgram, SimulatorProgram
+from .writer import generate
+
+GRID_STRIDE = "grid-stride"
+
+
+def _strides(entry, simulator: bool) -> dict:
+    return {} if simulator else getattr(entry, "input_strides", {})
+
+
+def dynamic_texts(entry) -> list:
+    """Per kernel record: (what must agree between builds, the comparable text, the text)."""
+    simulator = simulating()
+    tuning, device = tuning_of(entry.options), device_for(simulator)
+    texts = []
+    for record in entry.kernels:
+        group = record.group
+        if group.kind not in ("elementwise", "loop"):
+            raise ValueError(f"a {group.kind} group's CUDA kernel plans on its sizes")
+        source = generate(group, record.name, _strides(entry, simulator), simulator,
+                          round_halves=entry.options.get("float16", "numpy") == "numpy",
+                          tuning=tuning, device=device, dynamic=True)
+        if not source.strategy.startswith(GRID_STRIDE) or source.scratch or source.sizes:
+            raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
+        text = module_text(source, simulator)
+        meta = (source.strategy, source.name, source.block, source.per_block, source.min_blocks,
+                source.overlaps, tuple((p.name, p.node.id, p.by_value) for p in source.params),
+                tuple((p.name, p.node.id) for p in source.outputs))
+        record.strategy, record.dynamic_kernel = source.strategy, source
+        texts.append((meta, text, text))
+    return texts
+
+
+def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
+    """Compile-ready class kernels: each takes the sizes it uses after its outputs."""
+    simulator = simulating()
+    inputs = {node.attrs["index"]: node for node in entry.graph.inputs}
+    entry.dynamic_kernels = []
+    for record, text, raw in zip(entry.kernels, shapes.texts, raw_texts):
+        source = record.dynamic_kernel
+        sizes = [Size(f"n{s}", inputs[shapes.places[s][0][0]], shapes.places[s][0][1])
+                 for s in text.symbols]
+        source = dataclasses.replace(source, sizes=list(source.sizes) + sizes)
+        generic = _with_parameters(text.generic(raw), source)
+        kernel = CompiledKernel(record, source, generic, simulator)
+        record.source = generic
+        record.reason = (f"sizes {', '.join(s.name for s in sizes)} are arguments; "
+                         f"the grid is computed from them at each size") if sizes else \
+            "no size of the class reaches it"
+        record.ptx_provider = None if simulator else kernel.ptx_text
+        record.launch = {"grid": "from the sizes", "block": source.block}
+        entry.dynamic_kernels.append(kernel)
+    entry.program = None
+
+
+def _with_parameters(text: str, source) -> str:
+    names = [p.name for p in source.params] + [p.name for p in source.outputs]
+    names += [size.name for size in source.sizes] + [name for name, _, _ in source.scratch]
+    definition = re.compile(rf"^def {re.escape(source.name)}\([^)]*\):", re.MULTILINE)
+    return definition.sub(f"def {source.name}({', '.join(names)}):", text, count=1)
+
+
+def instantiate(entry, sizes: dict):
+    """(graph, program) of the class entry at `sizes`, or None where a size is past the 32-bit
+    indices its kernels were written with."""
+    graph, made = instantiate_graph(entry, sizes)
+    if any(2 * node.size >= INDEX_LIMIT for node in graph.nodes):
+        return None
+    simulator = simulating()
+    kernels = []
+    for kernel in entry.dynamic_kernels:
+        source = kernel.source.rebound(made)
+        elements = made[kernel.group.root.id].size
+        blocks = max(1, min(-(-elements // source.per_block), MAX_GRID))
+        source = dataclasses.replace(source, grid=(blocks, 1, 1))
+        kernels.append(CompiledKernel(kernel.record, source, kernel.text, simulator, kernel))
+    instance = dataclasses.replace(entry, graph=graph)
+    program = SimulatorProgram(instance, kernels) if simulator else \
+        CudaProgram(instance, kernels, tuning_of(entry.options))
+    return graph, program
