@@ -1,0 +1,60 @@
+"""Shape classes on the CUDA backend under numba's CUDA simulator (run by
+test_dynamic_shapes_cuda.py with NUMBA_ENABLE_CUDASIM=1): 50 batch sizes, 0 and 1 among them, of
+elementwise and loop programs against NumPy, with the compiles each sweep took. Prints one line a
+case, ending ": ok"."""
+from __future__ import annotations
+
+import numpy as np
+
+import autofuse
+
+RNG = np.random.default_rng(330)
+SIZES = [0, 1] + list(range(2, 50))
+
+
+def bias_relu(x, b):
+    return np.maximum(x * np.float32(2) + b, np.float32(0)) - b
+
+
+def steps(x, y):
+    for _ in range(4):
+        x = np.tanh(x * 0.9 + y)
+        y = y * 0.5 - x
+    return x + y
+
+
+def scaled_columns(x, s):
+    return x * s[:, None] + 1.0
+
+
+CASES = [
+    ("elementwise float32", bias_relu,
+     lambda n: (RNG.standard_normal((n, 8)).astype(np.float32),
+                RNG.standard_normal(8).astype(np.float32)), 1e-6),
+    ("loop float64", steps,
+     lambda n: (RNG.standard_normal((n, 6)), RNG.standard_normal((n, 6))), 1e-12),
+    ("broadcast column", scaled_columns,
+     lambda n: (RNG.standard_normal((n, 5)), RNG.standard_normal(n)), 1e-12),
+]
+
+
+def main() -> None:
+    for name, fn, make, tolerance in CASES:
+        f = autofuse.jit(fn, backend="cuda")
+        order = [SIZES[10]] + [s for s in SIZES if s != SIZES[10]]
+        for n in order:
+            args = make(n)
+            want = fn(*args)
+            got = f(*args)
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, n)
+            np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance,
+                                       err_msg=f"{name} at size {n}")
+        info = f.cache_info()
+        assert info.compiles <= 3, (name, info)
+        text = f.lower(*make(7)).as_text("fused")
+        assert "# dynamic: n0" in text, text
+        print(f"{name}: {info.compiles} compiles, {info.instances} instances: ok")
+
+
+if __name__ == "__main__":
+    main()
