@@ -4,6 +4,12 @@ kernels (sizes as arguments) against specialized ones, and the per-call cost of 
 
     python benchmarks/dynamic_shapes.py                     # CPU backend, 50 sizes
     python benchmarks/dynamic_shapes.py --sizes 10 --json out.json
+    python benchmarks/dynamic_shapes.py --gpu --json out.json   # CUDA (CuPy arrays), an H200
+
+On the GPU: the benchmark suite's workloads (workloads.py) at full size, the class kernel (the
+batch dimension dynamic after a call at another size) against the specialized one, median
+milliseconds of synchronized batches; and the sweep of `--sizes` batch sizes of bias+GELU and
+softmax rows (4096 columns) with shape classes and with dynamic=False.
 
 Each sweep runs in a fresh process with an empty disk cache (autofuse's kernels and numba's
 binaries), so it pays what a new program would. Steady-state times are medians of `--repeats`
@@ -143,6 +149,101 @@ def per_call(repeats: int) -> dict:
     return out
 
 
+# -- the GPU ---------------------------------------------------------------------------------------
+GPU_WORKLOADS = ("relu(x*y+z)*w", "bias+GELU", "softmax rows", "layernorm rows", "bias+GELU f16",
+                 "softmax rows f16")
+
+
+def gpu_time(call, rounds: int = 7, calls: int = 20) -> float:
+    """Median milliseconds a call over `rounds` synchronized batches of `calls` calls."""
+    import cupy
+    for _ in range(3):
+        call()
+    cupy.cuda.Device().synchronize()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        cupy.cuda.Device().synchronize()
+        times.append((time.perf_counter() - start) / calls * 1e3)
+    return statistics.median(times)
+
+
+def gpu_workloads() -> dict:
+    import cupy
+    from workloads import workloads
+    rng = np.random.default_rng(2)
+    out = {}
+    for load in workloads():
+        if load.name not in GPU_WORKLOADS:
+            continue
+        host = load.make(rng)
+        fn = load.fn(np)
+        device = [cupy.asarray(a) for a in host]
+        # the batch dimension varies: a first call with one row fewer, then the full size
+        smaller = [cupy.asarray(a[:-1]) if a.ndim == 2 and a.shape[0] == host[0].shape[0] else
+                   cupy.asarray(a) for a in host]
+        shaped = autofuse.jit(fn)
+        shaped(*smaller)
+        cupy.cuda.Device().synchronize()
+        special = autofuse.jit(fn, dynamic=False)
+        want = fn(*host)
+        row = {}
+        for label, f in (("specialized", special), ("class", shaped)):
+            got = cupy.asnumpy(f(*device))
+            row[f"{label} max error"] = float(np.max(np.abs(got.astype(np.float64) - want)))
+            row[f"{label} ms"] = gpu_time(lambda: f(*device))
+        row["class/specialized"] = row["class ms"] / row["specialized ms"]
+        row["class text"] = shaped.lower(*device).as_text("fused").split("\n# fused")[0][:600]
+        out[load.name] = row
+        print(load.name, {k: v for k, v in row.items() if k != "class text"}, flush=True)
+    return out
+
+
+def gpu_sweep(kind: str, dynamic, sizes: list) -> dict:
+    import cupy
+    fn = {"bias+GELU": lambda x, b: elementwise(x, b), "softmax rows": softmax}[kind]
+    rng = np.random.default_rng(3)
+    f = autofuse.jit(fn, dynamic=dynamic)
+    b = cupy.asarray(rng.standard_normal(4096).astype(F32))
+    start = time.perf_counter()
+    worst = 0.0
+    for n in sizes:
+        x = rng.standard_normal((n, 4096)).astype(F32)
+        got = cupy.asnumpy(f(cupy.asarray(x), b) if kind == "bias+GELU" else f(cupy.asarray(x)))
+        want = fn(x, cupy.asnumpy(b)) if kind == "bias+GELU" else fn(x)
+        worst = max(worst, float(np.max(np.abs(got - want), initial=0.0)))
+    cupy.cuda.Device().synchronize()
+    info = f.cache_info()
+    return {"compiles": info.compiles, "instances": info.instances,
+            "seconds": time.perf_counter() - start, "max_abs_error": worst}
+
+
+def gpu_report(args) -> dict:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    report = {"sweeps": {}}
+    try:
+        report["workloads"] = gpu_workloads()
+    except Exception as error:      # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        report["workloads"] = {"error": f"{type(error).__name__}: {error}"}
+    sizes = [0, 1] + list(range(2, 2 + args.sizes - 2))
+    order = [sizes[len(sizes) // 2]] + [s for s in sizes if s != sizes[len(sizes) // 2]]
+    for kind in ("bias+GELU", "softmax rows"):
+        report["sweeps"][kind] = {}
+        for label, dynamic, count in (("dynamic=None", None, len(order)),
+                                      ("dynamic=False", False, args.static_sizes)):
+            with tempfile.TemporaryDirectory() as cache:
+                os.environ["AUTOFUSE_CACHE_DIR"] = cache
+                result = gpu_sweep(kind, dynamic, order[:count])
+            result["sizes"] = count
+            report["sweeps"][kind][label] = result
+            print(kind, label, result, flush=True)
+    return report
+
+
 def child(args) -> None:
     """One sweep in this (fresh) process; prints its JSON."""
     dynamic = {"none": None, "false": False}[args.mode]
@@ -161,9 +262,32 @@ def main() -> None:
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--kind", default=None)
     parser.add_argument("--mode", default="none")
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--static-sizes", type=int, default=50,
+                        help="sizes the GPU sweep runs with dynamic=False (each compiles)")
+    parser.add_argument("--cpu-steady", action="store_true",
+                        help="only the CPU steady-state and per-call rows")
     args = parser.parse_args()
     if args.child:
         child(args)
+        return
+    if args.gpu or args.cpu_steady:
+        report = {}
+        sections = [("cpu steady", lambda: {k: steady(k, args.rows, args.width, args.repeats)
+                                            for k in FUNCTIONS}),
+                    ("cpu per call", lambda: per_call(args.repeats))]
+        if args.gpu:
+            sections = [("gpu", lambda: gpu_report(args))] + sections
+        for name, run in sections:
+            try:
+                report[name] = run()
+            except Exception as error:      # noqa: BLE001 - keep what the other sections found
+                import traceback
+                traceback.print_exc()
+                report[name] = {"error": f"{type(error).__name__}: {error}"}
+            print(name, "done", flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps(report, indent=1, default=str) + "\n")
         return
     report = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
               "sizes": args.sizes, "width": args.width, "sweeps": {}, "steady": {}}

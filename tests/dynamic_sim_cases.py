@@ -27,6 +27,21 @@ def scaled_columns(x, s):
     return x * s[:, None] + 1.0
 
 
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + np.float32(1e-5)) * g + b
+
+
+def row_norms(x):
+    return np.sqrt((x * x).sum(axis=1))
+
+
 CASES = [
     ("elementwise float32", bias_relu,
      lambda n: (RNG.standard_normal((n, 8)).astype(np.float32),
@@ -35,6 +50,13 @@ CASES = [
      lambda n: (RNG.standard_normal((n, 6)), RNG.standard_normal((n, 6))), 1e-12),
     ("broadcast column", scaled_columns,
      lambda n: (RNG.standard_normal((n, 5)), RNG.standard_normal(n)), 1e-12),
+    ("rows softmax float32", softmax,
+     lambda n: (RNG.standard_normal((n, 64)).astype(np.float32),), 1e-6),
+    ("rows layernorm float32", layernorm,
+     lambda n: (RNG.standard_normal((n, 128)).astype(np.float32),
+                RNG.standard_normal(128).astype(np.float32),
+                RNG.standard_normal(128).astype(np.float32)), 1e-5),
+    ("reduction float64", row_norms, lambda n: (RNG.standard_normal((n, 40)),), 1e-12),
 ]
 
 
@@ -50,7 +72,7 @@ def main() -> None:
             np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance,
                                        err_msg=f"{name} at size {n}")
         info = f.cache_info()
-        assert info.compiles <= 3, (name, info)
+        assert info.compiles <= (3 if name == "broadcast column" else 2), (name, info)
         text = f.lower(*make(7)).as_text("fused")
         assert "# dynamic: n0" in text, text
         print(f"{name}: {info.compiles} compiles, {info.instances} instances: ok")

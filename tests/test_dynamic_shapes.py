@@ -99,6 +99,19 @@ def test_dynamic_true_compiles_once_from_the_first_call():
     assert "# static: x.shape[1]" in text         # the reduced axis: its loop is unrolled by lanes
 
 
+@pytest.mark.parametrize("shape", [(256, 64), (3, 5, 7)])
+def test_sizes_multiplied_together_keep_one_static(shape):
+    """A flat loop over n0 * n1 elements is no affine form of the sizes: every size moved at once
+    shows it, and the last size stays static (a wrong answer otherwise)."""
+    f = autofuse.jit(steps, backend="cpu", dynamic=True)
+    for scale in (1, 2, 3):
+        x = RNG.standard_normal((shape[0] * scale,) + shape[1:])
+        y = RNG.standard_normal(x.shape)
+        np.testing.assert_allclose(f(x, y), steps(x, y), rtol=1e-12, atol=1e-12)
+    text = f.lower(x, y).as_text()
+    assert "multiplied together" in text and "# dynamic: n0 = x.shape[0]" in text
+
+
 def test_kernels_take_the_sizes_as_arguments():
     f = autofuse.jit(elementwise, backend="cpu", dynamic=True)
     x, y = RNG.standard_normal((5, 24)), RNG.standard_normal(24)

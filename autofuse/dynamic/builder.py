@@ -4,8 +4,10 @@ at small sizes, then compiled once with the sizes as kernel arguments.
 For symbols n0, n1, ... (each a set of argument dimensions of one size) the program is built at
 base stand-ins (primes at least the call's size, so size-driven choices are the ones the call's
 size makes) and once more per symbol moved to the next prime; forms.py fits every size that
-differs. The program built at sizes 2 and 3 must then be the fitted one at those sizes (so no
-choice made at the stand-ins is wrong for small sizes); 0 and 1 join the class where the same
+differs. The program built at sizes 2 and 3 (and at twice the stand-in, an even size) must then
+be the fitted one at those sizes (so no choice made at the stand-ins is wrong for small sizes),
+and so must the program with every symbol moved at once (a product of two sizes is no affine
+form of either); 0 and 1 join the class where the same
 holds for them, else they stay specialized (NumPy's broadcasting and squeeze decide on them).
 A symbol whose builds disagree, or that the user's code decides on (sizes.py), stays static:
 its dimension is specialized and the reason kept for the fused text.
@@ -20,7 +22,8 @@ from ..trace import leaf_spec
 from .forms import Mismatch, Plan, Text, _first_difference, evaluate, symbols_of, unify
 from .sizes import Watch
 
-CHECKED = (2, 3)          # sizes every symbol must give the fitted program at
+CHECKED = (2, 3)          # sizes every symbol must give the fitted program at (and twice its
+#                           stand-in: an even size, where the stand-ins are odd primes)
 JOINABLE = (0, 1)         # sizes that run the class's program where it is theirs too
 SMALLEST_STAND_IN = 1009
 
@@ -163,6 +166,14 @@ class Builder:
                                    "(a Python int, a constant)")
         kernels = [Text([b[1][i][1] for b in builds], plan, f"kernel {i}")
                    for i in range(len(texts))]
+        if len(plan.moves) > 1:
+            # NOTE: each symbol moved alone cannot tell n0 * n1 from an affine form; all moved
+            # at once can. A product of sizes keeps the last of them static.
+            moved = dict(plan.moves)
+            why = self._differs(moved, nodes, rest, kernels, plan.moves[-1][0], None)
+            if why is not None:
+                raise Mismatch(plan.moves[-1][0], f"with every size moved {why} (sizes that "
+                                                  f"reach the program multiplied together)")
         joins, apart = self._check(plan, base, nodes, rest, kernels)
         shapes = Shapes({s: tuple(p) for s, p in self.places.items()},
                         {s: self.names[s] for s in self.places}, base, joins, dict(self.static),
@@ -184,13 +195,13 @@ class Builder:
         joins, apart = {}, {}
         for symbol in list(self.places):
             joins[symbol] = set()
-            for size in CHECKED + JOINABLE:
+            for size in CHECKED + (2 * base[symbol],) + JOINABLE:
                 sizes = {**base, symbol: size}
                 why = self._differs(sizes, nodes, rest, kernels, symbol, size)
                 if why is None:
                     if size in JOINABLE:
                         joins[symbol].add(size)
-                elif size in CHECKED:
+                elif size not in JOINABLE:
                     raise Mismatch(symbol, f"at size {size} {why}")
                 else:
                     apart[(symbol, size)] = why

@@ -183,4 +183,7 @@ def _first_difference(a: str, b: str) -> str:
     for line_a, line_b in zip(a.splitlines(), b.splitlines()):
         if _INT.sub("#", line_a) != _INT.sub("#", line_b):
             return f"`{line_a.strip()}` becomes `{line_b.strip()}`"
+    for line_a, line_b in zip(a.splitlines(), b.splitlines()):
+        if line_a != line_b:
+            return f"`{line_a.strip()}` becomes `{line_b.strip()}`"
     return "its lines change with the size"

@@ -14,16 +14,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import interface
+
 
 def candidates(leaves, statics) -> list:
-    """(leaf, dim) of every dimension a shape class may leave dynamic: NumPy arrays traced as
-    C-contiguous (other layouts key on their strides)."""
+    """(leaf, dim) of every dimension a shape class may leave dynamic: NumPy and device arrays
+    traced as C-contiguous (other layouts key on their strides)."""
     found = []
     for index, leaf in enumerate(leaves):
-        if index in statics or type(leaf) is not np.ndarray or not leaf.flags.c_contiguous:
+        if index in statics or not _contiguous_array(leaf):
             continue
-        found += [(index, dim) for dim in range(leaf.ndim)]
+        found += [(index, dim) for dim in range(len(leaf.shape))]
     return found
+
+
+def _contiguous_array(leaf) -> bool:
+    if type(leaf) is np.ndarray:
+        return leaf.flags.c_contiguous
+    if hasattr(leaf, "__cuda_array_interface__"):
+        return interface(leaf)[2] is None
+    return False
 
 
 class Policy:
@@ -74,6 +84,9 @@ def class_key(key, leaves, places: list, joined: bool = False):
         symbols.setdefault(marker, []).append((leaf, dim))
         shape[dim] = ("n", marker)
     for leaf, shape in shapes.items():
-        part = parts[leaf]
-        parts[leaf] = (("class",) + tuple(shape),) + tuple(part[1:])
+        # NOTE: a leaf's key part holds its shape (signature.leaf_key: first for NumPy arrays,
+        # after the type for device arrays)
+        part = list(parts[leaf])
+        part[part.index(tuple(leaves[leaf].shape))] = ("class",) + tuple(shape)
+        parts[leaf] = tuple(part)
     return (tuple(parts), structure), symbols

@@ -1,10 +1,11 @@
-"""The CUDA backend's side of shape classes (autofuse/dynamic/): elementwise and loop groups'
-grid-stride kernels with the class's sizes as int64 arguments, compiled once; a program per
-call's sizes launches them on a grid computed from its sizes.
+"""The CUDA backend's side of shape classes (autofuse/dynamic/): grid-stride kernels (elementwise
+and loop groups) and rows kernels (reductions along trailing axes: a varying number of rows of a
+fixed length) with the class's sizes as int64 arguments, compiled once; a program per call's
+sizes launches them on a grid computed from its sizes (KernelSource.launch_rule).
 
-Other strategies (rows, columns, split and two-stage reductions, tiled products, strips,
-transposes) decide their launch and their loops on sizes at planning time: a group of theirs
-keeps its sizes static (the builder says why in the fused text).
+Other strategies (columns, split and two-stage reductions, tiled products, strips, transposes)
+decide their launch and their loops on sizes at planning time: a group of theirs keeps its sizes
+static (the builder says why in the fused text).
 """
 from __future__ import annotations
 
@@ -18,9 +19,6 @@ from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .runtime.program import CudaProgram, SimulatorProgram
 from .writer import generate
 
-GRID_STRIDE = "grid-stride"
-
-
 def _strides(entry, simulator: bool) -> dict:
     return {} if simulator else getattr(entry, "input_strides", {})
 
@@ -32,15 +30,15 @@ def dynamic_texts(entry) -> list:
     texts = []
     for record in entry.kernels:
         group = record.group
-        if group.kind not in ("elementwise", "loop"):
-            raise ValueError(f"a {group.kind} group's CUDA kernel plans on its sizes")
+        if group.kind == "output":
+            raise ValueError("a tiled product's CUDA kernel plans on its sizes")
         source = generate(group, record.name, _strides(entry, simulator), simulator,
                           round_halves=entry.options.get("float16", "numpy") == "numpy",
                           tuning=tuning, device=device, dynamic=True)
-        if not source.strategy.startswith(GRID_STRIDE) or source.scratch or source.sizes:
+        if not source.launch_rule or source.scratch or source.sizes:
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
         text = module_text(source, simulator)
-        meta = (source.strategy, source.name, source.block, source.per_block, source.min_blocks,
+        meta = (source.strategy, source.name, source.block, source.launch_rule, source.min_blocks,
                 source.overlaps, tuple((p.name, p.node.id, p.by_value) for p in source.params),
                 tuple((p.name, p.node.id) for p in source.outputs))
         record.strategy, record.dynamic_kernel = source.strategy, source
@@ -77,6 +75,19 @@ def _with_parameters(text: str, source) -> str:
     return definition.sub(f"def {source.name}({', '.join(names)}):", text, count=1)
 
 
+def _blocks(group, source, made: dict) -> int:
+    """The grid's blocks at a call's sizes, by the kernel's launch rule."""
+    rule, number = source.launch_rule
+    if rule == "elements":
+        return max(1, min(-(-made[group.root.id].size // number), MAX_GRID))
+    reduction = group.reductions[0]
+    shape, axes = made[reduction.inputs[0].id].shape, reduction.attrs["axes"]
+    rows = 1
+    for d, size in enumerate(shape):
+        rows *= 1 if d in axes else size
+    return max(1, min(rows, number))
+
+
 def instantiate(entry, sizes: dict):
     """(graph, program) of the class entry at `sizes`, or None where a size is past the 32-bit
     indices its kernels were written with."""
@@ -87,11 +98,14 @@ def instantiate(entry, sizes: dict):
     kernels = []
     for kernel in entry.dynamic_kernels:
         source = kernel.source.rebound(made)
-        elements = made[kernel.group.root.id].size
-        blocks = max(1, min(-(-elements // source.per_block), MAX_GRID))
-        source = dataclasses.replace(source, grid=(blocks, 1, 1))
+        source = dataclasses.replace(source, grid=(_blocks(kernel.group, source, made), 1, 1))
         kernels.append(CompiledKernel(kernel.record, source, kernel.text, simulator, kernel))
     instance = dataclasses.replace(entry, graph=graph)
-    program = SimulatorProgram(instance, kernels) if simulator else \
-        CudaProgram(instance, kernels, tuning_of(entry.options))
+    if simulator:
+        return graph, SimulatorProgram(instance, kernels)
+    program = CudaProgram(instance, kernels, tuning_of(entry.options))
+    # NOTE: the bytes a call moves decide graph replay or direct launches: this size's, not the
+    # stand-in's (entry.fused)
+    program.bytes_fused = sum(p.node.nbytes for kernel in kernels for p in
+                              kernel.source.params + kernel.source.outputs if not p.by_value)
     return graph, program

@@ -47,8 +47,9 @@ def generate(group: Group, name: str, input_strides: dict, simulator: bool = Fal
     float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/)."""
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
+    writer.renderer.ones = not dynamic
     writer.renderer.round_halves = round_halves
-    plan = choose(group, tuning, device, simulator)
+    plan = choose(group, tuning, device, simulator, dynamic)
     source = writer.write(plan)
     source.reason = plan.reason
     return source

@@ -71,7 +71,7 @@ class Elementwise:
         if ilp > 1:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
         source = self.finish(strategy, threads, (blocks, 1, 1))
-        source.per_block = threads * width
+        source.launch_rule = ("elements", threads * width)
         return source
 
     def ilp(self, size: int, threads: int, loads_wanted: int = 0, most: int = 0) -> int:
