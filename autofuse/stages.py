@@ -1,6 +1,7 @@
 """The pipeline for one signature: trace -> simplify -> partition -> compile, kept as an Entry."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from .fusion import partition
@@ -59,6 +60,9 @@ def assemble(fn, structure, specs, statics, backend: str, name: str, options=Non
     traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
                    sizes)
     limits = get_backend(backend).product_limits(options or {})
+    if sizes is not None:
+        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows
+        limits = dataclasses.replace(limits, vector_left=False)
     graph, history = simplify(lower_products(traced.graph, limits,
                                              lambda node: specs[node.attrs["index"]].strides))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))

@@ -219,3 +219,33 @@ def test_the_fast_path_serves_each_size_after_its_first_call():
 def test_dynamic_takes_only_none_true_or_false():
     with pytest.raises(autofuse.ArgumentError, match="dynamic"):
         autofuse.jit(softmax, dynamic="yes")
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_random_programs_through_their_class_program(chunk):
+    """The fuzzer's programs (tests/programs.py) with every dimension dynamic: each runs through a
+    class program built at stand-in sizes (or stays static where a size decides), against NumPy,
+    results and arguments written in place alike."""
+    import warnings
+    from programs import assert_fuzz_same, seeded_program
+    through_class = 0
+    for seed in range(chunk, 48, 4):
+        program = seeded_program(seed)
+        arrays = program.inputs(seed)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = program.fn(*[a.copy(order="K") for a in arrays])
+            expected_args = [a.copy(order="K") for a in arrays]
+            program.fn(*expected_args)
+            f = autofuse.jit(program.fn, backend="cpu", dynamic=True)
+            args = [a.copy(order="K") for a in arrays]
+            try:
+                got = f(*args)
+            except autofuse.AutofuseError:
+                continue
+        for index, (value, expected) in enumerate(zip(got, want)):
+            assert_fuzz_same(value, expected, f"seed {seed} output {index}", None)
+        for index, (value, expected) in enumerate(zip(args, expected_args)):
+            assert_fuzz_same(value, expected, f"seed {seed} argument {index}", None)
+        through_class += f.cache_info().instances > 0
+    assert through_class >= 3

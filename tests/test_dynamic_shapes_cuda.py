@@ -22,7 +22,7 @@ def test_class_kernels_under_the_simulator(tmp_path):
                           capture_output=True, text=True, timeout=600)
     lines = done.stdout.splitlines()
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert len(lines) == 6 and all(line.endswith(": ok") for line in lines), done.stdout
+    assert len(lines) == 7 and all(line.endswith(": ok") for line in lines), done.stdout
 
 
 def _ptx_process() -> bool:

@@ -30,15 +30,14 @@ def dynamic_texts(entry) -> list:
     texts = []
     for record in entry.kernels:
         group = record.group
-        if group.kind == "output":
-            raise ValueError("a tiled product's CUDA kernel plans on its sizes")
         source = generate(group, record.name, _strides(entry, simulator), simulator,
                           round_halves=entry.options.get("float16", "numpy") == "numpy",
                           tuning=tuning, device=device, dynamic=True)
-        if not source.launch_rule or source.scratch or source.sizes:
+        if not (source.launch_rule or source.rule) or source.scratch:
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
         text = module_text(source, simulator)
-        meta = (source.strategy, source.name, source.block, source.launch_rule, source.min_blocks,
+        meta = (source.strategy, source.name, source.block, source.launch_rule, source.rule,
+                tuple((s.name, s.node.id, s.axis, s.stride) for s in source.sizes), source.min_blocks,
                 source.overlaps, tuple((p.name, p.node.id, p.by_value) for p in source.params),
                 tuple((p.name, p.node.id) for p in source.outputs))
         record.strategy, record.dynamic_kernel = source.strategy, source
@@ -61,7 +60,8 @@ def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
         record.source = generic
         record.reason = (f"sizes {', '.join(s.name for s in sizes)} are arguments; "
                          f"the grid is computed from them at each size") if sizes else \
-            "no size of the class reaches it"
+            "the compact product kernel: its sizes and strides are arguments" if source.rule \
+            else "no size of the class reaches it"
         record.ptx_provider = None if simulator else kernel.ptx_text
         record.launch = {"grid": "from the sizes", "block": source.block}
         entry.dynamic_kernels.append(kernel)
@@ -97,8 +97,9 @@ def instantiate(entry, sizes: dict):
     simulator = simulating()
     kernels = []
     for kernel in entry.dynamic_kernels:
-        source = kernel.source.rebound(made)
-        source = dataclasses.replace(source, grid=(_blocks(kernel.group, source, made), 1, 1))
+        source = kernel.source.rebound(made)        # (a product's grid: from its Grid rule)
+        if source.launch_rule:
+            source = dataclasses.replace(source, grid=(_blocks(kernel.group, source, made), 1, 1))
         kernels.append(CompiledKernel(kernel.record, source, kernel.text, simulator, kernel))
     instance = dataclasses.replace(entry, graph=graph)
     if simulator:
