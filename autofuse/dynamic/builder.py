@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..errors import ValueNeeded
 from ..stages import assemble
 from ..trace import leaf_spec
-from .forms import Mismatch, Plan, Text, _first_difference, evaluate, symbols_of, unify
+from .forms import Mismatch, Parts, Plan, Text, evaluate, first_difference, symbols_of, unify
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at (and twice its
@@ -222,7 +222,7 @@ class Builder:
         for k, (text, (_, built, _)) in enumerate(zip(kernels, texts)):
             concrete = text.concrete(sizes)
             if concrete != built:
-                return f"kernel {k}: {_first_difference(concrete, built)}"
+                return f"kernel {k}: {first_difference(concrete, built)}"
         return None
 
 
@@ -231,12 +231,11 @@ def _unify_nodes(builds: list, plan, graph):
     for k, other in enumerate(builds[1:]):
         if len(other) != len(builds[0]):
             raise Mismatch(plan.moves[k][0], "the number of values in the program changes with it")
-    from .forms import _Tuple
     parts = []
     for position, node in enumerate(graph.nodes):
         where = f"the shape or attributes of v{node.id} = {node.op}(...) at {node.origin}"
         parts.append(unify([b[position] for b in builds], plan, where))
-    return _Tuple(tuple, tuple(parts))
+    return Parts(tuple, tuple(parts))
 
 
 def _first_line(error: Exception) -> str:

@@ -90,7 +90,7 @@ def unify(objects: list, plan: Plan, where: str = "a value"):
             if type(other) is not type(first) or len(other) != len(first):
                 raise Mismatch(plan.moves[k][0], f"{where} changes with the size")
         parts = tuple(unify([o[i] for o in objects], plan, where) for i in range(len(first)))
-        return _Tuple(type(first), parts)
+        return Parts(type(first), parts)
     if isinstance(first, str) and all(type(o) is str for o in objects) and \
             any(o != first for o in objects):
         return Text(objects, plan, where, code=False)   # (a planner's reason naming sizes)
@@ -110,7 +110,8 @@ def _same(a, b) -> bool:
 
 
 @dataclass(frozen=True)
-class _Tuple:
+class Parts:
+    """The pattern of a tuple (or an ir.graph.Attrs): one pattern a part."""
     kind: type
     parts: tuple
 
@@ -121,7 +122,7 @@ def evaluate(pattern, sizes: dict):
         return pattern.value(sizes)
     if isinstance(pattern, Text):
         return pattern.concrete(sizes)
-    if isinstance(pattern, _Tuple):
+    if isinstance(pattern, Parts):
         values = tuple(evaluate(p, sizes) for p in pattern.parts)
         if pattern.kind is tuple:
             return values
@@ -136,7 +137,7 @@ def symbols_of(pattern) -> set:
         return set(pattern.symbols)
     if isinstance(pattern, Form):
         return {s for s, _ in pattern.terms}
-    if isinstance(pattern, _Tuple):
+    if isinstance(pattern, Parts):
         return set().union(*(symbols_of(p) for p in pattern.parts)) if pattern.parts else set()
     return set()
 
@@ -151,7 +152,7 @@ class Text:
         numbers = [[int(n) for n in self.numbers.findall(text)] for text in texts]
         for k, other in enumerate(pieces[1:]):
             if other != pieces[0]:
-                raise Mismatch(plan.moves[k][0], f"{where}: {_first_difference(texts[0], texts[k + 1])}")
+                raise Mismatch(plan.moves[k][0], f"{where}: {first_difference(texts[0], texts[k + 1])}")
         self.pieces = pieces[0]
         self.forms = [fit([n[i] for n in numbers], plan, f"{where}: a number in its text")
                       for i in range(len(numbers[0]))]
@@ -179,7 +180,7 @@ class Text:
         return "".join(out)
 
 
-def _first_difference(a: str, b: str) -> str:
+def first_difference(a: str, b: str) -> str:
     for line_a, line_b in zip(a.splitlines(), b.splitlines()):
         if _INT.sub("#", line_a) != _INT.sub("#", line_b):
             return f"`{line_a.strip()}` becomes `{line_b.strip()}`"
