@@ -130,6 +130,26 @@ def steady(kind: str, rows: int, width: int, repeats: int) -> dict:
     return result
 
 
+def text_differences(rows: int, width: int) -> dict:
+    """Per kind, the lines of the class kernels' text that differ from the kernels specialized
+    for `rows` rows (other than the parameter lists): what could make them slower."""
+    import difflib
+    rng = np.random.default_rng(4)
+    found = {}
+    for kind, fn in FUNCTIONS.items():
+        args = arguments(kind, rows, width, rng)
+        shaped, special = autofuse.jit(fn), autofuse.jit(fn, dynamic=False)
+        shaped(*arguments(kind, rows - 1, width, rng))
+        lines = []
+        for a, b in zip(special.lower(*args).kernels, shaped.lower(*args).kernels):
+            diff = difflib.unified_diff((a.source or "").splitlines(),
+                                        (b.source or "").splitlines(), lineterm="", n=0)
+            lines += [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")
+                      and not line[1:].lstrip().startswith("def ")]
+        found[kind] = lines
+    return found
+
+
 def best_time(call, repeats: int) -> float:
     """The fastest of `repeats` calls (on a shared machine, the least disturbed one)."""
     times = []
@@ -281,7 +301,12 @@ def main() -> None:
                         help="sizes the GPU sweep runs with dynamic=False (each compiles)")
     parser.add_argument("--cpu-steady", action="store_true",
                         help="only the CPU steady-state and per-call rows")
+    parser.add_argument("--texts", action="store_true",
+                        help="only the lines where class kernels differ from specialized ones")
     args = parser.parse_args()
+    if args.texts:
+        print(json.dumps(text_differences(args.rows, args.width), indent=1))
+        return
     if args.child:
         child(args)
         return
