@@ -83,8 +83,8 @@ class Classes:
         made = target.instantiate(template, sizes)
         if made is None:            # (sizes past what the class kernels index: compiled alone)
             return None
-        graph, program = made
-        instance = dataclasses.replace(template, graph=graph, program=program)
+        graph, program, records = made
+        instance = dataclasses.replace(template, graph=graph, program=program, kernels=records)
         if len(self.instances) >= MAX_INSTANCES:
             self.instances.clear()
         self.instances[(backend, key)] = instance

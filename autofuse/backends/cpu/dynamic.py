@@ -106,8 +106,8 @@ class SizedStep(Step):
 
 
 def instantiate(entry, sizes: dict):
-    """The program of the class entry at `sizes` (symbol -> int): its graph, and steps that call
-    the class's kernels."""
+    """(graph, program, kernel records) of the class entry at `sizes` (symbol -> int): steps that
+    call the class's kernels."""
     graph, made = instantiate_graph(entry, sizes)
     steps = []
     for group, kernel, variants, symbols in entry.dynamic_steps:
@@ -115,4 +115,4 @@ def instantiate(entry, sizes: dict):
         steps.append(SizedStep(group, kernel.rebound(made), function, text,
                                tuple(sizes[s] for s in symbols)))
     program = Program(graph, steps, {k.id: k for k in entry.kernels}, entry.name)
-    return graph, program
+    return graph, program, entry.kernels

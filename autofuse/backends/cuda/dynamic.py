@@ -63,7 +63,7 @@ def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
             "the compact product kernel: its sizes and strides are arguments" if source.rule \
             else "no size of the class reaches it"
         record.ptx_provider = None if simulator else kernel.ptx_text
-        record.launch = {"grid": "from the sizes", "block": source.block}
+        record.launch = {"block": source.block}     # (each size's record adds its grid)
         entry.dynamic_kernels.append(kernel)
     entry.program = None
 
@@ -89,8 +89,8 @@ def _blocks(group, source, made: dict) -> int:
 
 
 def instantiate(entry, sizes: dict):
-    """(graph, program) of the class entry at `sizes`, or None where a size is past the 32-bit
-    indices its kernels were written with."""
+    """(graph, program, kernel records) of the class entry at `sizes`, or None where a size is
+    past the 32-bit indices its kernels were written with."""
     graph, made = instantiate_graph(entry, sizes)
     if any(2 * node.size >= INDEX_LIMIT for node in graph.nodes):
         return None
@@ -100,13 +100,16 @@ def instantiate(entry, sizes: dict):
         source = kernel.source.rebound(made)        # (a product's grid: from its Grid rule)
         if source.launch_rule:
             source = dataclasses.replace(source, grid=(_blocks(kernel.group, source, made), 1, 1))
-        kernels.append(CompiledKernel(kernel.record, source, kernel.text, simulator, kernel))
+        record = dataclasses.replace(kernel.record, launch=dict(kernel.record.launch,
+                                                                grid=source.grid))
+        kernels.append(CompiledKernel(record, source, kernel.text, simulator, kernel))
+    records = [kernel.record for kernel in kernels]
     instance = dataclasses.replace(entry, graph=graph)
     if simulator:
-        return graph, SimulatorProgram(instance, kernels)
+        return graph, SimulatorProgram(instance, kernels), records
     program = CudaProgram(instance, kernels, tuning_of(entry.options))
     # NOTE: the bytes a call moves decide graph replay or direct launches: this size's, not the
     # stand-in's (entry.fused)
     program.bytes_fused = sum(p.node.nbytes for kernel in kernels for p in
                               kernel.source.params + kernel.source.outputs if not p.by_value)
-    return graph, program
+    return graph, program, records
