@@ -12,7 +12,8 @@ Where each stage lives (stages.build runs them in this order for a new signature
 - trace: trace/ (tracer arrays record NumPy calls into an SSA graph, ir/graph.py; every op is a
   row of the op table, ir/ops.py); signature.py binds the arguments, arrays.py reads array kinds;
 - simplify: ir/passes.py; the reference interpreter: ir/interpreter.py;
-- partition into fusion groups: fusion/ (partition.py, legality.py, the cost model cost.py);
+- partition into fusion groups: fusion/ (partition.py, legality.py with scans.py's rules, the
+  cost model cost.py; sorting.py: what joins a sort);
 - per group, a kernel (kernels.py: the records `f.lower(...).kernels` shows):
   CPU: backends/cpu/ (source.py writes one numba function a group, __init__.py compiles and runs);
   CUDA: backends/cuda/ - a group's strategy is chosen in plan.py, its source written by
@@ -34,7 +35,7 @@ Debug output (stderr) at fixed levels: $AUTOFUSE_DEBUG or `with autofuse.debug(l
 fused IR, 4 kernel source, 5 PTX. See autofuse/debug.py for the full table.
 """
 from .errors import (AutofuseError, ArgumentError, BackendError, DTypeError, NumPyValueError,
-                     ShapeError, TraceError, UnsupportedError)
+                     OutOfBoundsError, ShapeError, TraceError, UnsupportedError)
 from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
 from .jit import JitFunction, jit
@@ -43,4 +44,4 @@ from .autodiff import grad, value_and_grad, vjp
 __version__ = "0.1.0"
 
 __all__ = ["jit", "JitFunction", "grad", "value_and_grad", "vjp", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
-           "NumPyValueError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]
+           "NumPyValueError", "OutOfBoundsError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]

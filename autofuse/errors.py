@@ -38,6 +38,11 @@ class NumPyValueError(AutofuseError, ValueError):
     """A value NumPy itself refuses, with NumPy's message (integers to negative integer powers)."""
 
 
+class OutOfBoundsError(AutofuseError, IndexError):
+    """An index outside its axis (np.take, x[idx], take_along_axis), as NumPy's IndexError; for
+    indices computed in the function, found by the kernels and raised after the call."""
+
+
 class DTypeError(AutofuseError, TypeError):
     """A dtype autofuse cannot compute with, or a cast NumPy would refuse."""
 

@@ -242,6 +242,9 @@ def run(entry, leaves):
     _check_written_arguments_unaliased(entry, leaves)
     inputs = [leaves[index] for index in entry.input_leaves]
     outputs = entry.program(inputs)
+    for output_index, error, message in traced.checks:
+        if bool(outputs[output_index]):
+            raise error(f"{entry.name}(): {message}")
     for leaf_index, output_index in traced.mutations:
         target = leaves[leaf_index]
         if isinstance(target, np.ndarray):

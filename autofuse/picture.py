@@ -25,7 +25,9 @@ KIND_COLORS = {
     "elementwise": "#dbeafe",   # blue: pointwise loop over one shape
     "loop": "#dcfce7",          # green: loop with broadcasts, layout ops, iota
     "input": "#ffedd5",         # orange: reduction (rows read, fewer values written)
+    "scan": "#fef9c3",          # yellow: a scan (input fusion) with producers and epilogue
     "output": "#ede9fe",        # purple: matmul with its epilogue
+    "sort": "#fef9c3",          # yellow: rows sorted on chip, with their order statistics
 }
 FORMATS = ("svg", "png", "pdf", "dot")
 

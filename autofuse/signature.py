@@ -36,7 +36,12 @@ class Binder:
         self.arity = len(parameters)
 
     def bind(self, args: tuple, kwargs: dict):
-        """(args, kwargs) with defaults applied, as the function will receive them."""
+        """(args, kwargs) as the caller passed them, positional where the signature allows.
+
+        Parameters the caller left out are not filled in: their defaults are part of the function
+        and stay Python values in its body (as jax.jit treats them), never traced leaves. A
+        default such as a ufunc's `casting='same_kind'` or NumPy's `_NoValue` could not be traced,
+        and `alpha=0.5` left out is the constant 0.5, not a traced scalar."""
         if self.simple and not kwargs and len(args) == self.arity:
             return args, {}
         try:
@@ -44,7 +49,6 @@ class Binder:
         except TypeError as error:
             raise ArgumentError(f"{self.name}(): {self._unknown_keyword(kwargs) or error}{where()}"
                                 ) from None
-        bound.apply_defaults()
         return bound.args, bound.kwargs
 
     def _unknown_keyword(self, kwargs: dict) -> str | None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .fusion import partition
 from .ir.graph import Graph
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.products import lower_products
+from .ir.unroll import unroll_short_reductions
 from .trace import Traced, leaf_spec, trace
 from .trace.budget import MAX_OPS
 from .tree import LEAF
@@ -41,8 +44,8 @@ def cost_model(backend: str):
 
 def build(fn, structure, leaves, statics, backend: str, name: str, options=None) -> Entry:
     from .backends import get_backend
-    entry = assemble(fn, structure, leaf_specs(leaves, statics, name), statics, backend, name,
-                     options)
+    entry = assemble(fn, structure, leaves, leaf_specs(leaves, statics, name), statics, backend,
+                     name, options)
     get_backend(backend).prepare(entry)
     return entry
 
@@ -52,10 +55,10 @@ def leaf_specs(leaves, statics, name: str) -> list:
             for i, leaf in enumerate(leaves)]
 
 
-def assemble(fn, structure, specs, statics, backend: str, name: str, options=None,
+def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, options=None,
              sizes=None) -> Entry:
-    """Every stage but the backend's: trace (watching `sizes`, dynamic/sizes.py), simplify,
-    partition; the kernel records are left for the backend to fill."""
+    """Every stage but the backend's: trace `leaves` by their `specs` (watching `sizes`,
+    dynamic/sizes.py), simplify, partition; the kernel records are left for the backend to fill."""
     from .backends import get_backend
     traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
                    sizes)
@@ -63,15 +66,19 @@ def assemble(fn, structure, specs, statics, backend: str, name: str, options=Non
     if sizes is not None:
         # NOTE: M varies in a shape class: a product is not made a reduction for a few rows
         limits = dataclasses.replace(limits, vector_left=False)
-    graph, history = simplify(lower_products(traced.graph, limits,
-                                             lambda node: specs[node.attrs["index"]].strides))
+    graph, history = simplify(unroll_short_reductions(lower_products(
+        traced.graph, limits, lambda node: specs[node.attrs["index"]].strides)))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative
+                          and not traced.checks
                           and traced.structure is LEAF)
+    # NOTE: NumPy arrays reach a device as compact C-ordered copies (the CUDA runtime's general
+    # path), so a device kernel reads them without their host strides; device arrays keep theirs.
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
-                           if specs[node.attrs["index"]] is not None}
+                           if specs[node.attrs["index"]] is not None
+                           and not isinstance(leaves[node.attrs["index"]], np.ndarray)}
     entry.fused = partition(graph, cost_model(backend))
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
     return entry

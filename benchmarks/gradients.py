@@ -107,8 +107,8 @@ def _peers(name, fn, host, argnums):
     try:
         import jax
         import jax.numpy as jnp
-        k = Lib(jnp)
-        jf = jax.jit(jax.value_and_grad(lambda *a: fn(k, *a), argnums=argnums))
+        jk = Lib(jnp)           # its own name: the torch twin's `k` below must not reach it
+        jf = jax.jit(jax.value_and_grad(lambda *a: fn(jk, *a), argnums=argnums))
         on_jax = [jax.device_put(a) for a in host]
         found["jax.jit"] = (lambda: jf(*on_jax), jax.block_until_ready,
                             lambda res: (np.asarray(res[0]), [np.asarray(g) for g in res[1]]))

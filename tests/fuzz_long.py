@@ -1,4 +1,5 @@
-"""The long fuzz run: `python tests/fuzz_long.py N [START] [BACKEND]` checks the programs of seeds
+"""The long fuzz run: `python tests/fuzz_long.py N [START] [BACKEND] [wide] [sorts]` checks the
+programs of seeds
 START..START+N-1 (tests/programs.py's `seeded_program`) against NumPy and the reference
 interpreter, prints running counts, and appends every failing program to fuzz_failures.txt
 (next to this file, or $FUZZ_FAILURES)."""
@@ -12,21 +13,22 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from programs import check_fuzz_program, seeded_program  # noqa: E402
+from programs import WITH_SORTS, check_fuzz_program, seeded_program  # noqa: E402
 
 
 def main(argv) -> int:
     count = int(argv[1]) if len(argv) > 1 else 10_000
     start = int(argv[2]) if len(argv) > 2 else 0
     backend = argv[3] if len(argv) > 3 else "cpu"
-    wide = len(argv) > 4 and argv[4] == "wide"       # programs.WIDE_DIMS sizes
+    wide = "wide" in argv[4:]                         # programs.WIDE_DIMS sizes
+    kinds = WITH_SORTS if "sorts" in argv[4:] else None   # sorts drawn too
     failures_path = os.environ.get("FUZZ_FAILURES") or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "fuzz_failures.txt")
     counts = {"ok": 0, "unsupported": 0, "undefined": 0, "failed": 0}
     began = time.time()
     warnings.simplefilter("ignore")
     for seed in range(start, start + count):
-        program = seeded_program(seed, wide=wide)
+        program = seeded_program(seed, wide=wide, kinds=kinds)
         try:
             outcome = check_fuzz_program(program, backend, seed)
             counts[outcome.split(":")[0] if outcome.startswith("undefined") else

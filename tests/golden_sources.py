@@ -34,7 +34,7 @@ def programs() -> dict:
             sys.path.insert(0, path)
     from test_fusion import CANONICAL
     import sim_cases
-    from programs import seeded_program
+    from programs import FUZZ_KINDS_BEFORE_GATHERS, seeded_program
     found = {}
     for name, fn, make, _ in CANONICAL:
         found[f"canonical/{name}"] = lambda fn=fn, make=make: (fn, make(), {})
@@ -49,8 +49,9 @@ def programs() -> dict:
         for size in ("small", "full"):
             found[f"example/{example}/{size}"] = lambda example=example, size=size: _example(example, size)
     for seed in RANDOM_SEEDS:
-        found[f"random/{seed}"] = lambda seed=seed: (seeded_program(seed).fn,
-                                                     seeded_program(seed).inputs(seed), {})
+        found[f"random/{seed}"] = lambda seed=seed: (
+            seeded_program(seed, kinds=FUZZ_KINDS_BEFORE_GATHERS).fn,
+            seeded_program(seed, kinds=FUZZ_KINDS_BEFORE_GATHERS).inputs(seed), {})
     return found
 
 

@@ -23,6 +23,7 @@ def layernorm(x, g, b):
 UNARY = ["exp", "tanh", "abs", "negative", "square", "sin", "log1p_abs", "sqrt_abs"]
 BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "where_gt"]
 REDUCE = ["sum", "max", "min", "mean", "argmax"]
+SCAN = ["cumsum", "cumprod", "maximum", "minimum"]
 
 
 def _unary(name, x):
@@ -56,7 +57,7 @@ def programs(draw, max_steps=8, max_inputs=3):
     steps = []
     for _ in range(draw(st.integers(1, max_steps))):
         kind = draw(st.sampled_from(["unary", "binary", "binary", "reduce", "layout", "matmul",
-                                     "inplace"]))
+                                     "inplace", "scan"]))
         a = draw(st.integers(0, len(shapes) - 1))
         sa = shapes[a]
         if kind == "unary":
@@ -76,6 +77,14 @@ def programs(draw, max_steps=8, max_inputs=3):
             result = getattr(np, name)(result, axis=axis, keepdims=keep) if name != "argmax" else \
                 np.argmax(result, axis=axis)
             shapes.append(np.shape(result))
+        elif kind == "scan":
+            name = draw(st.sampled_from(SCAN)) if len(sa) else "cumsum"
+            axes = list(range(-len(sa), len(sa)))
+            if name.startswith("cum") or len(sa) == 1:
+                axes.append(None)
+            axis = draw(st.sampled_from(axes))
+            steps.append(("scan", name, a, axis))
+            shapes.append(np.shape(np.cumsum(np.empty(sa), axis=axis)))
         elif kind == "layout" and len(sa) >= 1:
             op = draw(st.sampled_from(["T", "reverse", "step", "newaxis", "flat"]))
             steps.append(("layout", op, a))
@@ -137,6 +146,11 @@ def _run(step, values):
         return getattr(np, name)(values[a], axis=axis, keepdims=keep)
     if kind == "layout":
         return _layout(step[1], values[step[2]])
+    if kind == "scan":
+        _, name, a, axis = step
+        if name in ("cumsum", "cumprod"):
+            return getattr(np, name)(values[a], axis=axis)
+        return getattr(np, name).accumulate(values[a], axis=axis)
     if kind == "matmul":
         return values[step[1]] @ values[step[2]]
     x = values[step[1]]
@@ -168,8 +182,31 @@ FUZZ_REDUCE = ["sum", "max", "min", "mean", "prod", "argmax", "argmin", "any", "
 FUZZ_LAYOUT = ["{a}.T", "{a}[::-1]", "{a}[::2]", "{a}[None]", "{a}.reshape(-1)", "{a}[1:]",
                "{a}[..., :1]", "np.swapaxes({a}, 0, -1)", "{a}[:, None]",
                "np.concatenate([{a}, {a}])", "np.broadcast_to({a}, (2,) + {a}.shape)"]
+# (maximum / minimum.accumulate have no gradient rule, and test_autodiff differentiates these
+# programs: the hypothesis programs above draw them)
+FUZZ_SCAN = ["np.cumsum({a}, axis={axis})", "np.cumprod({a}, axis={axis})",
+             "{a}.cumsum({axis}) / 4", "np.logical_or.accumulate({a}, axis={axis})",
+             "np.cumulative_sum({a}, axis={axis}, include_initial=True)"]
 FUZZ_KINDS = ["unary", "binary", "binary", "reduce", "layout", "matmul", "copy_update",
-              "argument_update"]
+              "argument_update", "scan"]
+FUZZ_SORT = ["np.sort({a}, axis={axis})", "np.argsort({a}, axis={axis}, kind='stable')",
+             "np.median({a}, axis={axis})", "np.quantile({a}, 0.3, axis={axis})",
+             "np.percentile({a}, [25, 90], axis={axis}, method='nearest')",
+             "np.nanmedian({a}, axis={axis})"]
+# Sorts are drawn where asked (kinds=WITH_SORTS): sort has no gradient rule, and the autodiff
+# test differentiates the default draws.
+WITH_SORTS = FUZZ_KINDS + ["sort"]
+# Gathers at indices computed in range of any axis (-1 or 0 from a comparison; an argmin along
+# the axis)
+FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype(np.int32) - 1]",
+               "np.take({a}, -({b} < 0).astype(np.int8), axis=0) * 2",
+               "np.take({a}, ({b} > {b}).astype(np.uint8))",
+               "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)",
+               "{a} * 1; {t}[({b} > 0).astype(np.int64) - 1] += 1"]
+# Gathers are drawn where asked (kinds=WITH_GATHERS): gather has no gradient rule, and the
+# golden snapshot's random programs keep the default draws
+WITH_GATHERS = FUZZ_KINDS + ["gather"]
+FUZZ_KINDS_BEFORE_GATHERS = FUZZ_KINDS
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -254,7 +291,7 @@ WIDE_DIMS = ([40, 1, 3, 64, 0], [256, 1, 36, 132])
 
 
 def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
-              wide: bool = False) -> FuzzProgram:
+              wide: bool = False, kinds=None) -> FuzzProgram:
     rows, cols = WIDE_DIMS if wide else ([3, 1, 2, 4, 0], [4, 1, 3, 2])
     dims = (choose.choice(rows), choose.choice(cols))
     forms = [dims, dims[1:], (1, dims[1]), (dims[0], 1), dims[::-1], (), (2,) + dims]
@@ -265,7 +302,8 @@ def _generate(choose: _Chooser, max_steps: int = 6, max_inputs: int = 3,
     values = [_probe(s, d) for s, d in zip(shapes, dtypes)]
     lines = []
     for _ in range(choose.integer(1, max_steps)):
-        line = _statement(choose, values, count, FUZZ_KINDS + ["shift"] * 2 if wide else FUZZ_KINDS)
+        drawn = kinds or FUZZ_KINDS
+        line = _statement(choose, values, count, drawn + ["shift"] * 2 if wide else drawn)
         if line is None:
             continue
         trial = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
@@ -307,6 +345,15 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
         return f"{target} = np.{name}(v{a}, axis={axis}{keep})"
     if kind == "layout":
         return f"{target} = " + choose.choice(FUZZ_LAYOUT).format(a=f"v{a}")
+    if kind == "sort":
+        axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
+        return f"{target} = " + choose.choice(FUZZ_SORT).format(a=f"v{a}", axis=axis)
+    if kind == "scan":
+        axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
+        return f"{target} = " + choose.choice(FUZZ_SCAN).format(a=f"v{a}", axis=axis)
+    if kind == "gather":
+        b = choose.choice(range(len(values)))
+        return f"{target} = " + choose.choice(FUZZ_GATHER).format(a=f"v{a}", b=f"v{b}", t=target)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":
@@ -329,17 +376,19 @@ def _pairs(kind, x, y) -> bool:
 
 
 @st.composite
-def fuzz_programs(draw, max_steps=6, max_inputs=3):
+def fuzz_programs(draw, max_steps=6, max_inputs=3, kinds=None):
     """A FuzzProgram: a random DAG (several consumers, several outputs) of elementwise ops,
     broadcasts, layout changes, reductions over random axes, matmuls and in-place updates over
     bool/int32/int64/float32/float64 inputs of shapes with 1s, 0-d and size 0."""
-    return _generate(_Chooser(draw=draw), max_steps, max_inputs)
+    return _generate(_Chooser(draw=draw), max_steps, max_inputs, kinds=kinds)
 
 
-def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False) -> FuzzProgram:
-    """The program for `seed`: the same on every run and machine (the long run's programs)."""
+def seeded_program(seed: int, max_steps=6, max_inputs=3, wide: bool = False,
+                   kinds=None) -> FuzzProgram:
+    """The program for `seed`: the same on every run and machine (the long run's programs);
+    `kinds`: the statement kinds drawn (FUZZ_KINDS, or WITH_SORTS)."""
     import random
-    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide)
+    return _generate(_Chooser(rng=random.Random(seed)), max_steps, max_inputs, wide, kinds)
 
 
 def fuzz_tolerance(dtype, expected) -> tuple[float, float]:

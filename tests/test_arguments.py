@@ -99,3 +99,25 @@ def test_functions_passed_as_arguments_are_static_keyed_by_identity():
     np.testing.assert_allclose(f(x, act=lambda v: v + 1.0), (x + 1.0) * 2.0)
     np.testing.assert_allclose(f(x), np.tanh(x) * 2.0)
     assert f.cache_info().entries == 3
+
+
+@pytest.mark.parametrize("fn, args, kwargs", [
+    (np.floor_divide, (np.arange(-5, 5), 3), {}),
+    (np.add, (np.arange(4.0), 1.5), {}),
+    (np.sum, (np.arange(12.0).reshape(3, 4),), {"axis": 1}),
+    (np.mean, (np.ones((3, 4), np.float32),), {}),
+    (np.maximum, (np.arange(4.0), 2.0), {}),
+])
+def test_numpy_functions_and_ufuncs_jit_as_they_are(fn, args, kwargs):
+    """Their defaults (a ufunc's casting='same_kind', NumPy's _NoValue) are not arguments."""
+    got = autofuse.jit(fn, backend="cpu")(*args, **kwargs)
+    np.testing.assert_array_equal(got, fn(*args, **kwargs))
+
+
+def test_parameters_left_out_keep_their_defaults():
+    def f(x, alpha=0.5, *, beta=2):
+        return x * alpha + beta
+    j = autofuse.jit(f, backend="cpu")
+    x = np.ones(3)
+    for args, kwargs in [((x,), {}), ((x, 1.5), {}), ((x,), {"beta": 3}), ((x, 0.5), {})]:
+        np.testing.assert_array_equal(j(*args, **kwargs), f(*args, **kwargs))

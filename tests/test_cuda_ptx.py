@@ -79,8 +79,20 @@ def test_transposed_input_goes_through_shared_memory_tiles():
     assert edges.strategy == "transpose tiles" and not VECTOR_LOAD.findall(edges.ptx)
 
 
+class DeviceLike:
+    """A host array seen as a device array (its __cuda_array_interface__): kernels of device
+    arrays read them with their own strides, where NumPy arguments travel compact (stages.build)."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": array.dtype.str, "version": 3,
+            "strides": None if array.flags.c_contiguous else array.strides,
+            "data": (array.__array_interface__["data"][0], False)}
+
+
 def test_non_contiguous_input_strides_are_baked_in():
-    x = np.ones((64, 96), np.float32)[:, ::2]
+    x = DeviceLike(np.ones((64, 96), np.float32)[:, ::2])
     (kernel,) = lowered(lambda a: a + 1, (x,)).kernels
     assert "* 96" in kernel.source     # the row stride of the parent array, in elements
 
@@ -178,7 +190,7 @@ def test_index_math_is_32_bit_where_sizes_allow():
     (kernel,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b)).kernels
     assert "ix(" in kernel.source and kernel.strategy.startswith("grid-stride")
     assert not INDEX64.findall(kernel.ptx)
-    (flipped,) = lowered(lambda x, b: np.tanh(x + b), (x[:, ::-1], b)).kernels
+    (flipped,) = lowered(lambda x, b: np.tanh(x + b), (DeviceLike(x[:, ::-1]), b)).kernels
     assert "sx(" in flipped.source      # a negative stride: a signed 32-bit offset
     assert not INDEX64.findall(flipped.ptx)
 
@@ -254,7 +266,8 @@ def test_float32_matmul_takes_the_vector_kernel():
         (transposed,) = lowered(fn, args).kernels       # read transposed: still 16-byte loads
         assert "16-byte loads" in transposed.strategy and "ld.local" not in transposed.ptx
         assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", transposed.ptx)) >= 2
-    (general,) = lowered(lambda x, w: x @ w, (np.empty((512, 512), np.float32)[:, ::2], w)).kernels
+    (general,) = lowered(lambda x, w: x @ w, (DeviceLike(np.empty((512, 512), np.float32)[:, ::2]),
+                                                w)).kernels
     assert "16-byte" not in general.strategy            # a strided operand: the general kernel
     (odd,) = lowered(lambda x, w: x @ w, (np.empty((64, 30), np.float32),
                                           np.empty((30, 64), np.float32))).kernels
@@ -281,7 +294,8 @@ def test_stencil_interior_vectors_take_a_branch_free_path():
 def test_stencil_takes_row_strips_reading_each_row_once():
     """emit/strip.py: a strip of Tuning.strip_rows rows of one 16-byte vector a thread loads rows -1..ROWS as
     vectors and the columns either side as scalars, all before its arithmetic, and stores ROWS
-    vectors; edge strips (and a misaligned base) keep scalar paths."""
+    vectors; edge strips loop over their elements (written once, not unrolled) and a misaligned
+    base reads element by element."""
     rows = TUNING.strip_rows
     (kernel,) = lowered(_stencil, (np.empty((256, 256), np.float32),)).kernels
     assert kernel.strategy == f"row strips of {rows}, 4-wide vectors"
@@ -297,7 +311,10 @@ def test_stencil_takes_row_strips_reading_each_row_once():
                for line in body[:last_load])                    # no arithmetic before the loads
     ptx = kernel.ptx
     assert len(re.findall(rf"ld\.global{CACHE}\.v4\.f32", ptx)) == rows + 2
-    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) >= 2 * rows     # fast and edge paths
+    assert len(re.findall(rf"st\.global{CACHE}\.v4\.f32", ptx)) == rows     # the fast path's
+    edge = source[source.index("a strip at an edge"):source.index("a base address not")]
+    assert f"for q in range({rows * 4}):" in edge and "vstore4" not in edge
+    assert edge.count("= a0[") == 5                   # one element's five reads, written once
     assert not F64.findall(ptx) and "ld.local" not in ptx
 
 
@@ -334,7 +351,8 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     row (held in registers, no local memory), read once more from the caches for the outputs
     (ROW_RELOAD: kept with evict_last, read again with evict_first), gamma and beta read as
     plain vectors, the output written as vectors in program order (ROW_STORES, inline PTX);
-    a misaligned base takes the element-by-element body. With ROW_RELOAD 0 and no row-store
+    a misaligned base takes the element-by-element body, and so does a row whose length is no
+    multiple of 4 (a row of 4100 takes vectors, the last ones skipped). With ROW_RELOAD 0 and no row-store
     qualifier the row is read once, and every access is plain; so are float16 rows'."""
     from programs import layernorm
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
@@ -351,9 +369,14 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     (held,) = lowered(layernorm, (x, g, g), row_reload=False, row_stores="").kernels
     assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.f32", held.ptx)) == 4 + 8
     assert len(re.findall(r"st\.global\.v4\.f32", held.ptx)) == 4 and "L1::" not in held.ptx
-    (odd,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
-                                 np.empty(4100, np.float32))).kernels
+    (odd,) = lowered(layernorm, (np.empty((64, 4099), np.float32), np.empty(4099, np.float32),
+                                 np.empty(4099, np.float32))).kernels
     assert "vectors" not in odd.strategy and "L1::" not in odd.ptx
+    # a row a multiple of the lanes, not of block x lanes: vectors, those past the row's end
+    # skipped (ROW_VECTOR_TAIL)
+    (tail,) = lowered(layernorm, (np.empty((64, 4100), np.float32), np.empty(4100, np.float32),
+                                  np.empty(4100, np.float32))).kernels
+    assert tail.strategy == "rows, 4-wide vectors" and "ld.local" not in tail.ptx
     g16 = np.empty(4096, np.float16)
     (half,) = lowered(layernorm, (np.empty((64, 4096), np.float16), g16, g16)).kernels
     assert half.strategy == "rows, 8-wide vectors" and "L1::" not in half.ptx   # ROW_HINT_BYTES

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, note, settings
 
 import autofuse
 
-from programs import FuzzProgram, check_fuzz_program, fuzz_programs, seeded_program
+from programs import WITH_GATHERS, WITH_SORTS, FuzzProgram, check_fuzz_program, fuzz_programs, seeded_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CPU_SEEDS = 200
@@ -51,14 +51,48 @@ def test_generator_covers_the_brief():
     text = "\n".join(seeded_program(seed).source for seed in range(CPU_SEEDS))
     programs = [seeded_program(seed) for seed in range(CPU_SEEDS)]
     for feature in ("@", "np.max(", "np.argmin(", ".T", "[::-1]", "np.broadcast_to(", "+= v",
-                    "[1:] ", "np.concatenate(", "np.where("):
+                    "[1:] ", "np.concatenate(", "np.where(", "np.cumsum("):
         assert feature in text, feature
+    gathers = "\n".join(seeded_program(seed, kinds=WITH_GATHERS).source for seed in range(CPU_SEEDS))
+    for feature in ("np.take(", "np.take_along_axis(", ".astype(np.int64) - 1]", "- 1] += 1"):
+        assert feature in gathers, feature
     shapes = {s for p in programs for s in p.shapes}
     assert () in shapes and any(0 in s for s in shapes) and any(1 in s for s in shapes)
     assert {d for p in programs for d in p.dtypes} == {"bool", "int32", "int64", "float32",
                                                        "float64"}
     assert {"F", "reversed"} <= {layout for p in programs for layout in p.layouts}
     assert any(len(p.outputs) > 1 for p in programs)
+
+
+@pytest.mark.parametrize("chunk", range(CPU_CHUNKS))
+@pytest.mark.parametrize("kinds", [WITH_SORTS, WITH_GATHERS], ids=["sorts", "gathers"])
+def test_seeded_programs_with_opt_in_kinds_on_the_cpu_backend(kinds, chunk):
+    for seed in range(chunk, CPU_SEEDS, CPU_CHUNKS):
+        program = seeded_program(seed, kinds=kinds)
+        try:
+            check_fuzz_program(program, "cpu", seed)
+        except Exception as error:
+            raise AssertionError(f"seed {seed}: {program!r}") from error
+
+
+def test_generator_draws_sorts_where_asked():
+    text = "\n".join(seeded_program(seed, kinds=WITH_SORTS).source for seed in range(CPU_SEEDS))
+    for feature in ("np.sort(", "np.argsort(", "np.median(", "np.quantile(", "np.percentile(",
+                    "np.nanmedian(", "axis=None", "axis=0"):
+        assert feature in text, feature
+    assert "np.sort(" not in "\n".join(seeded_program(seed).source for seed in range(CPU_SEEDS))
+
+
+@pytest.mark.sim
+def test_seeded_programs_with_sorts_under_the_cuda_simulator(tmp_path):
+    pytest.importorskip("numba_cuda")
+    failures = tmp_path / "failures.txt"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path / "cache"),
+               FUZZ_FAILURES=str(failures))
+    done = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_long.py"), "60", "0", "cuda",
+                           "sorts"], env=env, capture_output=True, text=True, timeout=600)
+    assert "60/60 programs" in done.stdout, done.stdout + done.stderr
+    assert not failures.exists(), failures.read_text()[:6000]
 
 
 @pytest.mark.sim

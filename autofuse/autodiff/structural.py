@@ -10,6 +10,7 @@ import numpy as np
 
 from ..trace.context import current
 from ..trace.tracer import Tracer, fresh
+from .scans import scan_rule
 
 
 def _emit(op: str, inputs, attrs=None) -> Tracer:
@@ -129,4 +130,4 @@ def matmul_rule(node, g):
 RULES = {"sum": sum_rule, "prod": prod_rule, "extremum": extremum_rule,
          "broadcast_to": broadcast_to_rule, "transpose": transpose_rule, "reshape": reshape_rule,
          "slice": slice_rule, "setslice": setslice_rule, "concatenate": concatenate_rule,
-         "matmul": matmul_rule}
+         "matmul": matmul_rule, "scan": scan_rule}

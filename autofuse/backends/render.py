@@ -1,8 +1,8 @@
 """The renderer both code generators share: a group member's value at a symbolic index, as
 Python statements numba compiles for the CPU and for CUDA.
 
-Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, iota) become index
-arithmetic; ops are spelled from the op table; constants become typed globals, so a float32
+Index maps (broadcast, transpose, reshape, slice, setslice, concatenate, gather, iota) become
+index arithmetic (a gather's from the values of its indices); ops are spelled from the op table; constants become typed globals, so a float32
 kernel holds no float64 arithmetic. Backends supply how a group input is loaded and how reduction
 and matmul results are named.
 """
@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
-from . import helpers
+from . import gathering, helpers
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -39,11 +39,26 @@ def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple,
                  for d, size in enumerate(in_shape))
 
 
+def _atom(expression: str) -> bool:
+    """Whether `expression` binds as one operand: a name, or one parenthesized whole."""
+    if expression.isidentifier():
+        return True
+    if not expression.startswith("("):
+        return False
+    depth = 0
+    for position, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return position == len(expression) - 1
+    return False
+
+
 def affine(start: int, step: int, i: str) -> str:
     """start + step * i, folded where the numbers allow."""
     if i.isdigit():
         return str(start + step * int(i))
-    term = i if step == 1 else f"{step} * {i}"
+    # NOTE: `i` may be an expression (a reshape's "f1 // 2"): -1 * f1 // 2 is (-f1) // 2.
+    term = i if step == 1 else f"{step} * {i}" if _atom(i) else f"{step} * ({i})"
     if start == 0:
         return term if step == 1 else f"({term})"
     return f"({start} + {term})"
@@ -77,6 +92,8 @@ class Renderer:
         #                                    computed (intrinsics/half.py's Spelling); None: NumPy's casts
         self.fixed: set = set()            # index names that stay the same over the loop being
         #                                    rendered (a rows kernel's row)
+        self.spellings: dict = {}          # backend: (op, computation kind) -> a template that
+        #                                    replaces the op table's spelling there
         self.invariant_divide = None       # backend: (a, b, b's value or None) -> the quotient's
         #                                    name, for float32 divisions by a value that `fixed`
         #                                    says does not change; None keeps a / b
@@ -197,7 +214,8 @@ class Renderer:
 
     def spell(self, node: Node, computation: np.dtype, args: list) -> str:
         computation = self.held(computation)
-        template = OPS[node.op].spelling(computation.kind)
+        template = self.spellings.get((node.op, computation.kind)) or \
+            OPS[node.op].spelling(computation.kind)
         fields = dict(typed_constants(computation))
         if node.op == "cast" and self.held(node.dtype) != node.dtype:
             return self.convert(node.dtype, args[0])
@@ -272,6 +290,9 @@ class Renderer:
         source_index = tuple(affine(a, s, i) for a, s, i in zip(start, step, index))
         return self.value(node.inputs[0], source_index)
 
+    def _gather(self, node, index):
+        return gathering.render(self, node, index)
+
     def _iota(self, node, index):
         return self.convert(node.dtype, index[node.attrs['axis']])
 
@@ -334,56 +355,3 @@ class Renderer:
         limit = offset + source.shape[axis]
         return self.branch(f"{index[axis]} < {limit}", lambda: self.value(source, shifted),
                            lambda: self._piece(pieces[1:], axis, index))
-
-
-class Accumulators:
-    """How reductions start and take values, rendered for any backend: `acc` holds the running
-    value and `idx` the position (argmax/argmin) of reduction `node`."""
-
-    def __init__(self, renderer: Renderer):
-        self.r = renderer
-
-    def init(self, node: Node, acc: str, idx: str, acc_type) -> None:
-        r = self.r
-        r.emit(f"{idx} = 0")
-        if node.op in ("argmax", "argmin"):
-            start = "LOWEST" if node.op == "argmax" else "HIGHEST"
-            r.emit(f"{acc} = {r.constant(typed_constants(node.inputs[0].dtype)[start])}")
-            return
-        init = OPS[node.op].init
-        if init in ("True", "False"):
-            r.emit(f"{acc} = {init}")
-        else:
-            r.emit(f"{acc} = {r.constant(typed_constants(r.held(acc_type))[init.strip('{}')])}")
-
-    def better(self, node: Node, value: str, acc: str) -> str:
-        """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
-        op = ">" if node.op == "argmax" else "<"
-        return f"({value} {op} {acc} or ({value} != {value} and {acc} == {acc}))"
-
-    def combine(self, node: Node, acc: str, idx: str, value: str, acc_type, position: str) -> None:
-        r = self.r
-        if node.op in ("argmax", "argmin"):
-            r.emit(f"if {self.better(node, value, acc)}:")
-            r.push()
-            r.emit(f"{acc} = {value}")
-            r.emit(f"{idx} = {position}")
-            r.pop()
-            return
-        if r.held(acc_type) != r.held(node.dtype):
-            value = f"{r.ctor(r.held(acc_type))}({value})"
-        r.emit(f"{acc} = " + OPS[node.op].combine.format(value, acc=acc))
-
-    def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
-        """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
-        r = self.r
-        if node.op in ("argmax", "argmin"):
-            tie = f"(({other} == {acc} or ({other} != {other} and {acc} != {acc})) and " \
-                  f"{other_idx} < {idx})"
-            r.emit(f"if {self.better(node, other, acc)} or {tie}:")
-            r.push()
-            r.emit(f"{acc} = {other}")
-            r.emit(f"{idx} = {other_idx}")
-            r.pop()
-            return
-        r.emit(f"{acc} = " + OPS[node.op].combine.format(other, acc=acc))

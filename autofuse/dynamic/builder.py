@@ -117,8 +117,8 @@ class Builder:
 
     def _run(self, sizes: dict):
         watch = Watch(sizes)
-        entry = assemble(self.fn, self.structure, self._specs(sizes), self.statics, self.backend,
-                         self.name, self.options, watch)
+        entry = assemble(self.fn, self.structure, self.leaves, self._specs(sizes), self.statics,
+                         self.backend, self.name, self.options, watch)
         texts = self.target.dynamic_texts(entry)
         return entry, _description(entry, texts), texts, watch
 

@@ -19,11 +19,18 @@ class CostModel:
     max_work: int = 256
     # The most elements of one row a row-persistent reduction (softmax, layernorm) keeps on chip.
     max_row: int = 32768
+    # The longest row a sort holds on chip with its producers and consumers in its kernel
+    # (fusion/sorting.py); longer rows are sorted alone.
+    max_sort_row: int = 4096
     # A pointwise producer is recomputed in at most this many consumer groups,
     max_recompute_groups: int = 4
     # and inside one kernel computed at most at this many indices (read through shifted slices,
     # by readers themselves computed at several): its cost must not grow with a chain's depth.
     max_recompute_indices: int = 4
+    # The deepest a member's code may sit in the branches of slice assignments and concatenations
+    # it is read through (each such reader renders its operands inside an if/else): a chain of
+    # `u[::2] = ...` updates in one kernel nested past Python's 100 indentation levels.
+    max_nesting: int = 24
     # Arithmetic is not free: an op of cost c on n elements weighs c * n * this many bytes.
     bytes_per_op: float = 0.25
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import LAYOUT, MATMUL, REDUCE
+from ..ir.ops import LAYOUT, MATMUL, REDUCE, SCAN, SORT
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
 AT_OWN_INDEX = frozenset({OWN_INDEX})
 
-KINDS = ("elementwise", "loop", "input", "output")
+KINDS = ("elementwise", "loop", "input", "scan", "output", "sort")
 
 
 def outer_shape(shape: tuple, axes: tuple) -> tuple:
@@ -28,9 +28,12 @@ class Group:
         self.id = gid
         self.members: dict[int, Node] = {}
         self.indices: dict[int, frozenset] = {}
+        self.nesting: dict[int, int] = {}   # member -> branch levels its code sits in (work.py)
         self.work = 0
         self._matmul: Node | None = None
         self._reductions: list[Node] = []
+        self._sort: Node | None = None
+        self._scans: list[Node] = []
         self.root = root
         self.add(root)
         self.outputs: dict[int, Node] = {}
@@ -44,8 +47,18 @@ class Group:
         return self._matmul
 
     @property
+    def sort(self) -> Node | None:
+        """The group's sort (fusion/sorting.py: a group holds one at most), or None."""
+        return self._sort
+
+    @property
     def reductions(self) -> list[Node]:
         return sorted(self._reductions, key=lambda n: n.id)
+
+    @property
+    def scan(self) -> Node | None:
+        """The group's scan (a scan group holds one: fusion/scans.py), or None."""
+        return self._scans[0] if self._scans else None
 
     @property
     def reduce_space(self) -> tuple[tuple, tuple] | None:
@@ -64,6 +77,10 @@ class Group:
             return {shape, outer_shape(shape, axes), keepdims_shape(shape, axes)}
         if self.matmul is not None:
             return {self.matmul.shape}
+        if self.sort is not None:
+            return {self.sort.shape, self.sort.shape[:-1], self.sort.shape[:-1] + (1,)}
+        if self.scan is not None:
+            return {self.scan.shape}
         return {self.root.shape}
 
     def depends_on_reduction(self, node: Node) -> bool:
@@ -82,16 +99,22 @@ class Group:
     def __contains__(self, node: Node) -> bool:
         return node.id in self.members
 
-    def add(self, node: Node, indices: frozenset = AT_OWN_INDEX) -> None:
-        """Make `node` a member computed at `indices` (replacing what it was computed at)."""
+    def add(self, node: Node, indices: frozenset = AT_OWN_INDEX, depth: int = 0) -> None:
+        """Make `node` a member computed at `indices`, its code `depth` branch levels deep
+        (replacing what it was computed at)."""
         if node.id not in self.members:
             self.members[node.id] = node
             if node.kind == MATMUL and self._matmul is None:
                 self._matmul = node
             if node.kind == REDUCE:
                 self._reductions.append(node)
+            if node.kind == SORT and self._sort is None:
+                self._sort = node
+            if node.kind == SCAN:
+                self._scans.append(node)
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
+        self.nesting[node.id] = depth
 
     # -- once partitioning is done -------------------------------------------------------------
     def finish(self, order: dict, needed_outside: set) -> None:
@@ -113,6 +136,10 @@ class Group:
             return "output"
         if self.reductions:
             return "input"
+        if self.sort is not None:
+            return "sort"
+        if self.scan is not None:
+            return "scan"
         for node in self.nodes:
             if node.kind == LAYOUT or node.op == "iota":
                 return "loop"

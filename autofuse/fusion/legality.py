@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SORT
 from .cost import CostModel
 from .group import Group, keepdims_shape, outer_shape
+from .scans import scan_reason, scans_merge_reason
+from .sorting import into_sort_group, sort_into
 
 OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
 
@@ -45,8 +47,9 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     it at their own index; layout readers through their attributes)."""
     maps = set()
     for user in readers_in(p, g, users):
-        if user.kind in (ELEMENTWISE, REDUCE, MATMUL) or (user.op == "setslice"
-                                                          and user.inputs[0].id == p.id):
+        if user.kind in (ELEMENTWISE, REDUCE, MATMUL, SCAN) or (user.op == "setslice"
+                                                                and user.inputs[0].id == p.id) \
+                or (user.op == "gather" and user.inputs[0].id != p.id):
             maps.add(("identity",))
         else:
             maps.add((user.op, user.attrs))
@@ -75,13 +78,16 @@ def _stores(g: Group, shape: tuple) -> bool:
 
 
 # -- the table: every way a value comes to be computed inside a kernel goes through these ---------
-def budget_reason(ops: int, work: int, widest: int, cost: CostModel) -> str | None:
+def budget_reason(ops: int, work: int, widest: int, cost: CostModel, depth: int = 0) -> str | None:
     """Whether a kernel of `ops` members doing `work` evaluations per element, one member at most
-    at `widest` indices, is small enough."""
+    at `widest` indices and `depth` branch levels deep, is small enough."""
     if widest > cost.max_recompute_indices:
         return (f"the kernel would compute a value at {widest} different indices per element, "
                 f"more than a value is recomputed at ({cost.max_recompute_indices}), counting the "
                 f"indices its readers are themselves computed at")
+    if depth > cost.max_nesting:
+        return (f"the kernel would nest {depth} slice assignments or concatenations, each "
+                f"reading the next inside its branch, more than one kernel may ({cost.max_nesting})")
     if ops > cost.max_ops:
         return (f"the kernel would hold {ops} ops, more than one kernel may hold "
                 f"({cost.max_ops})")
@@ -93,20 +99,23 @@ def budget_reason(ops: int, work: int, widest: int, cost: CostModel) -> str | No
 
 
 def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
-             indices: frozenset) -> str | None:
-    """May `p` join `g`, computed there at `indices` (work.evaluations)? None if so, else why not."""
+             indices: frozenset, depth: int = 0) -> str | None:
+    """May `p` join `g`, computed there at `indices` (work.evaluations), `depth` branch levels
+    deep (work.nesting)? None if so, else why not."""
     reason = edge_reason(p, g, users, is_output, cost)
     if reason is None:
-        reason = budget_reason(len(g.members) + 1, g.work + len(indices), len(indices), cost)
+        reason = budget_reason(len(g.members) + 1, g.work + len(indices), len(indices), cost,
+                               depth)
     return reason
 
 
 def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
-                 cost: CostModel) -> tuple[str | None, Group | None]:
+                 cost: CostModel, cycle=None) -> tuple[str | None, Group | None]:
     """May `groups` become one kernel? (None, the kernel) if so, else (why not, None). `combine()`
     makes the kernel's members; `count(kernel)` counts their indices again (the costly part, so
-    it runs only once every edge passes). Every value one member reads from another must pass
-    the same table as a producer joining a consumer, and the kernel must fit the same budgets."""
+    it runs only once every edge passes, and after `cycle()`, where given: why merging would
+    make a cycle, or None). Every value one member reads from another must pass the same table
+    as a producer joining a consumer, and the kernel must fit the same budgets."""
     reason = _spaces_reason(groups)
     if reason is not None:
         return reason, None
@@ -120,9 +129,12 @@ def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
         reason = edge_reason(p, merged, users, p.id in outputs, cost)
         if reason is not None:
             return reason.replace("{p}", "{n%d}" % p.id), None
+    reason = cycle() if cycle is not None else None
+    if reason is not None:
+        return reason, None
     count(merged)
     widest = max(len(indices) for indices in merged.indices.values())
-    reason = budget_reason(ops, merged.work, widest, cost)
+    reason = budget_reason(ops, merged.work, widest, cost, max(merged.nesting.values()))
     return (reason, None) if reason is not None else (None, merged)
 
 
@@ -130,6 +142,11 @@ def _spaces_reason(groups: list[Group]) -> str | None:
     """Whether the groups iterate over one space (a reduction's groups over its rows)."""
     if any(g.matmul is not None for g in groups):
         return "a matmul kernel is not merged with other kernels"
+    if any(g.sort is not None for g in groups):
+        return "a sort kernel is not merged with other kernels"
+    reason = scans_merge_reason(groups)
+    if reason is not None:
+        return reason
     spaces = {g.reduce_space for g in groups if g.reduce_space is not None}
     if len(spaces) > 1:
         return "they reduce over different axes or shapes"
@@ -153,6 +170,16 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
                     f"transpose); computing it once and storing it beats recomputing it for each, "
                     f"which compounds across chained stencils")
+    if (p.kind == SORT or g.sort is not None) and (p.kind == SCAN or g.scan is not None):
+        return "a sort and a scan are separate kernels"
+    if p.kind == SORT:
+        return sort_into(p, g, users, cost, descendants)
+    if g.sort is not None:
+        return into_sort_group(p, g, cost)
+    if p.kind == SCAN or g.scan is not None:
+        reason = scan_reason(p, g, users)
+        if reason is not None:
+            return reason
     if p.kind == MATMUL:
         return _matmul_into(p, g, users)
     if g.matmul is not None:

@@ -13,12 +13,13 @@ from .group import Group
 from .legality import can_fuse, merge_reason, readers_in
 from .order import launch_order, path_outside
 from .program import Decision, FusedProgram
-from .work import IndexPaths, evaluations
+from .work import IndexPaths, evaluations, nesting
 
 # How many recent groups reading one value a group tries to merge with (horizontal fusion), and
 # how many passes over all values it makes: both bound the work on programs of many groups.
 SIBLING_WINDOW = 4
 SIBLING_PASSES = 3
+CYCLE = "a value leaves one of them and comes back through another kernel"
 
 
 def _free(node: Node) -> bool:
@@ -56,15 +57,23 @@ class Partitioner:
                 for value in self.reads(group):
                     readers.setdefault(value, []).append(group.id)
             merged = False
+            # NOTE: a pair refused stays refused while neither group changes (a merge makes a new
+            # Group object): a loop's sweeps share several read values (a coefficient, a zeros
+            # base) and would otherwise try the same pairs once for each.
+            refused: set = set()
             for group_ids in readers.values():
                 recent: list[int] = []
                 for group_id in group_ids:
                     current = self.surviving(group_id)
                     for other in recent:
                         pair = [self.groups[other], self.groups[current]]
-                        if other != current and self.try_merge(pair)[0] is not None:
+                        key = (id(pair[0]), id(pair[1]))
+                        if other == current or key in refused:
+                            continue
+                        if self.try_merge(pair, cycle_first=True)[0] is not None:
                             current, merged = self.surviving(current), True
                             break
+                        refused.add(key)
                     recent = [self.surviving(i) for i in recent]
                     recent = [i for i in dict.fromkeys(recent) if i != current] + [current]
                     recent = recent[-SIBLING_WINDOW:]
@@ -102,6 +111,10 @@ class Partitioner:
         readers = [(r, group.indices[r.id]) for r in readers_in(node, group, self.users)]
         return evaluations(node, readers, self.paths, stored, self.cost.max_work)
 
+    def depth_in(self, node: Node, group: Group) -> int:
+        """The branch levels `group` would compute `node` inside (its readers there are placed)."""
+        return nesting((r, group.nesting[r.id]) for r in readers_in(node, group, self.users))
+
     def place(self, node: Node) -> None:
         groups = self.consumer_groups(node)
         is_output = node.id in self.outputs
@@ -109,11 +122,12 @@ class Partitioner:
             self.new_group(node)
             return
         indices = {g.id: self.indices_in(node, g, is_output) for g in groups}
-        reasons = {g.id: can_fuse(node, g, self.users, is_output, self.cost, indices[g.id])
-                   for g in groups}
+        depths = {g.id: self.depth_in(node, g) for g in groups}
+        reasons = {g.id: can_fuse(node, g, self.users, is_output, self.cost, indices[g.id],
+                                  depths[g.id]) for g in groups}
         if len(groups) == 1:
             if reasons[groups[0].id] is None:
-                self.join(node, groups[0], indices[groups[0].id])
+                self.join(node, groups[0], indices[groups[0].id], depths[groups[0].id])
             else:
                 self.materialize(node, groups, reasons)
             return
@@ -122,16 +136,18 @@ class Partitioner:
             why_not = recompute_reason(node, counts, self.cost)
             if why_not is None:
                 for group in groups:
-                    self.join(node, group, indices[group.id])
+                    self.join(node, group, indices[group.id], depths[group.id])
                 return
             if pointwise(node):
                 reasons = {g.id: why_not for g in groups}
         merged, why = self.try_merge(groups)
         if merged is not None:
             merged_indices = self.indices_in(node, merged, is_output)
-            reason = can_fuse(node, merged, self.users, is_output, self.cost, merged_indices)
+            merged_depth = self.depth_in(node, merged)
+            reason = can_fuse(node, merged, self.users, is_output, self.cost, merged_indices,
+                              merged_depth)
             if reason is None:
-                self.join(node, merged, merged_indices)
+                self.join(node, merged, merged_indices, merged_depth)
                 return
             reasons = {merged.id: reason}
             groups = [merged]
@@ -149,8 +165,8 @@ class Partitioner:
         self.groups_of.setdefault(node.id, []).append(group)
         return group
 
-    def join(self, node: Node, group: Group, indices: frozenset) -> None:
-        group.add(node, indices)
+    def join(self, node: Node, group: Group, indices: frozenset, depth: int = 0) -> None:
+        group.add(node, indices, depth)
         self.groups_of.setdefault(node.id, []).append(group)
 
     def materialize(self, node: Node, groups: list[Group], reasons: dict) -> None:
@@ -163,14 +179,22 @@ class Partitioner:
         self.new_group(node)
 
     # -- multi-output fusion of consumer groups ------------------------------------------------
-    def try_merge(self, groups: list[Group]) -> tuple[Group | None, str | None]:
+    def try_merge(self, groups: list[Group], cycle_first: bool = False,
+                  ) -> tuple[Group | None, str | None]:
         """Merge groups into one when the legality table allows every edge the merge makes
-        internal and no cycle forms: (the merged group, None), else (None, why not)."""
+        internal and no cycle forms: (the merged group, None), else (None, why not).
+        `cycle_first`: look for the cycle once the edges pass, before counting the merged
+        group's indices (sibling merges, whose reason nobody reads: a loop's sweeps two steps
+        apart pass every edge and would each be counted before the cycle refused them)."""
         target = next((g for g in groups if g.reduce_space is not None), groups[0])
+        cycle = (lambda: CYCLE if path_outside(groups, self.users, self.order, self.groups_of)
+                 else None) if cycle_first else None
         refusal, trial = merge_reason(groups, lambda: self.combined(groups, target),
-                                      self.count_indices, self.users, self.outputs, self.cost)
-        if refusal is None and path_outside(groups, self.users, self.order, self.groups_of):
-            refusal = "a value leaves one of them and comes back through another kernel"
+                                      self.count_indices, self.users, self.outputs, self.cost,
+                                      cycle)
+        if refusal is None and not cycle_first and \
+                path_outside(groups, self.users, self.order, self.groups_of):
+            refusal = CYCLE
         if refusal is not None:
             return None, refusal
         for group in groups:
@@ -207,7 +231,7 @@ class Partitioner:
         for node in reversed(ordered):
             readers = readers_in(node, trial, self.users)
             stored = node.id in self.outputs or len(self.users[node.id]) > len(readers)
-            trial.add(node, self.indices_in(node, trial, stored))
+            trial.add(node, self.indices_in(node, trial, stored), self.depth_in(node, trial))
 
     # -- the result ----------------------------------------------------------------------------
     def finish(self) -> FusedProgram:

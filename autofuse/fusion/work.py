@@ -8,7 +8,7 @@ kernel's own index, so a member's evaluations are a set of ints and the kernel's
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE
+from ..ir.ops import ELEMENTWISE, SCAN
 
 OWN_INDEX = 0
 
@@ -18,7 +18,8 @@ def index_map(reader: Node, position: int):
     source = reader.inputs[position]
     if reader.kind == ELEMENTWISE:
         return None if source.shape == reader.shape else ("broadcast", source.shape, reader.shape)
-    if reader.op == "setslice" and position == 0:
+    if reader.kind == SCAN or (reader.op == "setslice" and position == 0) \
+            or (reader.op == "gather" and position > 0):
         return None
     return (reader.op, reader.attrs, reader.shape, position)
 
@@ -37,6 +38,22 @@ class IndexPaths:
         if found is None:
             found = self._ids[key] = len(self._ids) + 1
         return found
+
+
+def branches(reader: Node) -> int:
+    """How many if/else levels `reader` renders its operands inside (backends/render.py): one
+    for a slice assignment, one for each piece of a concatenation but the last."""
+    if reader.op == "setslice":
+        return 1
+    if reader.op == "concatenate":
+        return len(reader.inputs) - 1
+    return 0
+
+
+def nesting(readers) -> int:
+    """How deep a member's code sits in branches, given `readers` as (reader, its nesting) pairs
+    of the members that read it."""
+    return max((depth + branches(reader) for reader, depth in readers), default=0)
 
 
 def evaluations(node: Node, readers, paths: IndexPaths, stored: bool, limit: int) -> frozenset:

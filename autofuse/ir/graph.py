@@ -166,11 +166,13 @@ class Builder:
 
     def add(self, op: str, inputs=(), attrs=None, origin=None, shape=None, dtype=None) -> Node:
         from .infer import infer
-        attrs = Attrs(attrs)
+        attrs = attrs if type(attrs) is Attrs else Attrs(attrs)
         inputs = tuple(inputs)
         if shape is None or dtype is None:
             shape, dtype = infer(op, inputs, attrs)
-        node = Node(self._next, op, inputs, attrs, tuple(int(s) for s in shape), np.dtype(dtype), origin)
+        if not isinstance(dtype, np.dtype):
+            dtype = np.dtype(dtype)
+        node = Node(self._next, op, inputs, attrs, tuple(map(int, shape)), dtype, origin)
         self._next += 1
         self.nodes.append(node)
         return node

@@ -6,7 +6,7 @@ import functools
 import numpy as np
 
 from ..errors import ShapeError
-from .ops import ELEMENTWISE, OPS, REDUCE
+from .ops import ELEMENTWISE, OPS, REDUCE, SCAN
 
 
 def same_shape(shapes) -> tuple | None:
@@ -63,6 +63,11 @@ def infer(op: str, inputs: tuple, attrs) -> tuple[tuple, np.dtype]:
         if op in ("any", "all"):
             return shape, np.dtype(bool)
         return shape, source.dtype
+    if row.kind == SCAN:
+        (source,) = inputs
+        if not 0 <= attrs["axis"] < source.ndim:
+            raise ShapeError(f"scan axis {attrs['axis']} is outside {source.ndim} dimensions")
+        return source.shape, source.dtype
     return _LAYOUT_AND_SOURCES[op](inputs, attrs)
 
 
@@ -129,6 +134,31 @@ def _concatenate(inputs, attrs):
     return tuple(shape), first.dtype
 
 
+def _sort(inputs, attrs):
+    (source,) = inputs
+    if source.ndim == 0:
+        raise ShapeError("a sort needs at least one axis (the tracer gives 0-d values one)")
+    return source.shape, source.dtype
+
+
+def _argsort(inputs, attrs):
+    return _sort(inputs, attrs)[0], np.dtype(np.int64)
+
+
+def _gather(inputs, attrs):
+    data, *indices = inputs
+    indexed, kept = attrs["indexed"], attrs["kept"]
+    if not indices or len(indices) != len(indexed) or len(indexed) + len(kept) != data.ndim:
+        raise ShapeError(f"gather of {data.shape} with {len(indices)} indices along {indexed}")
+    shape = indices[0].shape
+    if any(index.shape != shape or index.dtype != np.int64 for index in indices):
+        raise ShapeError("gather indices must be int64 arrays of one shape")
+    others = [d for d in range(data.ndim) if d not in indexed]
+    if any(data.shape[d] != shape[axis] for d, axis in zip(others, kept)):
+        raise ShapeError(f"gather keeps axes {kept} of {shape} that differ from {data.shape}")
+    return shape, data.dtype
+
+
 def _matmul(inputs, attrs):
     a, b = inputs
     if a.ndim < 2 or b.ndim < 2 or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
@@ -153,7 +183,10 @@ _LAYOUT_AND_SOURCES = {
     "slice": _slice,
     "setslice": _setslice,
     "concatenate": _concatenate,
+    "gather": _gather,
     "matmul": _matmul,
+    "sort": _sort,
+    "argsort": _argsort,
     "constant": _constant,
     "iota": _iota,
 }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .graph import Graph, Node
-from .ops import ELEMENTWISE, OPS, REDUCE
+from .ops import ELEMENTWISE, OPS, REDUCE, SCAN
 
 
 def evaluate(graph: Graph, args) -> list[np.ndarray]:
@@ -40,6 +40,9 @@ def evaluate_node(node: Node, args: list) -> np.ndarray:
             result = row.ufunc(*args)
     elif row.kind == REDUCE:
         result = _reduce(node, args[0])
+    elif row.kind == SCAN:
+        ufunc = getattr(np, attrs["ufunc"])
+        result = ufunc.accumulate(args[0], axis=attrs["axis"], dtype=node.dtype)
     else:
         result = _EVALUATORS[node.op](node, args, attrs)
     result = np.asarray(result)
@@ -82,6 +85,23 @@ def _iota(node, args, attrs):
     return np.broadcast_to(line.reshape(view), shape)
 
 
+def _gather(node, args, attrs):
+    data, *indices = args
+    indexed, kept = attrs["indexed"], attrs["kept"]
+    others = [d for d in range(data.ndim) if d not in indexed]
+    key = []
+    for d, size in enumerate(data.shape):
+        if d in indexed:
+            index = np.asarray(indices[indexed.index(d)], dtype=np.int64)
+            key.append(np.clip(np.where(index < 0, index + size, index), 0, max(size - 1, 0)))
+        else:
+            axis = kept[others.index(d)]
+            line = [1] * node.ndim
+            line[axis] = size
+            key.append(np.arange(size).reshape(line))
+    return data[tuple(key)] if node.size else np.zeros(node.shape, data.dtype)
+
+
 _EVALUATORS = {
     "broadcast_to": lambda node, args, attrs: np.broadcast_to(args[0], attrs["shape"]),
     "transpose": lambda node, args, attrs: np.transpose(args[0], attrs["perm"]),
@@ -89,7 +109,13 @@ _EVALUATORS = {
     "slice": lambda node, args, attrs: args[0][_slice_index(attrs, attrs["shape"])],
     "setslice": _setslice,
     "concatenate": lambda node, args, attrs: np.concatenate(args, axis=attrs["axis"]),
+    "gather": _gather,
     "matmul": lambda node, args, attrs: np.matmul(*args),
+    # NOTE: argsort is stable: ties keep their order (any order is a valid unstable argsort, and
+    # the kernels give this one). Values sort by NumPy's default kind (its fastest; equal values
+    # are interchangeable). NaN sorts last, as NumPy's every kind does.
+    "sort": lambda node, args, attrs: np.sort(args[0], axis=-1),
+    "argsort": lambda node, args, attrs: np.argsort(args[0], axis=-1, kind="stable"),
     "constant": lambda node, args, attrs: attrs["value"].array,
     "iota": _iota,
 }

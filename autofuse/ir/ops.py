@@ -17,6 +17,8 @@ ELEMENTWISE = "elementwise"
 REDUCE = "reduce"
 LAYOUT = "layout"
 MATMUL = "matmul"
+SORT = "sort"
+SCAN = "scan"
 SOURCE = "source"
 
 
@@ -92,6 +94,12 @@ _ROWS = [
         vjp=()),
     _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8,
         vjp=("g", "-g * np.floor_divide(x0, x1)")),
+    # C's remainder (the sign of the dividend): libm's exact fmod for floats; for integers Python's
+    # % (the divisor's sign) moved by one divisor where the signs differ, 0 for a zero divisor.
+    _ew("fmod", 2, {"f": "math.fmod({0}, {1})", "b": "False",
+                    "*": "(({0} % {1}) - ({1} if ({0} % {1}) != {ZERO} and (({0} % {1}) < {ZERO}) != "
+                         "({0} < {ZERO}) else {ZERO}))"}, cost=8,
+        vjp=("g", "-g * np.trunc(x0 / x1)")),
     _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True,
         vjp=("np.where(x1 == 0, 0, g * x1 * x0 ** (x1 - 1))",
              "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)")),
@@ -217,6 +225,9 @@ _ROWS = [
     Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}", vjp=()),
     Op("argmax", REDUCE, 1, None, {}, vjp=()),
     Op("argmin", REDUCE, 1, None, {}, vjp=()),
+    # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,
+    # in the node's dtype (the tracer casts to NumPy's accumulation dtype first)
+    Op("scan", SCAN, 1, None, {}, vjp="scan"),
     # layout: index maps
     Op("broadcast_to", LAYOUT, 1, vjp="broadcast_to"),
     Op("transpose", LAYOUT, 1, vjp="transpose"),
@@ -224,6 +235,15 @@ _ROWS = [
     Op("slice", LAYOUT, 1, vjp="slice"),
     Op("setslice", LAYOUT, 2, vjp="setslice"),
     Op("concatenate", LAYOUT, None, vjp="concatenate"),
+    # sorts along the last axis (the tracer moves any other axis there): values, or the stable
+    # order of them (argsort); NaN last, as NumPy (ir/sorting.py holds their reference and keys)
+    Op("sort", SORT, 1, vjp=None),
+    Op("argsort", SORT, 1, vjp=()),
+    # gather(data, index0, ...): data read where int64 indices (all of the result's shape) say,
+    # along data axes attrs indexed; each other data axis follows a result axis (attrs kept).
+    # A negative index counts from the end; out of range reads a clamped index (the tracer has
+    # the call check them, trace/checks.py)
+    Op("gather", LAYOUT, None),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # sources
@@ -239,6 +259,11 @@ ELEMENTWISE_UFUNCS: dict[str, Op] = {
 }
 
 REDUCTIONS = tuple(row.name for row in _ROWS if row.kind == REDUCE)
+
+# The ufuncs a scan combines by, and the typed constant (typed_constants) that is its identity:
+# the value a block scan pads with and cumulative_sum's include_initial prepends.
+SCAN_IDENTITY = {"add": "ZERO", "multiply": "ONE", "maximum": "LOWEST", "minimum": "HIGHEST",
+                 "logical_and": "ONE", "logical_or": "ZERO"}
 
 
 def typed_constants(dtype: np.dtype) -> dict[str, object]:

@@ -37,6 +37,7 @@ class Traced:
     mutations: list = field(default_factory=list)    # (argument leaf index, graph output index)
     weak_int_casts: dict = field(default_factory=dict)
     nonnegative: tuple = ()     # Python int argument leaves NumPy refuses when negative (exponents)
+    checks: tuple = ()          # (graph output index, error class, message): raised where True
 
 
 def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
@@ -88,9 +89,13 @@ def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None 
             if tracer._buffer.version > 0:
                 mutations.append((index, len(nodes)))
                 nodes.append(tracer._buffer.node)
+        checks = []
+        for node, error, message in ctx.checks:
+            checks.append((len(nodes), error, message))
+            nodes.append(node)
     graph = Graph(ctx.builder.nodes, ctx.inputs, nodes, ctx.name)
     return Traced(graph, out_structure, outputs, mutations, _weak_int_checks(specs, statics, ctx),
-                  tuple(sorted(ctx.nonnegative)))
+                  tuple(sorted(ctx.nonnegative)), tuple(checks))
 
 
 def _weak_int_checks(specs, statics: dict, ctx: TraceContext) -> dict:

@@ -57,6 +57,8 @@ class TraceContext:
         self.nonnegative: set[int] = set()      # Python int arguments used as integer exponents
         self.derived_from: str | None = None    # set while autodiff writes a node's gradient
         self.sizes = None                       # dynamic.sizes.Watch: stand-in sizes to watch
+        self.checks: list = []                  # (0-d bool node, error class, message): the call
+        #                                         raises the error where the node is True (checks.py)
 
     def __enter__(self):
         if current() is not None:

@@ -7,8 +7,8 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (contractions, creation, einsum, layout, linalg, matmul, padding, reductions, repetition, shifting,
-               statistics, triangles, ufuncs)
+from . import (compositions, contractions, creation, einsum, gather, layout, linalg, matmul, padding,
+               reductions, repetition, scans, scatter, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
 from .layout import as_tracer
 from .tracer import Tracer, fresh
@@ -164,8 +164,18 @@ FUNCTIONS = {
     np.tile: repetition.tile, np.repeat: repetition.repeat,
     np.linalg.norm: linalg.norm, np.cov: statistics.cov, np.corrcoef: statistics.corrcoef,
     np.einsum: einsum.einsum,
+    np.sort: sorting.sort, np.argsort: sorting.argsort, np.partition: sorting.partition,
+    np.argpartition: sorting.argpartition, np.median: sorting.median,
+    np.nanmedian: sorting.nanmedian, np.quantile: sorting.quantile,
+    np.percentile: sorting.percentile,
+    np.cumsum: scans.cumsum, np.cumprod: scans.cumprod,
+    np.cumulative_sum: scans.cumulative_sum, np.cumulative_prod: scans.cumulative_prod,
+    np.take: gather.take, np.take_along_axis: gather.take_along_axis,
+    np.put_along_axis: scatter.put_along_axis,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
+
+FUNCTIONS.update(compositions.FUNCTIONS)
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 
@@ -173,6 +183,7 @@ UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 def supported_names() -> list[str]:
     names = {_public_name(fn) for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
     names |= {f"np.{alias}" for alias in UFUNC_ALIASES} | {"np.vecdot"}
+    names |= {f"np.{name}" for name in compositions.UFUNCS}
     return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
                            "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
 
@@ -221,6 +232,8 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         if unknown:
             raise UnsupportedError(f"np.vecdot: arguments {unknown} are not supported{where()}")
         return contractions.vecdot(*inputs, **kwargs)
+    if name in compositions.UFUNCS:
+        return compositions.UFUNCS[name](*inputs, **kwargs)
     if name not in ELEMENTWISE_UFUNCS:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)
@@ -241,8 +254,12 @@ def _ufunc_method(name, method, inputs, kwargs):
     if method == "reduce" and name in _REDUCE_METHODS:
         axis = kwargs.pop("axis", 0)
         return reductions.reduce(_REDUCE_METHODS[name], inputs[0], axis=axis, **kwargs)
+    if method == "at" and name == "add" and not kwargs:
+        return scatter.add_at(*inputs)
     if method == "outer" and name in ELEMENTWISE_UFUNCS and ELEMENTWISE_UFUNCS[name].arity == 2:
         return _outer(name, *inputs, **kwargs)
+    if method == "accumulate":
+        return scans.accumulate(name, inputs, kwargs)
     raise unsupported(f"np.{name}.{method}")
 
 

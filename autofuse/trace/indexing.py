@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError, TraceError, UnsupportedError, describe, where
-from . import masking
+from . import gather, masking, scatter
 from .context import current
 from .tracer import Tracer, fresh, specializable_arguments
 from .ufuncs import operand_type, to_node
@@ -68,8 +68,10 @@ def _parse(key, shape) -> tuple[list, tuple, bool]:
 def getitem(x: Tracer, key, for_write: bool = False) -> Tracer:
     """x[key] with NumPy's basic indexing: a view (a scalar copy when every axis takes an int);
     a boolean mask of x's shape gives a selection that only reductions consume."""
-    if _is_mask(key) and not for_write:
+    if _is_mask(key) and not for_write and (isinstance(key, Tracer) or key.shape == x.shape):
         return masking.select(x, key)
+    if not for_write and gather.is_advanced(key):
+        return gather.getitem(x, key, getitem)
     axes, final, all_ints = _parse(key, x.shape)
     view = x
     if any((start, step, count) != (0, 1, size) for (start, step, count, _), size in zip(axes, x.shape)):
@@ -95,6 +97,9 @@ def setitem(x: Tracer, key, value) -> None:
         raise TraceError(f"item assignment into a scalar{where()}")
     if _is_mask(key):
         _assign_masked(x, key, value)
+        return
+    if gather.is_advanced(key):
+        scatter.setitem(x, key, value)
         return
     target = getitem(x, key, for_write=True)
     what = "assignment x[...] = value"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, indexing, layout, matmul, reductions, repetition, ufuncs
+from . import functions, gather, indexing, layout, matmul, reductions, repetition, scans, sorting, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -104,6 +104,8 @@ def _install():
     for name in ("sum", "prod", "max", "min", "any", "all"):
         setattr(Tracer, name, lambda self, axis=None, *args, _n=name, **kwargs:
                 reductions.reduce(_n, self, axis, *args, **kwargs))
+    Tracer.cumsum = lambda self, axis=None, dtype=None, out=None: scans.cumsum(self, axis, dtype, out)
+    Tracer.cumprod = lambda self, axis=None, dtype=None, out=None: scans.cumprod(self, axis, dtype, out)
     Tracer.argmax = lambda self, axis=None, out=None, keepdims=False: reductions.arg_reduce(
         "argmax", self, axis, keepdims, out=out)
     Tracer.argmin = lambda self, axis=None, out=None, keepdims=False: reductions.arg_reduce(
@@ -134,6 +136,14 @@ def _install():
     Tracer.clip = lambda self, min=None, max=None, out=None, **kw: functions.clip(
         self, min, max, out=out, **kw)
     Tracer.round = lambda self, decimals=0, out=None: functions.round_(self, decimals, out)
+    Tracer.sort = sorting.sort_in_place
+    Tracer.partition = sorting.partition_in_place
+    Tracer.argsort = lambda self, axis=-1, kind=None, order=None, **kw: sorting.argsort(
+        self, axis, kind, order, **kw)
+    Tracer.argpartition = lambda self, kth, axis=-1, kind="introselect", order=None: \
+        sorting.argpartition(self, kth, axis, kind, order)
+    Tracer.take = lambda self, indices, axis=None, out=None, mode="raise": gather.take(
+        self, indices, axis, out, mode)
     Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 

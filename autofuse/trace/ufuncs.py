@@ -151,6 +151,9 @@ def _check_exponent(exponent, what: str) -> None:
                 raise NumPyValueError(message)
         elif exponent.weak is int and node.op == "input":
             current().nonnegative.add(node.attrs["index"])
+        elif exponent.dtype.kind == "i":
+            from . import checks
+            checks.nonnegative_exponent(exponent, message)
         return
     if np.any(np.asarray(exponent) < 0):
         raise NumPyValueError(message)

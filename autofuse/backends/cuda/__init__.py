@@ -5,11 +5,11 @@ Where each step lives:
 - which kernel a group becomes, and why: plan.py (`choose`), sized by tuning.py (`Tuning`, every
   generator constant) and device.py (`Device`, the GPU's facts);
 - its source: writer.py (`KernelWriter`: kernel.py's core plus one emitter a strategy in emit/:
-  elementwise, vector, transpose, strip, rows, columns, split, two_stage, combine, matmul,
-  matmul_tiles); the device functions kernels call are in intrinsics/;
+  elementwise, vector, transpose, strip, rows, tiles, columns, split, two_stage, combine, scans,
+  matmul, matmul_tiles, sorting); the device functions kernels call are in intrinsics/;
 - compiled: compile.py (module text -> PTX -> cubin, disk cache);
 - launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;
-  driver.py is the CUDA driver).
+  driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch).
 
 Without a GPU, `lower()` still generates every kernel's source and PTX for inspection; under the
 CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.

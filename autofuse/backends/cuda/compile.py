@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import BackendError, where
 from .. import disk_cache
 from ..literals import literal
-from .kernel import storage_dtype
+from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
 
 CC = (9, 0)                      # PTX target without a GPU (Hopper, the project's GPU machines)
@@ -93,8 +93,8 @@ def signature(kernel):
     sig += [types.int64] * len(kernel.sizes)
     for name, _, dtype in kernel.scratch:
         element = from_dtype(dtype)
-        # NOTE: atomics need an array, so the counter is the one numba-array parameter.
-        sig.append(types.Array(element, 1, "C") if name == "counter" else types.CPointer(element))
+        # NOTE: atomics need an array: the counter and look-back state are numba-array parameters.
+        sig.append(types.Array(element, 1, "C") if atomic_scratch(name) else types.CPointer(element))
     return tuple(sig)
 
 

@@ -17,7 +17,8 @@ from ...arrays import contiguous
 from ...fusion.group import Group
 from ...ir.graph import Node
 from .. import helpers
-from ..render import Accumulators, Renderer, short
+from ..accumulators import Accumulators
+from ..render import Renderer, short
 from .device import Device
 from .intrinsics import divide as cuda_divide
 from .intrinsics import half as cuda_half
@@ -147,6 +148,12 @@ def in_bounds(index: tuple, shape: tuple, ranges: dict) -> bool:
             if not 0 <= value < size:
                 return False
     return True
+
+
+def atomic_scratch(name: str) -> bool:
+    """Whether a scratch buffer is passed as a numba array (atomics need one): the split
+    reduction's counter and a scan's look-back state (emit/scans.py), else a raw pointer."""
+    return name == "counter" or name.startswith("sync_")
 
 
 def storage_dtype(dtype) -> np.dtype:

@@ -3,7 +3,7 @@
 `choose(group, tuning, device, simulator)` returns a `Plan`: the strategy, the sizes it was
 chosen from, and the reason in words (shown as `kernels[i].reason`). Each strategy's own finer
 choices (vector widths, tiles) are made by its emitter's plan function: emit/strip.plan,
-emit/two_stage.plan, emit/matmul_tiles.refusal.
+emit/two_stage.plan, emit/tiles.plan_rows and plan_columns, emit/matmul_tiles.refusal.
 """
 from __future__ import annotations
 
@@ -13,20 +13,23 @@ import numpy as np
 
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import two_stage
+from .emit import scans, sorting, tiles, two_stage
 from .tuning import Tuning
 
 
 @dataclass(frozen=True)
 class Plan:
-    strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows", "columns"
+    strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows",
+    #                                   "row tiles", "column tiles", "columns", "sort", scans' own
     reason: str
     shape: tuple = ()                 # reductions: the reduced space, its reduced axes,
     axes: tuple = ()
     outer: int = 0                    # ... the outputs, and the elements each reduces
     inner: int = 0
     row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
-    layout: two_stage.Plan | None = None   # two-stage: its layout
+    layout: two_stage.Plan | None = None   # two-stage, row and column tiles: the layout
+    sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
+    scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False,
@@ -34,6 +37,12 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count."""
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
+    if group.kind == "sort":
+        rows, reason = sorting.plan(group, tuning, simulator)
+        return Plan("sort", reason, sorting=rows)
+    if group.kind == "scan":
+        chosen = scans.plan(group, tuning, device, simulator)
+        return Plan(chosen.strategy, chosen.reason, scan=chosen)
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:
@@ -75,6 +84,27 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks",
                     layout=layout, **sizes)
+    columns = None if independent else \
+        tiles.plan_columns(group, shape, axes, outer, inner, tuning, simulator)
+    if columns:
+        return Plan("column tiles", f"reductions the rest of the column needs, over {inner} "
+                    f"elements of each of {outer} columns: a block a tile of {columns.width} "
+                    f"columns, {columns.height} threads a column", layout=columns, **sizes)
+    # NOTE: where no input is near the reduced space's size, the operand is a broadcast product
+    # (k-means' distances to a few centroids): a thread an output reads the small inputs' values
+    # common to a warp's outputs once for all of them (loads of one address), where a block or
+    # warp a row would spread those reads across lanes, one sector each. (Not where outputs of
+    # the reduced space's shape are written: a thread a row would store them a row apart.)
+    streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
+    if trailing and not streamed and not row_outputs and outer >= tuning.threads * device.sms:
+        return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
+                    f"(no input near its size): a thread an output, the reduced axes looped",
+                    **sizes)
+    rows = tiles.plan_rows(group, shape, axes, outer, inner, tuning, device, simulator) \
+        if trailing else None
+    if rows:
+        return Plan("row tiles", f"{outer} rows of {inner} elements: {rows.width} rows a block, "
+                    f"{rows.height} lanes of a warp a row", layout=rows, **sizes)
     if trailing and (inner >= 32 or outer < tuning.rows_per_sm * device.sms):
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row): a block "
                     f"a row, the row held on chip", **sizes)

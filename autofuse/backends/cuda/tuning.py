@@ -39,6 +39,9 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
+    column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
+    column_tile_threads: int = 512    # ... of this many threads, the rest walking the column
     # -- rows kernels (a block a row, the row held in registers) --------------------------------
     rows_per_sm: int = 32             # short trailing reductions stay rows kernels under this
     #                                   many rows an SM (else a thread an output: columns)
@@ -57,6 +60,17 @@ class Tuning:
     row_hint_bytes: int = 4           # row_reload and row_stores for elements this wide or wider
     row_hoist: bool = True            # values of one per row rendered before the row's loop
     row_read_vector_bytes: int = 4    # other inputs of row outputs (gamma, beta) read as vectors
+    row_vector_tail: bool = True      # rows not a multiple of block x lanes as vectors too
+    row_tile_least: int = 16          # rows of this many elements ...
+    row_tile_elements: int = 512      # ... up to this many: row tiles (a warp or less a row,
+    row_tile_items: int = 4           # each lane about this many elements)
+    # -- scans (emit/scans.py) ----------------------------------------------------------------
+    scan_threads: int = 256           # threads a block of a rows or look-back scan
+    scan_items: int = 8               # consecutive elements a thread scans serially a round
+    scan_lines_per_sm: int = 4        # at least this many lines an SM: a block a line (rows);
+    #                                   fewer, longer than a round: tiles across blocks (look-back)
+    scan_short: int = 16              # lines this short, the last axis: a thread a line
+    scan_column_lines: int = 4096     # a non-last axis with this many lines: a thread a line
     # -- matrix products -------------------------------------------------------------------
     tile: int = 128                   # the general matmul: tile x tile outputs a block ...
     tile_k: int = 16                  # ... tile_k-deep slabs
@@ -80,6 +94,11 @@ class Tuning:
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)
     sim_steps: int = 2                # ... elements a thread at least
+    # -- sorts (emit/sorting.py) ----------------------------------------------------------
+    sort_row: int = 4096              # rows of a lone sort up to this many (padded) elements are
+    #                                   sorted in shared memory (where 48 KiB hold them)
+    sort_threads: int = 512           # threads a block of a sort kernel, at most
+    library_sort: bool = True         # longer rows: CuPy's or torch's sort, for their arrays
     # -- stencils --------------------------------------------------------------------------
     strip_rows: int = 4               # rows of a strip kernel (0: never take it)
     # -- arithmetic ------------------------------------------------------------------------

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ...fusion.group import Group
 from .device import HOPPER, Device
-from .emit import two_stage
+from .emit import tiles, two_stage
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
 from .emit.held import Held
 from .emit.matmul import Matmul
 from .emit.rows import Rows
+from .emit.sorting import Sorts
+from .emit.scans import Scans
 from .emit.split import Split
 from .emit.transpose import Transposes
 from .emit.vector import Vectors
@@ -20,7 +22,7 @@ from .tuning import DEFAULT, Tuning
 
 
 class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split, Combining,
-                   Matmul, KernelBase):
+                   Matmul, Sorts, Scans, KernelBase):
     """Writes one fusion group's kernel by the plan it is given (write)."""
 
     def write(self, plan: Plan) -> KernelSource:
@@ -28,12 +30,18 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
             return self.matmul()
         if plan.strategy == "pointwise":
             return self.pointwise()
+        if plan.strategy == "sort":
+            return self.sort_rows(plan.sorting)
+        if plan.scan is not None:
+            return self.scan(plan.scan)
         shape, axes, outer, inner = plan.shape, list(plan.axes), plan.outer, plan.inner
         row_outputs = [p for p in self.outputs if p.node.id in plan.row_outputs]
         if plan.strategy == "split":
             return self.split(shape, axes, inner, row_outputs)
         if plan.strategy == "two-stage":
             return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs)
+        if plan.strategy in ("row tiles", "column tiles"):
+            return tiles.write(self, shape, axes, outer, inner, plan.layout)
         outer_axes = [d for d in range(len(shape)) if d not in axes]
         if plan.strategy == "rows":
             return self.rows(shape, axes, outer_axes, outer, inner)

@@ -48,6 +48,11 @@ class Rows:
             self.declare_shared(node)
         plan = self.row_vectors(shape, axes, inner, block, full) if hold else None
         if plan:
+            # NOTE: a row that is not a multiple of block x lanes (1000) takes the vector path
+            # too (row_vector_tail): a thread's items rounded up to whole vectors, the vectors
+            # past the row's end skipped (the row's start stays 16-byte aligned: its length is a
+            # multiple of lanes).
+            items = -(-items // plan[0]) * plan[0]
             lanes, vectors, aligned = plan
             for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
                 r.globals[name] = ("vector", name)
@@ -88,7 +93,10 @@ class Rows:
                 not held and not outs:
             return None
         lanes = self.lanes_for(held + outs)
-        if lanes < 2 or inner % (block * lanes):
+        # NOTE: a row shorter than block x lanes stays element by element: as vectors, most of
+        # its threads would idle.
+        tail = self.tuning.row_vector_tail and inner >= block * lanes
+        if lanes < 2 or inner % (lanes if tail else block * lanes):
             return None
         for param in held:
             strides = param.strides or contiguous(shape)
@@ -175,6 +183,7 @@ class Rows:
         r.emit(f"for jv in range({items // lanes}):")
         r.push()
         r.emit(f"r{axis} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
+        self.open_vector_guard(f"r{axis}", items, block, shape[axis])
         lane_index = self.lane_names(full, lanes)
         self.preloaded = self.vector_loads(flat, shape, lanes, vectors, lane_index, "")
         if self.tuning.row_reload and self.row_hints(shape):
@@ -202,7 +211,20 @@ class Rows:
         self.row_index = row_index
         r.special = specials
         self.preloaded = {}
+        self.close_vector_guard()
         r.pop()
+
+    def open_vector_guard(self, first: str, items: int, block: int, inner: int) -> None:
+        """Where a row's vectors overrun it (items x block > inner), skip the vectors from
+        `first` on past its end (closed by close_vector_guard)."""
+        self.vector_guarded = items * block > inner
+        if self.vector_guarded:
+            self.renderer.emit(f"if {first} < {inner}:")
+            self.renderer.push()
+
+    def close_vector_guard(self) -> None:
+        if self.vector_guarded:
+            self.renderer.pop()
 
     def hoist_row_values(self, shape, axes, full) -> None:
         """Render now, in the row's scope, the group's values of one per row (a row's mean, its
@@ -272,6 +294,7 @@ class Rows:
             r.emit(f"for jv in range({items // lanes}):")
             r.push()
             r.emit(f"{inner_names[-1]} = {self.ix(f'(t + jv * {block}) * {lanes}')}")
+            self.open_vector_guard(inner_names[-1], items, block, inner)
             lane_index = self.lane_indices(full, lanes)
             loaded = self.vector_loads(self.offset(shape, contiguous(shape), full), shape, lanes,
                                        {p.node.id: full for p in held}, lane_index, "",
@@ -281,6 +304,7 @@ class Rows:
                 for lane, index in enumerate(lane_index):
                     r.emit(f"held_{param.name}[jv * {lanes} + {lane}] = "
                            f"{self.holding(param.node.id, loaded[(param.node.id, index)])}")
+            self.close_vector_guard()
             r.pop()
         else:
             self.row_loop(items, block, inner, inner_names, shape, axes)

@@ -178,11 +178,12 @@ def _declare_shared(source, node, p: Plan) -> None:
         r.emit(f"sci{node.id} = cuda.shared.array({p.threads}, {source.numba_type(np.int64)})")
 
 
-def _loop(source, shape, axes, p: Plan, accs, row_outputs) -> None:
+def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None) -> None:
     """The thread's elements of its chunk, `ilp` a step (all loaded before any is combined, in
-    element order), then one at a time; row outputs stored at each element."""
+    element order), then one at a time; `nodes` (the group's reductions unless given) combined
+    into `accs` and row outputs stored at each element."""
     r = source.renderer
-    nodes = source.group.reductions
+    nodes = source.group.reductions if nodes is None else nodes
     loads = source.tuning.two_stage_loads
     ilp = source.ilp(p.chunk, p.height, loads, loads)
 

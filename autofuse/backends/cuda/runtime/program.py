@@ -10,11 +10,12 @@ import numpy as np
 from ....arrays import library_for
 from ....debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ....errors import BackendError
-from ..kernel import storage_dtype
+from ..kernel import atomic_scratch, storage_dtype
 from . import buffers as cuda_buffers
 from . import driver as cuda_driver
 from . import graph as cuda_graph
 from . import host as cuda_host
+from .library_sort import LibrarySortStep, library_step
 
 _lock = threading.Lock()
 
@@ -37,7 +38,7 @@ class CudaStep:
             self.scratch = []
             for (name, count, dtype), array in zip(self.kernel.source.scratch, arrays):
                 pointer = library.pointer(array)
-                if name == "counter":
+                if atomic_scratch(name):
                     self.scratch += [0, 0, count, dtype.itemsize, pointer, count, dtype.itemsize]
                 else:
                     self.scratch.append(pointer)
@@ -66,7 +67,8 @@ class CudaProgram:
         self.name = entry.name
         self.graph = entry.graph
         self.kernels = kernels
-        self.steps = [CudaStep(k) for k in kernels]
+        self.steps = [LibrarySortStep(CudaStep(k)) if library_step(k) else CudaStep(k)
+                      for k in kernels]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         # intermediates share memory by liveness (runtime/buffers.py)
         self.buffers = cuda_buffers.shared_buffers(self.steps, {node for node, _ in self.outputs})
@@ -152,8 +154,8 @@ class CudaProgram:
         host = True
         for (node, array), value in zip(self.inputs, inputs):
             if isinstance(value, np.ndarray):
-                if array:
-                    value = library.from_host(value)
+                if array:      # compact and C-ordered, as the kernels read it (stages.build)
+                    value = library.from_host(np.ascontiguousarray(value))
             elif not isinstance(value, (int, float, bool, np.generic)):
                 host = False
             memory[node] = value

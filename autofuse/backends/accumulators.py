@@ -1,0 +1,67 @@
+"""How reductions start, take values and merge partial results, rendered for any backend."""
+from __future__ import annotations
+
+from ..ir.graph import Node
+from ..ir.ops import OPS, typed_constants
+from .render import Renderer
+
+
+class Accumulators:
+    """How reductions start and take values, rendered for any backend: `acc` holds the running
+    value and `idx` the position (argmax/argmin) of reduction `node`."""
+
+    def __init__(self, renderer: Renderer):
+        self.r = renderer
+
+    def init(self, node: Node, acc: str, idx: str, acc_type) -> None:
+        r = self.r
+        r.emit(f"{idx} = 0")
+        if node.op in ("argmax", "argmin"):
+            start = "LOWEST" if node.op == "argmax" else "HIGHEST"
+            r.emit(f"{acc} = {r.constant(typed_constants(node.inputs[0].dtype)[start])}")
+            return
+        init = OPS[node.op].init
+        if init in ("True", "False"):
+            r.emit(f"{acc} = {init}")
+        else:
+            r.emit(f"{acc} = {r.constant(typed_constants(r.held(acc_type))[init.strip('{}')])}")
+
+    def better(self, node: Node, value: str, acc: str) -> str:
+        """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
+        op = ">" if node.op == "argmax" else "<"
+        return f"({value} {op} {acc} or ({value} != {value} and {acc} == {acc}))"
+
+    def combine(self, node: Node, acc: str, idx: str, value: str, acc_type, position: str) -> None:
+        r = self.r
+        if node.op in ("argmax", "argmin"):
+            r.emit(f"if {self.better(node, value, acc)}:")
+            r.push()
+            r.emit(f"{acc} = {value}")
+            r.emit(f"{idx} = {position}")
+            r.pop()
+            return
+        if r.held(acc_type) != r.held(node.dtype):
+            value = f"{r.ctor(r.held(acc_type))}({value})"
+        r.emit(f"{acc} = " + self.combined(node, value, acc, acc_type))
+
+    def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
+        """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
+        r = self.r
+        if node.op in ("argmax", "argmin"):
+            tie = f"(({other} == {acc} or ({other} != {other} and {acc} != {acc})) and " \
+                  f"{other_idx} < {idx})"
+            r.emit(f"if {self.better(node, other, acc)} or {tie}:")
+            r.push()
+            r.emit(f"{acc} = {other}")
+            r.emit(f"{idx} = {other_idx}")
+            r.pop()
+            return
+        r.emit(f"{acc} = " + self.combined(node, other, acc, node.dtype))
+
+    def combined(self, node: Node, value: str, acc: str, acc_type) -> str:
+        """The accumulator's next value: the op table's combine, or the backend's own spelling of
+        this reduction where it has one (NaN-propagating either way)."""
+        template = self.r.spellings.get((node.op, self.r.held(acc_type).kind))
+        if template is not None:
+            return template.format(value, acc)
+        return OPS[node.op].combine.format(value, acc=acc)

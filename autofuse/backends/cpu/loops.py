@@ -1,0 +1,59 @@
+"""Loop nests of a generated CPU function: nested ranges with the outermost a prange when parallel,
+and room before a piece of rows for scratch buffers made once per piece rather than per row."""
+from __future__ import annotations
+
+from .kernel import ROW_CHUNKS
+
+
+class Loops:
+    def loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
+        """Open nested loops; the outermost is a prange when parallel. Returns how many opened."""
+        r = self.renderer
+        for depth, (name, size) in enumerate(zip(names, sizes)):
+            loop = "numba.prange" if parallel and depth == 0 else "range"
+            r.emit(f"for {name} in {loop}({size}):")
+            r.push()
+        return len(names)
+
+    def chunked_loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
+        """`loops`, with a place before the innermost rows where per-row scratch buffers are
+        made once (`scratch`): at the top of the function, or, when parallel, in each of
+        ROW_CHUNKS pieces of the outermost loop (each piece on one thread)."""
+        r = self.renderer
+        if not parallel or not names:
+            self._scratch_at = [len(r.lines), r.depth]
+            return self.loops(names, sizes, parallel)
+        if self.dynamic:
+            # NOTE: in a shape class the size is a kernel argument (dynamic/): the pieces' length
+            # is computed from it in the kernel, their count fixed (pieces past the rows are empty)
+            step, pieces = r.name("step"), ROW_CHUNKS
+            r.emit(f"{step} = -(-{sizes[0]} // {ROW_CHUNKS})")
+        else:
+            step = -(-sizes[0] // ROW_CHUNKS)
+            pieces = -(-sizes[0] // step)
+        r.emit(f"for c in numba.prange({pieces}):")
+        r.push()
+        self._scratch_at = [len(r.lines), r.depth]
+        r.emit(f"for {names[0]} in range(c * {step}, min({sizes[0]}, (c + 1) * {step})):")
+        r.push()
+        return 2 + self.loops(names[1:], sizes[1:], False)
+
+    def scratch(self, prefix: str, size: int, dtype) -> str:
+        """A buffer of `size` made where `chunked_loops` left room (else here): its contents are
+        the caller's to set before each use."""
+        r = self.renderer
+        name = r.name(prefix)
+        line = f"{name} = np.empty({size}, {r.ctor(dtype)})"
+        if self._scratch_at is None:
+            r.emit(line)
+        else:
+            at, depth = self._scratch_at
+            r.lines.insert(at, "    " * depth + line)
+            self._scratch_at[0] += 1
+        return name
+
+    def close(self, count: int) -> None:
+        for _ in range(count):
+            self.renderer.pop()
+
+    # -- group kinds -----------------------------------------------------------------------------

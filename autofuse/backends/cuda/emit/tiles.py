@@ -1,0 +1,227 @@
+"""Tiles of outputs a block: whole-column programs (softmax, normalization along a leading axis)
+as column tiles, and short rows (16 to 512 elements) as row tiles.
+
+Row tiles: a block of `width` rows x `height` lanes of a warp a row (a "rows" layout Plan), the
+lanes walking the row `height` elements apart, combined by xor shuffles (every lane gets the
+result), with no barrier; the rows kernel's block a row spent more on its block reductions than
+on reading rows this short (sum over 64-255 elements: 2.5x the memory floor on an H200).
+
+Column tiles:
+
+A block of `width` x `height` threads takes `width` consecutive outputs (of the flattened kept
+index, so a warp reads `width` consecutive elements of the contiguous last axis in each of
+32 / width rows) and walks the reduced extent `height` threads a column. The group's reductions
+run in passes: a pass holds the reductions that need no result of one not yet done (layernorm's
+mean, then its variance); each pass walks the column tile once, combines the column's `height`
+partials (two_stage's shuffles and shared memory) and hands the result to every thread of the
+column through shared memory. A last walk stores the outputs of the reduced space's shape.
+
+Each pass reads the tile again: from DRAM at the sizes measured (a wave's tiles span the whole
+matrix); narrower tiles whose wave fits the L2 measured slower still, for want of threads
+(benchmarks/results/REDUCTIONS.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir.graph import Node
+from . import two_stage
+
+
+def plan_rows(group, shape, axes, outer: int, inner: int, tuning, device,
+              simulator: bool) -> two_stage.Plan | None:
+    """The row tile for reductions over trailing axes of `inner` elements (row_tile_least to
+    row_tile_elements) of enough rows to fill the GPU (rows_per_sm an SM), or None: lanes a row
+    the power of two that takes about row_tile_items elements each, at most a warp."""
+    if inner < tuning.row_tile_least or inner > tuning.row_tile_elements or \
+            outer < tuning.rows_per_sm * device.sms:
+        return None
+    if any(np.dtype(n.dtype).kind == "b" for n in group.reductions):
+        return None
+    threads = tuning.sim_threads if simulator else tuning.threads
+    lanes = min(32, threads, 1 << max(0, (-(-inner // tuning.row_tile_items) - 1).bit_length()))
+    width = threads // lanes
+    return two_stage.Plan("rows", width, lanes, -(-outer // width), 1, -(-inner // lanes) * lanes)
+
+
+def plan_columns(group, shape, axes, outer: int, inner: int, tuning, simulator: bool) -> two_stage.Plan | None:
+    """The tile (a two_stage.Plan of one chunk, "columns" layout) for a group whose reductions
+    keep the last axis of `shape`, or None where a thread an output (columns) does: the last axis
+    reduced, a reduction of booleans, or a reduced extent shorter than two steps of a column's
+    threads."""
+    if len(shape) - 1 in axes or outer < 2 or not tuning.column_tiles:
+        return None
+    if any(np.dtype(n.dtype).kind == "b" for n in group.reductions):
+        return None
+    threads = tuning.sim_threads if simulator else tuning.column_tile_threads
+    width = min(tuning.column_tile_width, threads // 2, 1 << (outer - 1).bit_length())
+    height = threads // width
+    if inner < 2 * height:
+        return None
+    chunk = -(-inner // height) * height
+    return two_stage.Plan("columns", width, height, -(-outer // width), 1, chunk)
+
+
+def passes(group) -> list[list[Node]]:
+    """The group's reductions in passes: each after every reduction its input reads."""
+    level = {}
+    for node in group.reductions:           # (in id order: a reduction after those it reads)
+        read = _reductions_read(group, node.inputs[0])
+        level[node.id] = 1 + max((level[n] for n in read), default=-1)
+    found = [[] for _ in range(1 + max(level.values()))]
+    for node in group.reductions:
+        found[level[node.id]].append(node)
+    return found
+
+
+def _reductions_read(group, node: Node) -> set:
+    """Ids of the group's reductions that `node` reads through members of the group."""
+    stack, seen, found = [node], set(), set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen or n.id not in group.members:
+            continue
+        seen.add(n.id)
+        if n.kind == "reduce":
+            found.add(n.id)
+            continue
+        stack.extend(n.inputs)
+    return found
+
+
+def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
+    """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes`
+    of `shape`: row tiles where `p`'s layout is "rows", else column tiles."""
+    r = source.renderer
+    ix = source.ix
+    rows = p.layout == "rows"
+    outer_axes = [d for d in range(len(shape)) if d not in axes]
+    grid = min(p.tiles, source.tuning.row_grid)
+    r.emit(f"t = {ix('cuda.threadIdx.x')}")
+    # c: the block's output a thread works for; h: its place among that output's threads
+    r.emit(f"h = {ix(f't % {p.height}' if rows else f't // {p.width}')}")
+    r.emit(f"c = {ix(f't // {p.height}' if rows else f't % {p.width}')}")
+    shuffles = rows and not source.simulator
+    for node in source.group.reductions:
+        if shuffles:
+            continue
+        if rows:        # the simulator: a slot a thread, as two_stage's columns layout
+            r.emit(f"sc{node.id} = cuda.shared.array({p.threads}, "
+                   f"{source.numba_type(_partial_dtype(node))})")
+            if node.op in ("argmax", "argmin"):
+                r.emit(f"sci{node.id} = cuda.shared.array({p.threads}, "
+                       f"{source.numba_type(np.int64)})")
+        else:
+            two_stage._declare_shared(source, node, p)
+        r.emit(f"bc{node.id} = cuda.shared.array({p.width}, {source.numba_type(_result_dtype(node))})")
+    r.emit(f"tile = {ix('cuda.blockIdx.x')}")
+    r.emit(f"while tile < {p.tiles}:")
+    r.push()
+    r.emit(f"o = {ix(f'tile * {p.width} + c')}")
+    source._outer_index(outer_axes, shape, "o")
+    ragged = outer % p.width != 0
+    r.emit(f"end = {inner}" if not ragged else f"end = {inner} if o < {outer} else 0")
+    for nodes in passes(source.group):
+        accs = []
+        for node in nodes:
+            acc, idx = r.name("acc"), r.name("k")
+            source.acc.init(node, acc, idx, node.dtype)
+            accs.append((acc, idx))
+        _walk(source, shape, axes, p, accs, [], nodes)
+        if shuffles:
+            lanes = [w for w in (16, 8, 4, 2, 1) if w < p.height]
+            for node, (acc, idx) in zip(nodes, accs):
+                source.warp_reduce(node, acc, idx, lanes)
+            _results(source, nodes, accs)
+            continue
+        for node, (acc, idx) in zip(nodes, accs):
+            if rows:
+                _reduce_lanes(source, node, acc, idx, p)
+            else:
+                two_stage._reduce_height(source, node, acc, idx, p)
+        r.emit("if h == 0:")
+        r.push()
+        for node, (acc, idx) in zip(nodes, accs):
+            final = idx if node.op in ("argmax", "argmin") else acc
+            r.emit(f"bc{node.id}[c] = {r.convert(node.dtype, final, op_result=True)}")
+        r.pop()
+        r.emit("cuda.syncthreads()")
+        for node in nodes:
+            result = r.name("red")
+            r.emit(f"{result} = bc{node.id}[c]")
+            r.special[node.id] = lambda index, result=result: result
+    outputs = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
+    if outputs:
+        _walk(source, shape, axes, p, [], outputs, [])
+    # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
+    if p.tiles > grid and not shuffles:
+        r.emit("cuda.syncthreads()")
+    r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
+    r.pop()
+    kind = "row" if rows else "column"
+    strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
+                f"{len(passes(source.group))} passes")
+    return source.finish(strategy, p.threads, (grid, 1, 1),
+                         max(1, source.device.threads_per_sm // p.threads))
+
+
+def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> None:
+    """A thread's elements of its output: column tiles by two_stage's loop (`ilp` a step, then
+    one at a time); row tiles, whose rows are short, as a fixed count of guarded elements, so
+    that every load is issued before the first combine (a row of 100 went one load at a time
+    through the loop's remainder)."""
+    r = source.renderer
+    if p.layout != "rows":
+        r.emit("e = h")
+        two_stage._loop(source, shape, axes, p, accs, row_outputs, nodes)
+        return
+    r.emit(f"for u in range({p.chunk // p.height}):")
+    r.push()
+    r.emit(f"e = {source.ix(f'h + u * {p.height}')}")
+    r.emit("if e < end:")
+    r.push()
+    names = [f"r{a}" for a in axes]
+    source.delinearize("e", names, [shape[a] for a in axes])
+    index = tuple(f"r{d}" if d in axes else f"i{d}" for d in range(len(shape)))
+    for node, (acc, idx) in zip(nodes, accs):
+        source.acc.combine(node, acc, idx, r.value(node.inputs[0], index), node.dtype, "e")
+    for param in row_outputs:
+        source.store(param, index)
+    r.pop()
+    r.pop()
+
+
+def _results(source, nodes, accs) -> None:
+    r = source.renderer
+    for node, (acc, idx) in zip(nodes, accs):
+        final = idx if node.op in ("argmax", "argmin") else acc
+        result = r.name("red")
+        r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+        r.special[node.id] = lambda index, result=result: result
+
+
+def _reduce_lanes(source, node, acc: str, idx: str, p: two_stage.Plan) -> None:
+    """Row tiles under the simulator: a row's `height` partials combined by its first thread
+    through shared memory (on a GPU: shuffles)."""
+    r = source.renderer
+    arg = node.op in ("argmax", "argmin")
+    sc, sci = f"sc{node.id}", f"sci{node.id}"
+    r.emit(f"{sc}[t] = {acc}")
+    if arg:
+        r.emit(f"{sci}[t] = {idx}")
+    r.emit("cuda.syncthreads()")
+    r.emit("if h == 0:")
+    r.push()
+    r.emit(f"for g in range(1, {p.height}):")
+    r.push()
+    source.acc.merge(node, acc, idx, f"{sc}[t + g]", f"{sci}[t + g]" if arg else "0")
+    r.pop()
+    r.pop()
+
+
+def _partial_dtype(node: Node):
+    return node.inputs[0].dtype if node.op in ("argmax", "argmin") else node.dtype
+
+
+def _result_dtype(node: Node):
+    return np.int64 if node.op in ("argmax", "argmin") else node.dtype

@@ -1,0 +1,41 @@
+"""Loop programs with row-strip stencil kernels on a real GPU, against NumPy.
+
+wave_2d (benchmarks/corpus: a leapfrog step reading two time levels, a stored zeros base and a
+narrower array through shifted slices) hit cudaErrorIllegalAddress on an H200 at 48^2 x 20 steps
+and 1024^2 x 1000 while the simulator and a bounds-checked numba CPU build of the same kernel
+text ran it correctly; it failed only with row strips and vectors on (diagnose_wave.py). It runs
+since the strips' edge path is one loop over the strip's elements instead of their unrolled
+copies (emit/strip.py). Run on the device machine:
+`python -m pytest -m gpu tests/test_cuda_gpu_loops.py`.
+"""
+import numpy as np
+import pytest
+
+import autofuse
+from test_cuda_gpu import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
+
+
+def wave_2d(u_previous, u, speed2, steps):
+    for _ in range(steps):
+        laplacian = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4.0 * u[1:-1, 1:-1]
+        u_next = np.zeros_like(u)
+        u_next[1:-1, 1:-1] = (2.0 * u[1:-1, 1:-1] - u_previous[1:-1, 1:-1]
+                              + speed2[1:-1, 1:-1] * laplacian)
+        u_previous, u = u, u_next
+    return u
+
+
+@pytest.mark.parametrize("n, steps", [(48, 5), (48, 20), (1024, 20), (256, 300)])
+def test_wave_2d_on_the_gpu(n, steps):
+    rng = np.random.default_rng(n + steps)
+    x = np.linspace(-1.0, 1.0, n)
+    u = np.exp(-200.0 * (x[:, None] ** 2 + x[None, :] ** 2)).astype(np.float32)   # a pulse
+    previous = u.copy()
+    speed2 = (0.2 + 0.05 * rng.random((n, n))).astype(np.float32)
+    want = wave_2d(previous, u, speed2, steps)
+    jitted = autofuse.jit(wave_2d, static_argnames=("steps",), backend="cuda")
+    assert any("row strips" in k.strategy for k in jitted.lower(previous, u, speed2, steps=steps).kernels)
+    for _ in range(2):          # the general path, then the generated call
+        got = jitted(cupy.asarray(previous), cupy.asarray(u), cupy.asarray(speed2), steps=steps)
+        cupy.cuda.Device().synchronize()
+        np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

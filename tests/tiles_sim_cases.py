@@ -1,0 +1,87 @@
+"""Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_tiles.py: the row and column tiles kernels
+(emit/tiles.py) and the rows kernel's vector path over rows not a multiple of block x lanes,
+executed by numba's simulator on small inputs, against NumPy (sim_cases.main runs them)."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sim_cases import _misaligned, f16, f32, main, rng  # noqa: E402
+
+ROW_TILES = {"ROWS_PER_SM": 0}       # short rows as row tiles however few (the simulator's sizes)
+
+
+def softmax(axis):
+    def f(x):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+    return f
+
+
+def layernorm(axis):
+    def f(x, r):
+        y = x + r
+        d = y - y.mean(axis, keepdims=True)
+        return d / np.sqrt((d * d).mean(axis, keepdims=True) + 1e-5)
+    return f
+
+
+def logsumexp(axis):
+    def f(x):
+        m = x.max(axis=axis, keepdims=True)
+        return np.log(np.exp(x - m).sum(axis=axis, keepdims=True)) + m
+    return f
+
+
+CASES = [
+    # column tiles: whole-column programs, ragged tiles (columns not a multiple of the width),
+    # middle axes, several reduced axes, arg-reductions beside the others, float16
+    ("column_tiles_softmax", softmax(0), (f32(100, 37),), {"strategy": "column tiles, 16x2"}),
+    ("column_tiles_layernorm", layernorm(0), (f32(70, 20), f32(70, 20)),
+     {"strategy": "column tiles"}),
+    ("column_tiles_middle_axis", logsumexp(1), (f32(3, 90, 6),), {"strategy": "column tiles"}),
+    ("column_tiles_two_axes", lambda x: x / np.abs(x).sum((0, 1)), (f32(6, 11, 9),),
+     {"strategy": "column tiles"}),
+    ("column_tiles_arg", lambda x: (x - x.max(0), x.argmax(0), x.argmin(0)), (f32(65, 5),),
+     {"strategy": "column tiles"}),
+    ("column_tiles_narrow", lambda x: x - x.mean(0), (f32(40, 3),),
+     {"strategy": "column tiles, 4x8", "COLUMN_TILE_WIDTH": 4}),
+    ("column_tiles_half", softmax(0), (f16(64, 10),), {"strategy": "column tiles"}),
+    ("column_tiles_transposed", lambda x: softmax(0)(x.T), (f32(12, 80),),
+     {"strategy": "column tiles"}),
+    ("column_tiles_several_tiles_a_block", softmax(0), (f32(30, 70),),
+     {"strategy": "column tiles", "ROW_GRID": 2, "calls": 2}),
+    # row tiles: short rows, a warp or less a row, ragged, dependent passes, arg-reductions
+    ("row_tiles_sum", lambda x: x.sum(-1), (f32(9, 37),), {"strategy": "row tiles, 2x16", **ROW_TILES}),
+    ("row_tiles_softmax", softmax(-1), (f32(7, 100),), {"strategy": "row tiles, 1x32", **ROW_TILES}),
+    ("row_tiles_arg", lambda x: (x.argmax(-1), x.min(-1), x.argmin(-1)), (f32(5, 64),),
+     {"strategy": "row tiles", **ROW_TILES}),
+    ("row_tiles_two_axes", lambda x: np.exp(x).sum((1, 2)), (f32(3, 4, 33),),
+     {"strategy": "row tiles", **ROW_TILES}),
+    ("row_tiles_half", softmax(-1), (f16(6, 50),), {"strategy": "row tiles", **ROW_TILES}),
+    ("row_tiles_transposed", lambda x: x.T.sum(-1), (f32(40, 6),),
+     {"strategy": "row tiles", **ROW_TILES}),
+    ("row_tiles_negative_stride", lambda x: x[::-1, ::-2].max(-1), (f32(5, 90),),
+     {"strategy": "row tiles", **ROW_TILES}),
+    ("row_tiles_several_tiles_a_block", layernorm(-1), (f32(9, 40), f32(9, 40)),
+     {"strategy": "row tiles", "ROW_GRID": 2, **ROW_TILES}),
+    # a short reduction feeding another, written out (ir/unroll.py): k-means' assignment
+    ("unrolled_kmeans", lambda x, c: (((x[:, None] - c[None]) ** 2).sum(-1).argmin(-1),
+                                      ((x[:, None] - c[None]) ** 2).sum(-1).min(-1)),
+     (f32(300, 5), f32(7, 5)), {"strategy": "rows"}),
+    ("unrolled_distances_max", lambda x, c: ((x[:, None] - c[None]) ** 2).sum(-1).max(-1),
+     (f32(300, 3), f32(6, 3)), {"strategy": "rows"}),
+    # rows kernel: vectors over rows a multiple of the lanes, not of block x lanes
+    ("rows_vector_tail_softmax", softmax(-1), (f32(3, 1000),), {"strategy": "rows, 4-wide"}),
+    ("rows_vector_tail_layernorm", lambda x, g, b: layernorm(-1)(x, x) * g + b,
+     (f32(5, 1000), f32(1000), f32(1000)), {"strategy": "rows, 4-wide"}),
+    ("rows_vector_tail_half", softmax(-1), (f16(4, 1000),), {"strategy": "rows, 8-wide"}),
+    ("rows_vector_tail_misaligned", softmax(-1), (_misaligned(3, 1000),), {"strategy": "rows"}),
+    ("rows_vector_tail_int", lambda x: x.sum(-1) + x.max(-1),
+     (rng.integers(-9, 9, (4, 100)).astype(np.int32),), {"strategy": "rows"}),
+]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "", CASES))
