@@ -45,8 +45,13 @@ class Classes:
                                    backend, symbols)
             built = template is not None
         if template is None or not self._runs(template, leaves):
+            if built and _DEBUG.active:
+                compiled(template)
             return None, built
-        return self._instance(target, template, leaves, backend, key), built
+        instance = self._instance(target, template, leaves, backend, key)
+        if built and _DEBUG.active:
+            compiled(instance if instance is not None else template)   # (the call's own sizes)
+        return instance, built
 
     @staticmethod
     def _runs(template, leaves) -> bool:
@@ -71,8 +76,6 @@ class Classes:
         if template is None:
             return None
         template.build_seconds = time.perf_counter() - start
-        if _DEBUG.active:
-            compiled(template)
         kept = [place for where in template.dynamic.places.values() for place in where]
         class_of, _ = class_key(key, leaves, kept, joined=True)
         cache[(backend, class_of)] = template
@@ -85,6 +88,7 @@ class Classes:
             return None
         graph, program, records = made
         instance = dataclasses.replace(template, graph=graph, program=program, kernels=records)
+        instance.sizes = sizes             # (the debug output's signature: lowered.py)
         if len(self.instances) >= MAX_INSTANCES:
             self.instances.clear()
         self.instances[(backend, key)] = instance
