@@ -40,6 +40,7 @@ class Shapes:
     apart: dict = field(default_factory=dict)       # (symbol, 0 or 1) -> why it is not joined
     nodes: object = None                    # pattern of the graph's nodes (forms.unify)
     texts: list = field(default_factory=list)       # forms.Text per kernel record
+    messages: object = ()                   # pattern of the checks' messages (trace/checks.py)
 
     def sizes(self, leaves) -> dict:
         """symbol -> this call's size."""
@@ -78,7 +79,8 @@ def _next_prime(n: int) -> int:
 
 
 def _description(entry, texts: list) -> tuple:
-    """What must agree between builds: the graph's nodes, groups, results and kernel texts."""
+    """What must agree between builds: the graph's nodes, groups, results and kernel texts; and
+    the checks' messages (their sizes are the call's: an instance's own, classes.py)."""
     graph = entry.graph
     nodes = tuple((n.op, tuple(i.id for i in n.inputs), n.dtype.str, n.shape, n.attrs)
                   for n in graph.nodes)
@@ -88,8 +90,9 @@ def _description(entry, texts: list) -> tuple:
     traced = entry.traced
     results = (tuple(tuple(spec) for spec in traced.outputs), tuple(traced.mutations),
                tuple(traced.weak_int_casts.items()), traced.nonnegative, entry.input_leaves,
-               entry.single_array)
-    return nodes, (ends, groups, results, tuple(meta for meta, _, _ in texts))
+               entry.single_array, tuple((index, error) for index, error, _ in traced.checks))
+    messages = tuple(message for _, _, message in traced.checks)
+    return nodes, (ends, groups, results, tuple(meta for meta, _, _ in texts)), messages
 
 
 class Builder:
@@ -102,6 +105,7 @@ class Builder:
         self.places, self.names = dict(places), names
         self.static: dict = {}             # place name -> why it stayed static
         self.dropped: set = set()          # (leaf, dim) kept static
+        self.messages = ()                 # pattern of the checks' messages (_attempt's)
         self.target = dynamic_backend(backend)
 
     def _specs(self, sizes: dict) -> list:
@@ -160,6 +164,7 @@ class Builder:
                     raise Mismatch(symbol, f"the function decides on it: {why}")
         nodes = _unify_nodes([b[0][0] for b in builds], plan, template.graph)
         rest = unify([b[0][1] for b in builds], plan, "the fusion groups or the results")
+        self.messages = unify([b[0][2] for b in builds], plan, "a check's message")
         for symbol in symbols_of(rest):
             # NOTE: only the graph and the kernels' texts are made anew at a call's sizes
             raise Mismatch(symbol, "a size reaches a result the program returns as it traced it "
@@ -177,7 +182,7 @@ class Builder:
         joins, apart = self._check(plan, base, nodes, rest, kernels)
         shapes = Shapes({s: tuple(p) for s, p in self.places.items()},
                         {s: self.names[s] for s in self.places}, base, joins, dict(self.static),
-                        apart, nodes, kernels)
+                        apart, nodes, kernels, self.messages)
         template.dynamic = shapes
         self.target.prepare_dynamic(template, shapes, [raw for _, _, raw in texts])
         return template
@@ -210,14 +215,15 @@ class Builder:
 
     def _differs(self, sizes, nodes, rest, kernels, symbol, size) -> str | None:
         try:
-            _, (built_nodes, built_rest), texts, watch = self._run(sizes)
+            _, (built_nodes, built_rest, built_messages), texts, watch = self._run(sizes)
         except ValueNeeded:
             raise
         except Exception as error:       # noqa: BLE001
             return f"tracing fails ({_first_line(error)})"
         if symbol in watch.decisions:
             return f"the function decides on it: {watch.decisions[symbol]}"
-        if evaluate(nodes, sizes) != built_nodes or evaluate(rest, sizes) != built_rest:
+        if evaluate(nodes, sizes) != built_nodes or evaluate(rest, sizes) != built_rest or \
+                evaluate(self.messages, sizes) != built_messages:
             return "the program differs from the size-generic one"
         for k, (text, (_, built, _)) in enumerate(zip(kernels, texts)):
             concrete = text.concrete(sizes)

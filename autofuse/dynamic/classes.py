@@ -7,6 +7,7 @@ import time
 
 from ..debug import STATE as _DEBUG, compiled
 from .builder import Builder, Shapes
+from .forms import evaluate
 from .policy import Policy, class_key
 
 MAX_INSTANCES = 1024        # instances kept per function (a new size's costs ~1 ms to make again)
@@ -88,6 +89,12 @@ class Classes:
             return None
         graph, program, records = made
         instance = dataclasses.replace(template, graph=graph, program=program, kernels=records)
+        if template.traced.checks:
+            # NOTE: a check's message names the call's shapes (trace/checks.py): its own sizes
+            messages = evaluate(template.dynamic.messages, sizes)
+            instance.traced = dataclasses.replace(template.traced, checks=tuple(
+                (index, error, message)
+                for (index, error, _), message in zip(template.traced.checks, messages)))
         instance.sizes = sizes             # (the debug output's signature: lowered.py)
         if len(self.instances) >= MAX_INSTANCES:
             self.instances.clear()
