@@ -78,7 +78,7 @@ class JitFunction:
             args, kwargs = tree.unflatten(structure, leaves)
             key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)
         backend = choose_backend(backend or self.backend, leaves, running)
-        entry = self._cache.get((backend, key))
+        entry = self._cache.get((backend, key)) or self._classes.instances.get((backend, key))
         if entry is not None:
             self._info.hits += 1
             return entry, _as_arrays(leaves, statics), imported
