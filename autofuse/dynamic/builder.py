@@ -123,7 +123,10 @@ class Builder:
         watch = Watch(sizes)
         entry = assemble(self.fn, self.structure, self.leaves, self._specs(sizes), self.statics,
                          self.backend, self.name, self.options, watch)
-        texts = self.target.dynamic_texts(entry)
+        try:
+            texts = self.target.dynamic_texts(entry)
+        except ValueError as refused:        # (the backend's: a kernel that plans on its sizes)
+            raise Unwritten(str(refused)) from None
         return entry, _description(entry, texts), texts, watch
 
     def _drop(self, symbol: int, why: str) -> None:
@@ -154,7 +157,7 @@ class Builder:
             raise
         except Exception as error:       # noqa: BLE001 - any failure keeps the sizes static
             symbol = next(iter(self.places))
-            raise Mismatch(symbol, f"tracing at a stand-in size fails ({_first_line(error)})")
+            raise Mismatch(symbol, f"{_failure(error)} at a stand-in size")
         builds = [(description, texts, watch)]
         for k, (symbol, value) in enumerate(plan.moves):
             builds.append(self._variant(plan.sizes(k + 1), symbol, value))
@@ -193,7 +196,7 @@ class Builder:
         except ValueNeeded:
             raise
         except Exception as error:       # noqa: BLE001
-            raise Mismatch(symbol, f"tracing at size {value} fails ({_first_line(error)})")
+            raise Mismatch(symbol, f"{_failure(error)} at size {value}")
         return description, texts, watch
 
     def _check(self, plan, base, nodes, rest, kernels) -> tuple:
@@ -219,7 +222,7 @@ class Builder:
         except ValueNeeded:
             raise
         except Exception as error:       # noqa: BLE001
-            return f"tracing fails ({_first_line(error)})"
+            return _failure(error)
         if symbol in watch.decisions:
             return f"the function decides on it: {watch.decisions[symbol]}"
         if evaluate(nodes, sizes) != built_nodes or evaluate(rest, sizes) != built_rest or \
@@ -242,6 +245,16 @@ def _unify_nodes(builds: list, plan, graph):
         where = f"the shape or attributes of v{node.id} = {node.op}(...) at {node.origin}"
         parts.append(unify([b[position] for b in builds], plan, where))
     return Parts(tuple, tuple(parts))
+
+
+class Unwritten(Exception):
+    """The backend writes no kernel taking sizes as arguments for a group (it says why)."""
+
+
+def _failure(error: Exception) -> str:
+    if isinstance(error, Unwritten):
+        return f"no kernel with sizes as arguments ({error})"
+    return f"tracing fails ({_first_line(error)})"
 
 
 def _first_line(error: Exception) -> str:
