@@ -255,14 +255,18 @@ def gpu_sweep(kind: str, dynamic, sizes: list) -> dict:
 
 
 def gpu_report(args) -> dict:
+    import cupy
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    report = {"sweeps": {}}
+    report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "commit": os.environ.get("AUTOFUSE_COMMIT", "?"), "sweeps": {}}
     try:
         report["workloads"] = gpu_workloads()
     except Exception as error:      # noqa: BLE001
         import traceback
         traceback.print_exc()
         report["workloads"] = {"error": f"{type(error).__name__}: {error}"}
+    _save(args, {"gpu": report})
     sizes = [0, 1] + list(range(2, 2 + args.sizes - 2))
     order = [sizes[len(sizes) // 2]] + [s for s in sizes if s != sizes[len(sizes) // 2]]
     for kind in ("bias+GELU", "softmax rows"):
@@ -275,7 +279,14 @@ def gpu_report(args) -> dict:
             result["sizes"] = count
             report["sweeps"][kind][label] = result
             print(kind, label, result, flush=True)
+            _save(args, {"gpu": report})
     return report
+
+
+def _save(args, report: dict) -> None:
+    """Write what a run found so far (a run cut short by a time limit keeps it)."""
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1, default=str) + "\n")
 
 
 def child(args) -> None:
