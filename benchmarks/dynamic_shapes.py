@@ -18,6 +18,7 @@ runs after warm-up.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -102,32 +103,40 @@ def sweep(kind: str, dynamic, sizes: list, width: int) -> dict:
             "max_abs_error": worst}
 
 
-def median_time(call, repeats: int) -> float:
-    for _ in range(3):
-        call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def steady(kind: str, rows: int, width: int, repeats: int) -> dict:
     """Steady-state time of one call at `rows` rows: the class kernel against the specialized."""
     rng = np.random.default_rng(1)
     args = arguments(kind, rows, width, rng)
-    result = {}
+    result, calls = {}, {}
     for label, dynamic in (("specialized", False), ("class", None)):
         f = autofuse.jit(FUNCTIONS[kind], dynamic=dynamic)
         if dynamic is None:         # the batch dimension seen at another size: the class kernel
             f(*arguments(kind, rows - 1, width, rng))
         f(*args)
-        result[label] = median_time(lambda: f(*args), repeats)
-        result[f"{label} best"] = best_time(lambda: f(*args), repeats)
+        calls[label] = functools.partial(f, *args)
+    # NOTE: the two alternate call by call, so a change of the machine's state (another job,
+    # the clock) falls on both
+    times = interleaved(calls, repeats)
+    for label, values in times.items():
+        result[label] = statistics.median(values)
+        result[f"{label} best"] = min(values)
     result["class/specialized"] = result["class"] / result["specialized"]
     result["best class/specialized"] = result["class best"] / result["specialized best"]
     return result
+
+
+def interleaved(calls: dict, repeats: int) -> dict:
+    """label -> seconds of each of `repeats` calls, the labels taking turns (after warm-up)."""
+    for call in calls.values():
+        for _ in range(3):
+            call()
+    times = {label: [] for label in calls}
+    for _ in range(repeats):
+        for label, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[label].append(time.perf_counter() - start)
+    return times
 
 
 def text_differences(rows: int, width: int) -> dict:
@@ -148,16 +157,6 @@ def text_differences(rows: int, width: int) -> dict:
                       and not line[1:].lstrip().startswith("def ")]
         found[kind] = lines
     return found
-
-
-def best_time(call, repeats: int) -> float:
-    """The fastest of `repeats` calls (on a shared machine, the least disturbed one)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def per_call(repeats: int) -> dict:
@@ -227,7 +226,11 @@ def gpu_workloads() -> dict:
         for label, f in (("specialized", special), ("class", shaped)):
             got = cupy.asnumpy(f(*device))
             row[f"{label} max error"] = float(np.max(np.abs(got.astype(np.float64) - want)))
-            row[f"{label} ms"] = gpu_time(lambda: f(*device))
+        for turn in range(3):       # (alternating, so a drift of the device falls on both)
+            for label, f in (("specialized", special), ("class", shaped)):
+                row.setdefault(f"{label} ms rounds", []).append(gpu_time(lambda: f(*device)))
+        for label in ("specialized", "class"):
+            row[f"{label} ms"] = statistics.median(row[f"{label} ms rounds"])
         row["class/specialized"] = row["class ms"] / row["specialized ms"]
         row["class text"] = shaped.lower(*device).as_text("fused").split("\n# fused")[0][:600]
         out[load.name] = row
