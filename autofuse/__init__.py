@@ -21,6 +21,9 @@ Where each stage lives (stages.build runs them in this order for a new signature
   launched by runtime/ (program.py, with host.py's or graph.py's generated host call);
   NumPy reference: backends/reference.py;
 - the call: jit.py (cache, fast path); inspecting: lowered.py, debug.py, picture.py, cli.py;
+- shapes that vary: dynamic/ (a shape class compiles once: policy.py picks the dynamic
+  dimensions, builder.py compares builds at stand-in sizes, the backends' dynamic.py compile
+  kernels that take the sizes as arguments);
 - gradients: autodiff/ (grad, value_and_grad, vjp: a joint program traced with each op's
   vector-Jacobian rule from the op table, then compiled like any other).
 

@@ -40,7 +40,7 @@ import threading
 import time
 
 from .errors import ArgumentError
-from .lowered import Lowered, signature_text
+from .lowered import Lowered, class_text, signature_text
 
 MAX_LEVEL = 5
 ENV = "AUTOFUSE_DEBUG"
@@ -138,7 +138,7 @@ def compiled(entry) -> None:
     if entry.specialized:
         specialized = f" (specialized by value: {', '.join(entry.specialized)})"
     emit(f"compile {signature_text(entry)} backend={entry.backend}: {_kinds_text(entry.fused)}"
-         f" in {entry.build_seconds * 1e3:.1f} ms [miss]{specialized}")
+         f" in {entry.build_seconds * 1e3:.1f} ms [miss]{specialized}{class_text(entry)}")
     if level >= 3:
         lowered = Lowered(entry)
         emit(lowered.as_text("traced"))
@@ -170,7 +170,8 @@ def hit(entry) -> None:
         return
     entry.debug_reported = True
     emit(f"cache hit {signature_text(entry)} backend={entry.backend}: {_kinds_text(entry.fused)}"
-         f" (built in {entry.build_seconds * 1e3:.1f} ms; later hits are not printed)")
+         f" (built in {entry.build_seconds * 1e3:.1f} ms; later hits are not printed)"
+         f"{class_text(entry)}")
 
 
 def elements(group) -> int:

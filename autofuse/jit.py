@@ -5,7 +5,6 @@ import functools
 import threading
 import time
 from dataclasses import dataclass
-from operator import attrgetter
 
 import numpy as np
 from numpy._core.multiarray import may_share_memory as _may_share_memory   # (no dispatch layer)
@@ -21,6 +20,8 @@ from .tree import numeric_sequence
 from .trace.context import current
 from .stages import build
 from .trace.budget import MAX_OPS
+from .dynamic.classes import MAX_FAST, Classes
+from .fastpath import _SCALARS, fast_key
 
 
 @dataclass
@@ -29,13 +30,15 @@ class CacheInfo:
     traces: int = 0
     hits: int = 0
     entries: int = 0
+    compiles: int = 0          # programs compiled: one a signature, or one a shape class
+    instances: int = 0         # shape-class programs set up at a call's sizes (no compile)
 
 
 class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS):
+                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
@@ -51,14 +54,17 @@ class JitFunction:
         self._fast_values: tuple = ()  # argument positions whose values join the fast key
         self._lock = threading.Lock()
         self._info = CacheInfo()
+        self._classes = Classes(dynamic)   # shape classes (autofuse/dynamic/)
 
     def cache_info(self) -> CacheInfo:
-        return CacheInfo(self._info.traces, self._info.hits, len(self._cache))
+        return CacheInfo(self._info.traces, self._info.hits, len(self._cache),
+                         self._info.traces, self._classes.made)
 
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+            self._classes.clear()
 
     def _entry(self, args, kwargs, backend=None, running=True):
         """(entry, leaves, imported): the built program for this call's signature, the call's
@@ -72,7 +78,7 @@ class JitFunction:
             args, kwargs = tree.unflatten(structure, leaves)
             key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)
         backend = choose_backend(backend or self.backend, leaves, running)
-        entry = self._cache.get((backend, key))
+        entry = self._cache.get((backend, key)) or self._classes.instances.get((backend, key))
         if entry is not None:
             self._info.hits += 1
             return entry, _as_arrays(leaves, statics), imported
@@ -83,7 +89,13 @@ class JitFunction:
                     self._info.hits += 1
                     break
                 try:
+                    entry, built = self._classes.find(self, self._cache, key, args, kwargs, leaves,
+                                                      statics, structure, backend)
+                    self._info.traces += built
+                    if entry is not None:
+                        break
                     entry = self._build(structure, leaves, statics, backend)
+                    entry.dynamic = self._classes.reasons(structure, args, kwargs, self)
                 except ValueNeeded as need:
                     self._learn(structure, leaves, statics, need)
                     key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)
@@ -151,6 +163,8 @@ class JitFunction:
             # NOTE: chosen after the run: a program settles how it runs on its first call (CUDA:
             # its generated host call, where one applies). The key is made again: this call may
             # have learned that an argument is needed by value.
+            if len(self._fast) >= MAX_FAST:
+                self._fast.clear()
             self._fast[self._fast_key(args)] = caller(entry, len(args))
         return result
 
@@ -189,44 +203,6 @@ def _as_arrays(leaves: list, statics: dict) -> list:
         return leaves
     return [np.asarray(leaf) if index not in statics and numeric_sequence(leaf) else leaf
             for index, leaf in enumerate(leaves)]
-
-
-# NOTE: attrgetters build a key part with no Python frame; each is used for its exact type only,
-# so `__class__` is type(leaf).
-_array_key = attrgetter("__class__", "shape", "dtype", "strides")
-_numpy_key = attrgetter("__class__", "shape", "dtype", "strides", "flags.writeable")
-
-
-def _torch_key(leaf):
-    return (type(leaf), tuple(leaf.shape), leaf.dtype, leaf.stride(), leaf.device)
-
-
-# The key part of each argument type (CuPy's array types are added when first seen).
-_FAST_KEYS = {np.ndarray: _numpy_key, float: type, int: type, bool: type}
-
-
-_SCALARS = (int, float, bool)
-
-
-def fast_key(args) -> tuple | None:
-    """A key for a flat positional call, or None where only the full binding path will do.
-
-    It holds what an entry depends on: each argument's type, and an array's shape, dtype and
-    strides (NumPy's also its writeable flag, torch's its device). Never an object's identity:
-    a CuPy array can be reshaped in place (`a.shape = ...`)."""
-    key = []
-    for arg in args:
-        make = _FAST_KEYS.get(type(arg))
-        if make is None:
-            module = type(arg).__module__
-            if module.startswith("cupy"):
-                make = _FAST_KEYS[type(arg)] = _array_key
-            elif module.startswith("torch") and getattr(arg, "is_cuda", False):
-                make = _torch_key
-            else:
-                return None
-        key.append(make(arg))
-    return tuple(key)
 
 
 def caller(entry, count: int):
@@ -329,7 +305,7 @@ def _as_returned(value, kind: str):
 
 
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
-        float16="numpy", tuning=None, max_ops=MAX_OPS):
+        float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -356,6 +332,14 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     `max_ops` bounds the operations one trace records (Python loops unroll while tracing, and
     compiling takes time in proportion, about 0.1 ms an operation): past it the call raises a
     TraceError naming the loop and what to change (autofuse/trace/budget.py).
+
+    `dynamic` says which sizes compile once per class of shapes rather than once per shape
+    (autofuse/dynamic/): None (the default) makes a dimension of an array argument dynamic once
+    calls have shown two sizes in it; True makes every dimension dynamic from the first call;
+    False specializes every shape. A dynamic dimension is a runtime argument of the kernels where
+    the program allows it; one the function decides on (an `if`, a loop count, int(), a reshape
+    that merges it) stays static, with the reason in `f.lower(...).as_text()`. Sizes 0 and 1 run
+    the class program where it was checked to be theirs, else compile on their own.
 
     >>> import numpy as np, autofuse
     >>> @autofuse.jit
@@ -384,8 +368,11 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     if isinstance(max_ops, bool) or not isinstance(max_ops, int) or max_ops < 1:
         raise ArgumentError(f"jit(max_ops=...) takes a positive int, got {max_ops!r}{where()}")
 
+    if dynamic not in (None, True, False):
+        raise ArgumentError(f"jit(dynamic=...) takes None, True or False, got {dynamic!r}{where()}")
+
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
-                           tuning, max_ops)
+                           tuning, max_ops, dynamic)
 
     return decorate if fn is None else decorate(fn)

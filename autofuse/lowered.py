@@ -4,11 +4,35 @@ from __future__ import annotations
 from .ir.printer import graph_text, type_text
 
 
-def signature_text(entry) -> str:
-    """`softmax(f32[64,128], 2.5)`: the traced inputs of an entry in the printer's type notation."""
-    parts = [type_text(n.shape, n.dtype) for n in entry.traced.graph.inputs]
+def signature_text(entry, symbolic: bool = False) -> str:
+    """`softmax(f32[64,128], 2.5)`: the traced inputs of an entry in the printer's type notation.
+    A shape class's program (autofuse/dynamic/) shows the sizes of the call it runs for, or with
+    `symbolic` (or where it runs for none) its class: `softmax(f32[n0,128])`."""
+    named = _class_sizes(entry, symbolic)
+    parts = [type_text(tuple(named.get((n.attrs["index"], d), size)
+                             for d, size in enumerate(n.shape)), n.dtype)
+             for n in entry.traced.graph.inputs]
     parts += [f"{name}={value!r}" for name, value in getattr(entry, "specialized", {}).items()]
     return f"{entry.name}({', '.join(parts)})"
+
+
+def _class_sizes(entry, symbolic: bool) -> dict:
+    """(leaf, dim) -> what to write for each dynamic dimension of a shape class's program."""
+    shapes = getattr(entry, "dynamic", None)
+    if shapes is None or not shapes.places:
+        return {}
+    sizes = None if symbolic else getattr(entry, "sizes", None)    # (an instance's, classes.py)
+    return {place: (f"n{symbol}" if sizes is None else sizes[symbol])
+            for symbol, where in shapes.places.items() for place in where}
+
+
+def class_text(entry) -> str:
+    """` (shape class softmax(f32[n0,8]): n0 = x.shape[0])` for a shape class's program, else ''."""
+    shapes = getattr(entry, "dynamic", None)
+    if shapes is None or not shapes.places:
+        return ""
+    names = "; ".join(f"n{s} = {' = '.join(shapes.names[s])}" for s in shapes.places)
+    return f" (shape class {signature_text(entry, symbolic=True)}: {names})"
 
 
 class Lowered:
@@ -56,6 +80,8 @@ class Lowered:
     def as_text(self, stage: str = "all") -> str:
         """The program as text: "traced", "simplified", "fused", or "all" of them."""
         sections = []
+        if getattr(self._entry, "dynamic", None) is not None:
+            sections.append(self._entry.dynamic.as_text())
         if self._entry.specialized:
             values = ", ".join(f"{name}={value!r}" for name, value in self._entry.specialized.items())
             sections.append(f"# specialized by value: {values}")

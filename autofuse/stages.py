@@ -1,6 +1,7 @@
 """The pipeline for one signature: trace -> simplify -> partition -> compile, kept as an Entry."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +34,7 @@ class Entry:
     single_array: bool = False         # the result is one array: nothing else to assemble
     options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
     specialized: dict = field(default_factory=dict)     # argument name -> value the trace needed
+    dynamic: object = None             # dynamic.Shapes: sizes taken at run time, static reasons
 
 
 def cost_model(backend: str):
@@ -42,10 +44,28 @@ def cost_model(backend: str):
 
 def build(fn, structure, leaves, statics, backend: str, name: str, options=None) -> Entry:
     from .backends import get_backend
-    specs = [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
-             for i, leaf in enumerate(leaves)]
-    traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS))
+    entry = assemble(fn, structure, leaves, leaf_specs(leaves, statics, name), statics, backend,
+                     name, options)
+    get_backend(backend).prepare(entry)
+    return entry
+
+
+def leaf_specs(leaves, statics, name: str) -> list:
+    return [None if i in statics else leaf_spec(leaf, f"{name}() argument {i}")
+            for i, leaf in enumerate(leaves)]
+
+
+def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, options=None,
+             sizes=None) -> Entry:
+    """Every stage but the backend's: trace `leaves` by their `specs` (watching `sizes`,
+    dynamic/sizes.py), simplify, partition; the kernel records are left for the backend to fill."""
+    from .backends import get_backend
+    traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
+                   sizes)
     limits = get_backend(backend).product_limits(options or {})
+    if sizes is not None:
+        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows
+        limits = dataclasses.replace(limits, vector_left=False)
     graph, history = simplify(unroll_short_reductions(lower_products(
         traced.graph, limits, lambda node: specs[node.attrs["index"]].strides)))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
@@ -61,5 +81,4 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
                            and not isinstance(leaves[node.attrs["index"]], np.ndarray)}
     entry.fused = partition(graph, cost_model(backend))
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
-    get_backend(backend).prepare(entry)
     return entry

@@ -88,3 +88,15 @@ def get_backend(name: str):
         from . import cuda
         return cuda
     raise ArgumentError(f"backend {name!r} is not available")
+
+
+def dynamic_backend(name: str):
+    """The module building shape-class programs on backend `name` (autofuse/dynamic/), or None
+    where its kernels take no sizes as arguments (every shape compiles anew there)."""
+    if name == "cpu":
+        from .cpu import dynamic
+        return dynamic
+    if name == "cuda":
+        from .cuda import dynamic as cuda_dynamic
+        return cuda_dynamic
+    return None

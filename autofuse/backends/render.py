@@ -28,10 +28,15 @@ def short(dtype) -> str:
         if dtype.kind != "b" else "bool"
 
 
-def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple) -> tuple:
-    """The index of an operand of shape `in_shape` read at `index` of a result of `out_shape`."""
+def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple,
+                    ones: bool = True) -> tuple:
+    """The index of an operand of shape `in_shape` read at `index` of a result of `out_shape`.
+
+    `ones` False: a size-1 axis not broadcast (the result's is 1 too) keeps its index name, which
+    is 0 there: the text is then the same as at any other size (a shape class, dynamic/)."""
     offset = len(out_shape) - len(in_shape)
-    return tuple("0" if size == 1 else index[offset + d] for d, size in enumerate(in_shape))
+    return tuple("0" if size == 1 and (ones or out_shape[offset + d] != 1) else index[offset + d]
+                 for d, size in enumerate(in_shape))
 
 
 def _atom(expression: str) -> bool:
@@ -73,6 +78,7 @@ class Renderer:
         self.globals: dict = {}
         self.helpers: set = set()
         self.index = lambda expression: expression   # a backend may narrow index variables
+        self.ones = True                   # False: size-1 axes keep their index (broadcast_index)
         self.assumed: list | None = None   # set: slice assignments take their update branch and
         #                                    record the conditions that assumes
         # NOTE: CUDA kernels hold float16 values in float32 registers and round each float16
@@ -187,12 +193,13 @@ class Renderer:
         return method(node, index)
 
     def elementwise(self, node: Node, index: tuple) -> str:
-        args = [self.value(source, broadcast_index(source.shape, node.shape, index))
+        args = [self.value(source, broadcast_index(source.shape, node.shape, index, self.ones))
                 for source in node.inputs]
         computation = node.inputs[-1].dtype if node.op == "where" else node.inputs[0].dtype
         if node.op == "divide" and self.invariant_divide is not None and \
                 self.held(computation) == SINGLE and not self.unchanging(index) and \
-                self.unchanging(broadcast_index(node.inputs[1].shape, node.shape, index)):
+                self.unchanging(broadcast_index(node.inputs[1].shape, node.shape, index,
+                                                self.ones)):
             divisor = node.inputs[1]
             value = divisor.attrs["value"].array if is_inline_constant(divisor) else None
             quotient = self.invariant_divide(args[0], args[1], value)
@@ -245,7 +252,7 @@ class Renderer:
     # -- index maps ------------------------------------------------------------------------------
     def _broadcast_to(self, node, index):
         source = node.inputs[0]
-        return self.value(source, broadcast_index(source.shape, node.shape, index))
+        return self.value(source, broadcast_index(source.shape, node.shape, index, self.ones))
 
     def _transpose(self, node, index):
         perm = node.attrs["perm"]

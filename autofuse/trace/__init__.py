@@ -58,14 +58,16 @@ def _tracer_for(ctx: TraceContext, index: int, spec: LeafSpec) -> Tracer:
 
 
 def trace(fn, structure, specs: list[LeafSpec], statics: dict, name: str | None = None,
-          max_ops: int = MAX_OPS) -> Traced:
+          max_ops: int = MAX_OPS, sizes=None) -> Traced:
     """Call `fn` with tracers in place of the argument leaves described by `specs`.
 
     `structure` is the flattened (args, kwargs) pair; `statics` maps leaf index -> the Python value
     passed through unchanged (static arguments, None); past `max_ops` recorded operations the
-    trace stops with a TraceError naming the loop (budget.py).
+    trace stops with a TraceError naming the loop (budget.py); `sizes` (dynamic.sizes.Watch) marks
+    the stand-in sizes of dynamic dimensions, whose uses by the user's code it notes.
     """
     ctx = TraceContext(name or getattr(fn, "__name__", "f"), max_ops)
+    ctx.sizes = sizes
     with ctx, numpy_creation_traced():
         leaves = []
         tracers: dict[int, Tracer] = {}

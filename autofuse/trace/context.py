@@ -56,6 +56,7 @@ class TraceContext:
         self.specializable: set[int] = set()    # flat arg indices a retrace may take by value
         self.nonnegative: set[int] = set()      # Python int arguments used as integer exponents
         self.derived_from: str | None = None    # set while autodiff writes a node's gradient
+        self.sizes = None                       # dynamic.sizes.Watch: stand-in sizes to watch
         self.checks: list = []                  # (0-d bool node, error class, message): the call
         #                                         raises the error where the node is True (checks.py)
 

@@ -6,6 +6,8 @@ every other view of the same memory, exactly as NumPy's views behave.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..arrays import contiguous
@@ -52,7 +54,8 @@ class Tracer:
 
     @property
     def shape(self) -> tuple:
-        return self._node.shape
+        sizes = getattr(current(), "sizes", None)
+        return self._node.shape if sizes is None else sizes.tag(self._node.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -64,7 +67,8 @@ class Tracer:
 
     @property
     def size(self) -> int:
-        return self._node.size
+        sizes = getattr(current(), "sizes", None)
+        return self._node.size if sizes is None else math.prod(sizes.tag(self._node.shape))
 
     @property
     def itemsize(self) -> int:
@@ -150,7 +154,8 @@ class Tracer:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
-        return self.shape[0]
+        sizes = getattr(current(), "sizes", None)
+        return self._node.shape[0] if sizes is None else sizes.length(self._node.shape[0])
 
     def __iter__(self):
         if self.sequence:

@@ -19,7 +19,7 @@ def operand_type(x, what: str):
     if isinstance(x, bool) or isinstance(x, np.bool_):
         return np.dtype(bool)
     if isinstance(x, _WEAK_TYPES) and not isinstance(x, np.generic):
-        return type(x)
+        return int if isinstance(x, int) else float     # (an int subclass: a traced size)
     if isinstance(x, (np.ndarray, np.generic)):
         return check_dtype(x.dtype, what)
     if isinstance(x, complex):

@@ -39,9 +39,14 @@ class Columns:
         tile = min(first, max(1, COLUMN_TILE // inner))
         pieces = outside * -(-first // tile)
         blocks = min(COLUMN_TILES // pieces, shape[axis] // COLUMN_BLOCK_ROWS) if plain else 0
+        if self.dynamic:
+            # NOTE: sizes may be kernel arguments (a shape class, dynamic/): blocks of rows at
+            # every number of rows (their length computed in the kernel; an empty block merges
+            # its identity), never a choice on the axes before the reduced one
+            blocks = COLUMN_TILES // pieces if plain and axis == 0 else 0
         if parallel and blocks >= 2:
             return self._row_blocks(shape, axis, full, tile, blocks, accumulator)
-        if parallel and not plain:
+        if parallel and not plain and not self.dynamic:
             narrow = max(1, COLUMN_TILE_MIN // inner)
             tile = max(min(tile, narrow), min(tile, -(-first * outside // COLUMN_TILES)))
         return self._tiles(shape, axis, full, parallel, tile, accumulator)
@@ -77,6 +82,9 @@ class Columns:
         before = list(range(axis))
         tiles = -(-first // tile)
         step = -(-rows // blocks)
+        if self.dynamic:
+            step = r.name("step")
+            r.emit(f"{step} = -(-{rows} // {blocks})")
         outer = [f"i{d}" for d in before]
         row = [f"i{d}" for d in range(axis + 1, len(shape))]
         partials = []

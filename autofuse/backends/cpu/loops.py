@@ -23,8 +23,15 @@ class Loops:
         if not parallel or not names:
             self._scratch_at = [len(r.lines), r.depth]
             return self.loops(names, sizes, parallel)
-        step = -(-sizes[0] // ROW_CHUNKS)
-        r.emit(f"for c in numba.prange({-(-sizes[0] // step)}):")
+        if self.dynamic:
+            # NOTE: in a shape class the size is a kernel argument (dynamic/): the pieces' length
+            # is computed from it in the kernel, their count fixed (pieces past the rows are empty)
+            step, pieces = r.name("step"), ROW_CHUNKS
+            r.emit(f"{step} = -(-{sizes[0]} // {ROW_CHUNKS})")
+        else:
+            step = -(-sizes[0] // ROW_CHUNKS)
+            pieces = -(-sizes[0] // step)
+        r.emit(f"for c in numba.prange({pieces}):")
         r.push()
         self._scratch_at = [len(r.lines), r.depth]
         r.emit(f"for {names[0]} in range(c * {step}, min({sizes[0]}, (c + 1) * {step})):")

@@ -32,13 +32,19 @@ class Matmul:
         m, n = node.shape[-2:]
         rows = max(1, min(m, MATMUL_TILE_BYTES // max(1, n * node.dtype.itemsize)))
         blocks = -(-m // rows)
+        if self.dynamic:
+            # NOTE: M may be a kernel argument (dynamic/): tiles of a fixed height, their count
+            # computed in the kernel.
+            rows = max(1, MATMUL_TILE_BYTES // max(1, n * node.dtype.itemsize))
+            blocks = f"-(-{m} // {rows})"
         batch_index = tuple(f"b{d}" for d in range(len(batch)))
         count = int(np.prod(batch, dtype=np.int64))
         # NOTE: tiles (or batch entries) run on numba's threads, each BLAS call on one thread
         # (blas.py keeps the BLAS library numba calls single-threaded during the call): one pool,
         # so two pools never wait on each other's threads (H: 2 cores, another process busy:
         # 32-378 ms a 1024x2048x512 product with BLAS's two threads, 32-40 ms this way).
-        parallel = count * blocks >= 2 and 2 * count * m * n * node.inputs[0].shape[-1] >= \
+        tiles = -(-m // rows)
+        parallel = count * tiles >= 2 and 2 * count * m * n * node.inputs[0].shape[-1] >= \
             MATMUL_PARALLEL_FLOPS
         opened = self.loops(list(batch_index), list(batch), parallel and bool(batch))
         loop = "numba.prange" if parallel and not batch else "range"

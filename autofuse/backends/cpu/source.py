@@ -40,9 +40,10 @@ def _column_accumulator(node: Node) -> np.dtype:
 
 
 class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
-    def __init__(self, group: Group, name: str):
+    def __init__(self, group: Group, name: str, dynamic: bool = False):
         self.group = group
         self.name = name
+        self.dynamic = dynamic      # sizes may become arguments: no choice may saturate on them
         self.inputs = [Argument(n) for n in group.inputs]
         self.outputs = [Argument(n) for n in group.outputs.values()]
         self.argname = {}
@@ -51,6 +52,7 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
         self.flat = False
         self._scratch_at = None        # [line, depth] where per-row scratch buffers are made
         self.renderer = Renderer(group, self.load)
+        self.renderer.ones = not dynamic
         self.renderer.spellings = CPU_SPELLINGS
         self.accumulators = Accumulators(self.renderer)
 
@@ -86,7 +88,9 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
     def pointwise(self):
         shape = self.group.root.shape
         size = int(np.prod(shape, dtype=np.int64))
-        parallel = size >= PARALLEL_ELEMENTS
+        # NOTE: a shape class's kernel is written parallel at every size: each call's size picks
+        # its threaded or serial variant (backends/cpu/dynamic.py's Variants)
+        parallel = size >= PARALLEL_ELEMENTS or self.dynamic
         self.flat = self.group.kind == "elementwise" and len(shape) > 1 and all(
             n.shape in (shape, ()) for n in self.group.inputs)
         if self.flat:
@@ -123,6 +127,8 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
         if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
             return self.split_reduction(shape, axes, full)
         parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
+        if self.dynamic:
+            parallel = bool(outer_axes)     # (each call's size picks threads or not: Variants)
         if self.column_layout(shape, axes):
             return self.column_reduction(shape, axes, full, parallel, _column_accumulator)
         opened = self.chunked_loops([f"i{d}" for d in outer_axes], outer_sizes, parallel)
@@ -356,8 +362,8 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
                             parallel, strategy, helper_sources)
 
 
-def generate(group: Group, name: str) -> KernelSource:
-    return CpuSource(group, name).write()
+def generate(group: Group, name: str, dynamic: bool = False) -> KernelSource:
+    return CpuSource(group, name, dynamic).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

@@ -115,6 +115,8 @@ class KernelSource:
     reason: str = ""                 # why its strategy (plan.Plan.reason)
     sizes: list = field(default_factory=list)     # Size arguments, after the outputs
     rule: Grid | None = None         # where sizes are arguments: the grid from their values
+    launch_rule: tuple = ()          # the grid at other sizes (dynamic/): ("elements", taken
+    #                                  a block a step) or ("rows", most blocks, a block a row)
 
     def rebound(self, mapping: dict, strides: dict | None = None) -> "KernelSource":
         """This kernel for another group of the same structure: each parameter carries the node
@@ -172,6 +174,8 @@ class KernelBase:
         self.tuning = tuning
         self.device = device
         self.split_reduction = False       # (split kernels do not overlap: OVERLAP)
+        self.dynamic = False               # sizes may become arguments (dynamic/): choices that
+        #                                    only pay at some sizes are made as at large ones
         self.renderer = Renderer(group, self.load, "cuda")
         self.acc = Accumulators(self.renderer)
         self.params: list[Param] = []
@@ -247,7 +251,7 @@ class KernelBase:
     def offset(self, shape, strides, index) -> str:
         terms = []
         for i, size, stride in zip(index, shape, strides):
-            if size == 1 or i == "0" or stride == 0:
+            if (size == 1 and not self.dynamic) or i == "0" or stride == 0:
                 continue
             terms.append(i if stride == 1 else f"{i} * {stride}")
         if not terms:

@@ -32,7 +32,9 @@ class Plan:
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
 
 
-def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
+def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False,
+           dynamic: bool = False) -> Plan:
+    """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count."""
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind == "sort":
@@ -44,7 +46,7 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:
-        chosen = _reduction(group, tuning, device, simulator)
+        chosen = _reduction(group, tuning, device, simulator, dynamic)
     # the product planner's words (ir/products.py) where the group computes lowered products
     products = [n.attrs["product"] for n in group.nodes if n.attrs.get("product")]
     if products:
@@ -52,7 +54,8 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     return chosen
 
 
-def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) -> Plan:
+def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
+               dynamic: bool = False) -> Plan:
     shape, axes = group.reduce_space
     axes = tuple(axes)
     outer_axes = [d for d in range(len(shape)) if d not in axes]
@@ -70,6 +73,9 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool) ->
     independent = not dependent and \
         not any(group.depends_on_reduction(group.outputs[i]) for i in row_outputs)
     sizes = dict(shape=tuple(shape), axes=axes, outer=outer, inner=inner, row_outputs=row_outputs)
+    if dynamic and trailing:
+        return Plan("rows", f"the reduced axes are the last ({inner} elements a row) and the "
+                    f"rows vary in number: a block a row, the row held on chip", **sizes)
     if outer == 1 and inner >= threshold and independent:
         return Plan("split", f"one output over {inner} elements (at least {threshold}): every "
                     f"block takes a share, the last combines", **sizes)

@@ -50,12 +50,14 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
              round_halves: bool = True, tuning: Tuning = DEFAULT,
-             device: Device = HOPPER) -> KernelSource:
+             device: Device = HOPPER, dynamic: bool = False) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
-    float16="float32")."""
+    float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/)."""
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
+    writer.dynamic = dynamic
+    writer.renderer.ones = not dynamic
     writer.renderer.round_halves = round_halves
-    plan = choose(group, tuning, device, simulator)
+    plan = choose(group, tuning, device, simulator, dynamic)
     source = writer.write(plan)
     source.reason = plan.reason
     return source

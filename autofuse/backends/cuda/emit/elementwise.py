@@ -44,7 +44,7 @@ class Elementwise:
         lanes = self.vector_lanes(shape, size, threads, width)
         vectors = self.vector_reads(shape, lanes) if lanes else {}
         steps = [vectors]
-        if lanes and self.tuning.vector_ilp > 1 and size >= self.tuning.vector_ilp * lanes * threads and not any(
+        if lanes and self.tuning.vector_ilp > 1 and (self.dynamic or size >= self.tuning.vector_ilp * lanes * threads) and not any(
                 m.op == "setslice" for m in self.group.members.values()):
             # each vector of a step has index names of its own (i0_1, ...): its reads, found again
             steps = [self.vector_reads(shape, lanes, base=tuple(f"i{d}_{u}" for d in range(
@@ -70,7 +70,9 @@ class Elementwise:
             f" x{vector_ilp}" if vector_ilp > 1 else "")
         if ilp > 1:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
-        return self.finish(strategy, threads, (blocks, 1, 1))
+        source = self.finish(strategy, threads, (blocks, 1, 1))
+        source.launch_rule = ("elements", threads * width)
+        return source
 
     def ilp(self, size: int, threads: int, loads_wanted: int = 0, most: int = 0) -> int:
         """Elements a thread takes per grid-stride step: enough that about ILP_LOADS (or
@@ -81,7 +83,7 @@ class Elementwise:
                     {s.id: s for s in member.inputs}.values()
                     if source.id in self.names and not self.names[source.id].by_value)
         ilp = max(1, min(most or self.tuning.max_ilp, (loads_wanted or self.tuning.ilp_loads) // max(1, loads)))
-        return ilp if size >= ilp * threads else 1
+        return ilp if self.dynamic or size >= ilp * threads else 1
 
     def strided_loop(self, size: int, shape, ilp: int, compute, finish,
                      start: str = "cuda.grid(1)", step: str = "cuda.gridsize(1)") -> None:

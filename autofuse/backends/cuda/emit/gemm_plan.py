@@ -58,15 +58,19 @@ def pattern(shape: tuple) -> tuple:
     return tuple(1 if s == 1 else 0 for s in shape)
 
 
-def choose(group, strides: dict, tuning) -> Plan | None:
+def choose(group, strides: dict, tuning, dynamic: bool = False) -> Plan | None:
     """The compact kernel's plan for this product group, or None where it does not apply (or
-    Tuning.gemm is off): the general kernel (emit/matmul.py) takes it."""
+    Tuning.gemm is off): the general kernel (emit/matmul.py) takes it. `dynamic`: M varies
+    (autofuse/dynamic/): the compact kernel, whose sizes are arguments, with tiles chosen as for
+    many rows."""
     if not tuning.gemm or refusal(group) is not None:
         return None
-    if not tuning.gemm_over_tiles and _tiles_apply(group, strides):
+    if not tuning.gemm_over_tiles and _tiles_apply(group, strides) and not dynamic:
         return None
     node = group.matmul
     m, n = node.shape[-2:]
+    if dynamic:
+        m = max(m, tuning.tiles_narrow + 1)
     narrow, wide = tuning.tiles_narrow, tuning.tiles_wide
     if narrow and n <= narrow < m:
         tm, tn, why = wide, narrow, f"at most {narrow} columns: tall tiles"

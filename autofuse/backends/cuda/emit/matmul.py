@@ -24,7 +24,7 @@ class Matmul:
         and float32 and float64 products that emit/gemm_plan.py accepts the compact kernel
         general over sizes (emit/gemm.py)."""
         plan = gemm_plan.choose(self.group, {p.node.id: p.strides for p in self.params},
-                                self.tuning)
+                                self.tuning, self.dynamic)
         if plan is not None:
             source = gemm.write(self, plan)
             source.reason = plan.reason

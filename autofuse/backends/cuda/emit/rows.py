@@ -75,7 +75,9 @@ class Rows:
         # registers, 5 blocks, no spills) it ran 0.1365 -> 0.1332 ms on an H200; softmax was
         # already at 48. Where the bound makes ptxas spill, compile.py links without it.
         min_blocks = min(32, max(1, self.tuning.row_threads_per_sm // block)) if hold else 0
-        return self.finish(strategy, block, (blocks, 1, 1), min_blocks)
+        source = self.finish(strategy, block, (blocks, 1, 1), min_blocks)
+        source.launch_rule = ("rows", self.tuning.row_grid)
+        return source
 
     def row_vectors(self, shape, axes, inner, block, full):
         """(lanes, vector reads of the row outputs' other inputs, arrays whose base addresses must
@@ -154,7 +156,7 @@ class Rows:
             for param in rows:
                 self.store(param, full)
             self.end_row_loop()
-        if outer > self.tuning.row_grid and len(self.group.reductions) < 2:
+        if (outer > self.tuning.row_grid or self.dynamic) and len(self.group.reductions) < 2:
             # NOTE: a block's next row writes the shared arrays again. With two or more block
             # reductions a row, the barrier of each comes after every thread's reads of the one
             # before, so the next row's writes wait already; a block that has only one row (the

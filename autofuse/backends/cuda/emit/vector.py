@@ -27,7 +27,7 @@ class Vectors:
             return 0
         width = self.tuning.vector_bytes if width is None else width
         lanes = self.lanes_for(self.outputs + [p for p in self.params if p.node.shape], width)
-        if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
+        if lanes < 2 or shape[-1] % lanes or (size < lanes * threads and not self.dynamic):
             return 0
         return lanes
 
@@ -79,6 +79,7 @@ class Vectors:
                 conditional.add((node.id, index))
             return f"probe{node.id}"
         probe = Renderer(self.group, read, "cuda")
+        probe.ones = self.renderer.ones
         probe.assumed = assumed
         for node in list(self.group.reductions) + [self.group.matmul]:
             if node is not None:         # computed elsewhere in the kernel: not read here

@@ -1,0 +1,115 @@
+"""The CUDA backend's side of shape classes (autofuse/dynamic/): grid-stride kernels (elementwise
+and loop groups) and rows kernels (reductions along trailing axes: a varying number of rows of a
+fixed length) with the class's sizes as int64 arguments, compiled once; a program per call's
+sizes launches them on a grid computed from its sizes (KernelSource.launch_rule).
+
+Other strategies (columns, split and two-stage reductions, tiled products, strips, transposes)
+decide their launch and their loops on sizes at planning time: a group of theirs keeps its sizes
+static (the builder says why in the fused text).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ...dynamic.instances import instantiate_graph
+from . import device_for, simulating, tuning_of
+from .compile import CompiledKernel, module_text
+from .kernel import INDEX_LIMIT, MAX_GRID, Size
+from .runtime.program import CudaProgram, SimulatorProgram
+from .writer import generate
+
+def _strides(entry, simulator: bool) -> dict:
+    return {} if simulator else getattr(entry, "input_strides", {})
+
+
+def dynamic_texts(entry) -> list:
+    """Per kernel record: (what must agree between builds, the comparable text, the text)."""
+    simulator = simulating()
+    tuning, device = tuning_of(entry.options), device_for(simulator)
+    texts = []
+    for record in entry.kernels:
+        group = record.group
+        source = generate(group, record.name, _strides(entry, simulator), simulator,
+                          round_halves=entry.options.get("float16", "numpy") == "numpy",
+                          tuning=tuning, device=device, dynamic=True)
+        if not (source.launch_rule or source.rule) or source.scratch:
+            raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
+        text = module_text(source, simulator)
+        meta = (source.strategy, source.name, source.block, source.launch_rule, source.rule,
+                tuple((s.name, s.node.id, s.axis, s.stride) for s in source.sizes), source.min_blocks,
+                source.overlaps, tuple((p.name, p.node.id, p.by_value) for p in source.params),
+                tuple((p.name, p.node.id) for p in source.outputs))
+        record.strategy, record.dynamic_kernel = source.strategy, source
+        texts.append((meta, text, text))
+    return texts
+
+
+def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
+    """Compile-ready class kernels: each takes the sizes it uses after its outputs."""
+    simulator = simulating()
+    inputs = {node.attrs["index"]: node for node in entry.graph.inputs}
+    entry.dynamic_kernels = []
+    for record, text, raw in zip(entry.kernels, shapes.texts, raw_texts):
+        source = record.dynamic_kernel
+        sizes = [Size(f"n{s}", inputs[shapes.places[s][0][0]], shapes.places[s][0][1])
+                 for s in text.symbols]
+        source = dataclasses.replace(source, sizes=list(source.sizes) + sizes)
+        generic = _with_parameters(text.generic(raw), source)
+        kernel = CompiledKernel(record, source, generic, simulator)
+        record.source = generic
+        record.reason = (f"sizes {', '.join(s.name for s in sizes)} are arguments; "
+                         f"the grid is computed from them at each size") if sizes else \
+            "the compact product kernel: its sizes and strides are arguments" if source.rule \
+            else "no size of the class reaches it"
+        record.ptx_provider = None if simulator else kernel.ptx_text
+        record.launch = {"block": source.block}     # (each size's record adds its grid)
+        entry.dynamic_kernels.append(kernel)
+    entry.program = None
+
+
+def _with_parameters(text: str, source) -> str:
+    names = [p.name for p in source.params] + [p.name for p in source.outputs]
+    names += [size.name for size in source.sizes] + [name for name, _, _ in source.scratch]
+    definition = re.compile(rf"^def {re.escape(source.name)}\([^)]*\):", re.MULTILINE)
+    return definition.sub(f"def {source.name}({', '.join(names)}):", text, count=1)
+
+
+def _blocks(group, source, made: dict) -> int:
+    """The grid's blocks at a call's sizes, by the kernel's launch rule."""
+    rule, number = source.launch_rule
+    if rule == "elements":
+        return max(1, min(-(-made[group.root.id].size // number), MAX_GRID))
+    reduction = group.reductions[0]
+    shape, axes = made[reduction.inputs[0].id].shape, reduction.attrs["axes"]
+    rows = 1
+    for d, size in enumerate(shape):
+        rows *= 1 if d in axes else size
+    return max(1, min(rows, number))
+
+
+def instantiate(entry, sizes: dict):
+    """(graph, program, kernel records) of the class entry at `sizes`, or None where a size is
+    past the 32-bit indices its kernels were written with."""
+    graph, made = instantiate_graph(entry, sizes)
+    if any(2 * node.size >= INDEX_LIMIT for node in graph.nodes):
+        return None
+    simulator = simulating()
+    kernels = []
+    for kernel in entry.dynamic_kernels:
+        source = kernel.source.rebound(made)        # (a product's grid: from its Grid rule)
+        if source.launch_rule:
+            source = dataclasses.replace(source, grid=(_blocks(kernel.group, source, made), 1, 1))
+        record = dataclasses.replace(kernel.record, launch=dict(kernel.record.launch,
+                                                                grid=source.grid))
+        kernels.append(CompiledKernel(record, source, kernel.text, simulator, kernel))
+    records = [kernel.record for kernel in kernels]
+    instance = dataclasses.replace(entry, graph=graph)
+    if simulator:
+        return graph, SimulatorProgram(instance, kernels), records
+    program = CudaProgram(instance, kernels, tuning_of(entry.options))
+    # NOTE: the bytes a call moves decide graph replay or direct launches: this size's, not the
+    # stand-in's (entry.fused)
+    program.bytes_fused = sum(p.node.nbytes for kernel in kernels for p in
+                              kernel.source.params + kernel.source.outputs if not p.by_value)
+    return graph, program, records

@@ -1,0 +1,92 @@
+"""Which argument dimensions are dynamic, and the shape-class key of a call.
+
+`jit(dynamic=None)` (automatic) makes a dimension dynamic once calls of one argument structure
+have shown two sizes in it; `dynamic=True` makes every dimension of a contiguous NumPy array
+argument a candidate from the first call; `dynamic=False` specializes every shape. A dimension
+the builder had to keep static (builder.py says why) stays static for that structure.
+
+The class key is the signature's key with each dynamic dimension's size replaced by a symbol
+marker; dimensions of equal size share one marker (`x + y` needs their sizes equal). Sizes 0 and
+1 keep their value in the key (NumPy's broadcasting and squeeze decide on them): a call of such a
+size takes the class program only where the class was checked to run it (Shapes.joins).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import interface
+
+
+def candidates(leaves, statics) -> list:
+    """(leaf, dim) of every dimension a shape class may leave dynamic: NumPy and device arrays
+    traced as C-contiguous (other layouts key on their strides)."""
+    found = []
+    for index, leaf in enumerate(leaves):
+        if index in statics or not _contiguous_array(leaf):
+            continue
+        found += [(index, dim) for dim in range(len(leaf.shape))]
+    return found
+
+
+def _contiguous_array(leaf) -> bool:
+    if type(leaf) is np.ndarray:
+        return leaf.flags.c_contiguous
+    if hasattr(leaf, "__cuda_array_interface__"):
+        return interface(leaf)[2] is None
+    return False
+
+
+class Policy:
+    """The dynamic dimensions of one jitted function, per argument structure."""
+
+    def __init__(self, mode):
+        self.mode = mode                    # None (automatic), True or False
+        self._first: dict = {}              # structure -> {(leaf, dim): the first size seen}
+        self._varied: dict = {}             # structure -> {(leaf, dim) seen with two sizes}
+        self.static: dict = {}              # structure -> {(leaf, dim): why it stays static}
+
+    def places(self, structure, leaves, statics) -> list:
+        """The dimensions of this call to treat as dynamic (noting the sizes it brings)."""
+        if self.mode is False:
+            return []
+        found = candidates(leaves, statics)
+        kept = self.static.get(structure, {})
+        if self.mode is True:
+            return [p for p in found if p not in kept]
+        first = self._first.setdefault(structure, {})
+        varied = self._varied.setdefault(structure, set())
+        for leaf, dim in found:
+            size = leaves[leaf].shape[dim]
+            if first.setdefault((leaf, dim), size) != size:
+                varied.add((leaf, dim))
+        return [p for p in found if p in varied and p not in kept]
+
+    def keep_static(self, structure, places: dict) -> None:
+        """Remember dimensions the builder kept static ((leaf, dim) -> why)."""
+        self.static.setdefault(structure, {}).update(places)
+
+
+def class_key(key, leaves, places: list, joined: bool = False):
+    """(the class key, symbol -> places): `key` from signature.Binder.split with the shapes of
+    dynamic dimensions replaced by markers. `joined`: sizes 0 and 1 take markers as other sizes
+    do (the key under which a class that runs them is found)."""
+    parts, structure = key
+    parts = list(parts)
+    markers: dict = {}                      # size -> marker number
+    symbols: dict = {}                      # marker number -> places
+    shapes = {}
+    for leaf, dim in places:
+        size = leaves[leaf].shape[dim]
+        shape = shapes.setdefault(leaf, list(leaves[leaf].shape))
+        if size in (0, 1) and not joined:
+            continue
+        marker = markers.setdefault(size, len(markers))
+        symbols.setdefault(marker, []).append((leaf, dim))
+        shape[dim] = ("n", marker)
+    for leaf, shape in shapes.items():
+        # NOTE: a leaf's key part holds its shape (signature.leaf_key: first for NumPy arrays,
+        # after the type for device arrays)
+        part = list(parts[leaf])
+        part[part.index(tuple(leaves[leaf].shape))] = ("class",) + tuple(shape)
+        parts[leaf] = tuple(part)
+    return (tuple(parts), structure), symbols

@@ -1,0 +1,45 @@
+"""The key of jit's fast path: a flat positional call looked up by each argument's type and an
+array's shape, dtype and strides, without binding or flattening (jit.py's __call__)."""
+from __future__ import annotations
+
+from operator import attrgetter
+
+import numpy as np
+
+
+# NOTE: attrgetters build a key part with no Python frame; each is used for its exact type only,
+# so `__class__` is type(leaf).
+_array_key = attrgetter("__class__", "shape", "dtype", "strides")
+_numpy_key = attrgetter("__class__", "shape", "dtype", "strides", "flags.writeable")
+
+
+def _torch_key(leaf):
+    return (type(leaf), tuple(leaf.shape), leaf.dtype, leaf.stride(), leaf.device)
+
+
+# The key part of each argument type (CuPy's array types are added when first seen).
+_FAST_KEYS = {np.ndarray: _numpy_key, float: type, int: type, bool: type}
+
+
+_SCALARS = (int, float, bool)
+
+
+def fast_key(args) -> tuple | None:
+    """A key for a flat positional call, or None where only the full binding path will do.
+
+    It holds what an entry depends on: each argument's type, and an array's shape, dtype and
+    strides (NumPy's also its writeable flag, torch's its device). Never an object's identity:
+    a CuPy array can be reshaped in place (`a.shape = ...`)."""
+    key = []
+    for arg in args:
+        make = _FAST_KEYS.get(type(arg))
+        if make is None:
+            module = type(arg).__module__
+            if module.startswith("cupy"):
+                make = _FAST_KEYS[type(arg)] = _array_key
+            elif module.startswith("torch") and getattr(arg, "is_cuda", False):
+                make = _torch_key
+            else:
+                return None
+        key.append(make(arg))
+    return tuple(key)

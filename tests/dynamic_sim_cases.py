@@ -1,0 +1,100 @@
+"""Shape classes on the CUDA backend under numba's CUDA simulator (run by
+test_dynamic_shapes_cuda.py with NUMBA_ENABLE_CUDASIM=1): 50 batch sizes, 0 and 1 among them, of
+elementwise and loop programs against NumPy, with the compiles each sweep took. Prints one line a
+case, ending ": ok"."""
+from __future__ import annotations
+
+import numpy as np
+
+import autofuse
+
+RNG = np.random.default_rng(330)
+SIZES = [0, 1] + list(range(2, 50))
+# the simulator runs a block's threads as Python threads: rows and product kernels (a block a row
+# or a tile) over 50 sizes take minutes, so they run these 19 (the CPU tests sweep all 50)
+FEWER = list(range(0, 16)) + [23, 31, 49]
+
+
+def bias_relu(x, b):
+    return np.maximum(x * np.float32(2) + b, np.float32(0)) - b
+
+
+def steps(x, y):
+    for _ in range(4):
+        x = np.tanh(x * 0.9 + y)
+        y = y * 0.5 - x
+    return x + y
+
+
+def scaled_columns(x, s):
+    return x * s[:, None] + 1.0
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + np.float32(1e-5)) * g + b
+
+
+def row_norms(x):
+    return np.sqrt((x * x).sum(axis=1))
+
+
+W = RNG.standard_normal((24, 20)).astype(np.float32)
+BIAS = RNG.standard_normal(20).astype(np.float32)
+
+
+def dense(x):
+    return np.maximum(x @ W + BIAS, np.float32(0))
+
+
+CASES = [
+    ("elementwise float32", bias_relu,
+     lambda n: (RNG.standard_normal((n, 8)).astype(np.float32),
+                RNG.standard_normal(8).astype(np.float32)), 1e-6),
+    ("loop float64", steps,
+     lambda n: (RNG.standard_normal((n, 6)), RNG.standard_normal((n, 6))), 1e-12),
+    ("broadcast column", scaled_columns,
+     lambda n: (RNG.standard_normal((n, 5)), RNG.standard_normal(n)), 1e-12),
+    ("rows softmax float32", softmax,
+     lambda n: (RNG.standard_normal((n, 16)).astype(np.float32),), 1e-6),
+    ("rows layernorm float32", layernorm,
+     lambda n: (RNG.standard_normal((n, 24)).astype(np.float32),
+                RNG.standard_normal(24).astype(np.float32),
+                RNG.standard_normal(24).astype(np.float32)), 1e-5),
+    ("reduction float64", row_norms, lambda n: (RNG.standard_normal((n, 20)),), 1e-12),
+    ("product float32", dense, lambda n: (RNG.standard_normal((n, 24)).astype(np.float32),), 1e-5),
+]
+
+
+def main(names) -> None:
+    for name, fn, make, tolerance in CASES:
+        if names and name not in names:
+            continue
+        f = autofuse.jit(fn, backend="cuda")
+        sizes = FEWER if name.startswith(("rows", "reduction", "product")) else SIZES
+        order = [sizes[10]] + [s for s in sizes if s != sizes[10]]
+        for n in order:
+            args = make(n)
+            want = fn(*args)
+            got = f(*args)
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, n)
+            np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance,
+                                       err_msg=f"{name} at size {n}")
+        info = f.cache_info()
+        # size 1 compiles alone for these two (a reshape of size-1 axes; a matrix-vector product)
+        assert info.compiles <= (3 if name in ("broadcast column", "product float32") else 2), \
+            (name, info)
+        text = f.lower(*make(7)).as_text("fused")
+        assert "# dynamic: n0" in text, text
+        print(f"{name}: {info.compiles} compiles, {info.instances} instances: ok")
+
+
+if __name__ == "__main__":
+    import sys
+    main(sys.argv[1:])
