@@ -35,12 +35,13 @@ class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS):
+                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS,
+                 matmul_precision="float32"):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
         self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning,
-                        "max_ops": max_ops}
+                        "max_ops": max_ops, "matmul_precision": matmul_precision}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
@@ -329,7 +330,7 @@ def _as_returned(value, kind: str):
 
 
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
-        float16="numpy", tuning=None, max_ops=MAX_OPS):
+        float16="numpy", tuning=None, max_ops=MAX_OPS, matmul_precision="float32"):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -349,6 +350,13 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     `.astype(np.float16)`, as torch.compile and jax.jit do: fewer conversions (measured in
     BENCHMARKS.md), answers closer to the exact ones than NumPy's. Other backends compute float16
     as NumPy does.
+
+    `matmul_precision` says how CUDA kernels compute float32 matrix products: "float32" (the
+    default, float32 FMAs on the CUDA cores), "tf32" (tensor cores, operands rounded to TF32's
+    10 fraction bits, sums in float32: ~1e-3 relative error, as torch's allow_tf32 and jax's
+    default), or "3xtf32" (tensor cores, each operand split into a TF32 high and low part and
+    three products summed: close to float32's error). float64 and float16 products take the
+    tensor cores whatever it says (same precision as NumPy's); other backends ignore it.
 
     `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
     values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
@@ -375,6 +383,10 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
         raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}"
                             f"{where()}")
 
+    if matmul_precision not in ("float32", "tf32", "3xtf32"):
+        raise ArgumentError(f"jit(matmul_precision=...) takes 'float32', 'tf32' or '3xtf32', got "
+                            f"{matmul_precision!r}{where()}")
+
     if tuning is not None:
         from .backends.cuda.tuning import Tuning
         if not isinstance(tuning, Tuning):
@@ -386,6 +398,6 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
-                           tuning, max_ops)
+                           tuning, max_ops, matmul_precision)
 
     return decorate if fn is None else decorate(fn)

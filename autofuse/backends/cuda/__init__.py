@@ -21,7 +21,7 @@ import sys
 
 from ...fusion import CostModel
 from .compile import CompiledKernel, module_text
-from .emit import gemm_plan
+from .emit import mma_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
@@ -38,8 +38,13 @@ def simulating() -> bool:
 
 
 def tuning_of(options: dict) -> Tuning:
-    """The Tuning a jit asked for (`jit(tuning=...)`, checked there), or the defaults."""
-    return options.get("tuning") or DEFAULT
+    """The Tuning a jit asked for (`jit(tuning=...)`, checked there), or the defaults, with the
+    jit's matmul_precision (where it names one other than "float32")."""
+    tuning = options.get("tuning") or DEFAULT
+    precision = options.get("matmul_precision", "float32")
+    if precision != "float32":
+        tuning = tuning.replace(matmul_precision=precision)
+    return tuning
 
 
 def product_limits(options: dict):
@@ -67,7 +72,7 @@ def prepare(entry) -> None:
     kernels, first = [], {}
     for record in entry.kernels:
         group = record.group
-        structure = (group.kind == "output" and gemm_plan.structure(group, strides, tuning)) \
+        structure = (group.kind == "output" and mma_plan.structure(group, strides, tuning)) \
             or group.structure(strides)
         origin = first.get(structure)
         if origin is None:
