@@ -9,7 +9,7 @@ from autofuse.backends.cuda.tuning import Tuning
 from autofuse.ir.products import ProductLimits
 
 rng = np.random.default_rng(5)
-COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))   # every product tiled, compact
+COMPACT = Tuning(gemm_over_tiles=True, mma=False, products=ProductLimits(0, 0, 0))   # every product compact
 
 
 def f32(*shape):

@@ -33,7 +33,8 @@ def write(source, plan: Plan):
     gemm.arguments(source, node, a)
     r.load = lambda operand, index: gemm.load(source, operand, index)
     r.globals["ix"] = ("index", "uint32")     # shared offsets: no negative-index wraparound
-    for name in {shape.name, "pack_halves", "tf32", "tf32_split"}:
+    conversion = {"f16": "pack_halves", "tf32": "tf32", "3xtf32": "tf32_split"}.get(plan.kind)
+    for name in filter(None, (shape.name, conversion)):
         r.globals[name] = ("mma", name)
     batch = gemm.batch_of(source, node)
     row = plan.slab + PAD
