@@ -36,10 +36,15 @@ def write(source, plan: Plan):
     conversion = {"f16": "pack_halves", "tf32": "tf32", "3xtf32": "tf32_split"}.get(plan.kind)
     for name in filter(None, (shape.name, conversion)):
         r.globals[name] = ("mma", name)
+    for name in ("address", "sstore4"):
+        r.globals[name] = ("vector", name)
     batch = gemm.batch_of(source, node)
-    row = plan.slab + PAD
     word = {"f64": np.float64, "f16": np.uint32}.get(plan.kind, np.float32)
     shared = source.numba_type(word)
+    align = "" if source.simulator else ", alignment=32"
+    stages = [_Stage(source, plan, "a", a, plan.tm, "M", "row0", plan.stage_a, batch),
+              _Stage(source, plan, "b", b, plan.tn, "N", "col0", plan.stage_b, batch)]
+    sa, sb = stages
     r.emit("t = cuda.threadIdx.x")
     r.emit("lane = t % 32")
     r.emit("lg = lane // 4")
@@ -48,17 +53,17 @@ def write(source, plan: Plan):
     r.emit(f"wn = (t // 32 % {plan.warps_n}) * {plan.tiles_n * shape.n}")
     r.emit(f"row0 = cuda.blockIdx.y * {plan.tm}")
     r.emit(f"col0 = cuda.blockIdx.x * {plan.tn}")
-    r.emit(f"sa = cuda.shared.array({2 * plan.tm * row}, {shared})")
-    r.emit(f"sb = cuda.shared.array({2 * plan.tn * row}, {shared})")
-    r.emit(f"la = (wm + lg) * {row} + lq")      # this lane's fragment words, from a half's start
-    r.emit(f"lb = (wn + lg) * {row} + lq")
+    for stage in stages:
+        r.emit(f"s{stage.name} = cuda.shared.array({2 * stage.width * stage.stride}, {shared}"
+               f"{align})")
+    # this lane's fragment words, from a shared half's start
+    r.emit(f"la = {sa.offset('(wm + lg)', 'lq')}")
+    r.emit(f"lb = {sb.offset('(wn + lg)', 'lq')}")
     zero = r.constant(np.dtype(np.float64 if shape.accumulator == "f64" else np.float32).type(0))
     acc = {(i, j): [f"c{i}_{j}_{e}" for e in range(len(shape.c))]
            for i in range(plan.tiles_m) for j in range(plan.tiles_n)}
     for registers in acc.values():
         r.emit(" = ".join(registers) + f" = {zero}")
-    stages = [_Stage(source, plan, "a", a, plan.tm, "M", "row0", plan.stage_a, batch),
-              _Stage(source, plan, "b", b, plan.tn, "N", "col0", plan.stage_b, batch)]
     for stage in stages:
         stage.declare()
     depth = plan.slab * shape.pack
@@ -73,9 +78,9 @@ def write(source, plan: Plan):
     r.pop()
     r.emit("if k0 > 0:")
     r.push()
-    r.emit(f"ba = (1 - h) * {plan.tm * row} + la")
-    r.emit(f"bb = (1 - h) * {plan.tn * row} + lb")
-    _slab(source, plan, acc, row)
+    for stage in stages:
+        r.emit(f"b{stage.name} = (1 - h) * {stage.width * stage.stride} + l{stage.name}")
+    _slab(source, plan, acc, stages)
     r.pop()
     r.emit("if more:")
     r.push()
@@ -93,7 +98,7 @@ def write(source, plan: Plan):
     return source.finish(text, plan.threads, grid)
 
 
-def _slab(source, plan: Plan, acc: dict, row: int) -> None:
+def _slab(source, plan: Plan, acc: dict, stages: list) -> None:
     """One shared slab's instruction steps: each step's fragments of A and B, then every tile's
     mma (three for 3xtf32: the small products first)."""
     r = source.renderer
@@ -102,13 +107,15 @@ def _slab(source, plan: Plan, acc: dict, row: int) -> None:
     for step in range(plan.slab // shape.words):
         base = step * shape.words
         fragments = {}
-        for side, tiles, extent, offsets in (("a", plan.tiles_m, shape.m, shape.a),
-                                             ("b", plan.tiles_n, shape.n, shape.b)):
+        for stage, tiles, extent, offsets in ((stages[0], plan.tiles_m, shape.m, shape.a),
+                                              (stages[1], plan.tiles_n, shape.n, shape.b)):
+            side = stage.name
+            along_tile, along_k = stage.steps
             for i in range(tiles):
                 words = []
                 for e, offset in enumerate(offsets):
                     dr, dk = offset if side == "a" else (0, offset)
-                    at = (i * extent + dr) * row + base + dk
+                    at = (i * extent + dr) * along_tile + (base + dk) * along_k
                     name = f"f{side}{i}_{e}"
                     loaded = f"s{side}[ix(b{side} + {at})]"
                     if plan.kind == "tf32":
@@ -148,43 +155,132 @@ def _epilogue(source, plan: Plan, node, acc: dict, batch: tuple) -> None:
 
 
 class _Stage:
-    """One operand's slab: `rounds` words a thread, word w = t + j * threads at (tile
-    coordinate, K word) along K first (`along` "k") or along the tile first; a float16 word packs
-    elements 2w and 2w + 1 along K."""
+    """One operand's slab in shared memory, its `along` axis (the one of unit stride in memory,
+    where the plan could tell: "k" or "tile") contiguous there: rows of `stride` words, [tile][K
+    word] or [K word][tile]. A thread moves chunks of 4 words along that axis: chunk c = t + j *
+    threads, read with one or two vector loads where the operand is a kernel parameter whose
+    runtime strides and address allow and the chunk lies inside it, else element by element,
+    guarded, through the operand's index map; stored with one st.shared.v4."""
 
     def __init__(self, source, plan: Plan, name, node, width, extent, origin, along, batch):
         self.source, self.plan, self.name, self.node = source, plan, name, node
         self.width, self.extent, self.origin, self.along, self.batch = \
             width, extent, origin, along, batch
-        total = width * plan.slab
-        assert total % plan.threads == 0, (total, plan.threads)
-        self.rounds = total // plan.threads
+        self.pack = plan.instruction.pack
+        if along == "k":
+            self.stride, self.steps = plan.slab + PAD, (plan.slab + PAD, 1)
+        else:       # (a warp's fragment reads, K words t x rows g, then fall in distinct banks)
+            self.stride = width + (PAD if plan.kind == "f64" else 2 * PAD)
+            self.steps = (1, self.stride)
+        chunks = width * plan.slab // 4
+        assert chunks % plan.threads == 0 or chunks < plan.threads, (chunks, plan.threads)
+        self.rounds = -(-chunks // plan.threads)
+        self.partial = f"t < {chunks}" if chunks < plan.threads else None
+        self.view = gemm.operand_axes(source.group, node)
+        if self.view is not None and self.view[0].ndim == 0:
+            self.view = None
+
+    def offset(self, tile: str, word: str) -> str:
+        """A word's place in a shared half, its tile coordinate and K word given."""
+        terms = [name if step == 1 else f"{name} * {step}"
+                 for name, step in zip((tile, word), self.steps)]
+        return " + ".join(terms)
 
     def declare(self) -> None:
-        r, name, plan = self.source.renderer, self.name, self.plan
+        r, name, plan, pack = self.source.renderer, self.name, self.plan, self.pack
         for j in range(self.rounds):
-            w = f"(t + {j * plan.threads})" if j else "t"
+            c = f"(t + {j * plan.threads})" if j else "t"
             if self.along == "k":
-                r.emit(f"{name}t{j} = {w} // {plan.slab}")
-                r.emit(f"{name}k{j} = {w} % {plan.slab}")
+                r.emit(f"{name}t{j} = {c} // {plan.slab // 4}")
+                r.emit(f"{name}k{j} = ({c} % {plan.slab // 4}) * 4")
             else:
-                r.emit(f"{name}t{j} = {w} % {self.width}")
-                r.emit(f"{name}k{j} = {w} // {self.width}")
-            r.emit(f"{name}s{j} = {name}t{j} * {plan.slab + PAD} + {name}k{j}")
+                r.emit(f"{name}t{j} = ({c} % {self.width // 4}) * 4")
+                r.emit(f"{name}k{j} = {c} // {self.width // 4}")
+            r.emit(f"{name}s{j} = {self.offset(f'{name}t{j}', f'{name}k{j}')}")
+        if self.view is None:
+            return
+        param = self.source.names[self.view[0].id]
+        strides = ["0" if axis is None else gemm.stride(param, axis) for axis in self.view[1]]
+        tile, k = (strides[-2], strides[-1]) if name == "a" else (strides[-1], strides[-2])
+        self.k_stride = k
+        along, other = (k, tile) if self.along == "k" else (tile, k)
+        lanes = 16 // self.node.dtype.itemsize
+        checks = [f"address({param.name}) % 16 == 0", f"{along} == 1"]
+        checks += [f"{s} % {lanes} == 0" for s in [other] + strides[:-2] if s != "0"]
+        r.emit(f"v{name} = {' and '.join(checks)}")
+        r.emit(f"{name}inc = {plan.slab * pack} * {k}")
+        batch = [f"{i} * {s}" for i, s in zip(self.batch, strides[:-2]) if i != "0" and s != "0"]
+        for j in range(self.rounds):
+            start = batch + [f"({self.origin} + {name}t{j}) * {tile}", f"{name}k{j} * {pack} * {k}"]
+            r.emit(f"{name}o{j} = {' + '.join(start)}")
+            r.emit(f"{name}left{j} = {self.extent} - {self.origin} - {name}t{j}")
+            r.emit(f"{name}klim{j} = K - {name}k{j} * {pack}")
+
+    def _registers(self, j: int) -> list:
+        return [f"{self.name}r{j}_{i}" for i in range(4)]
 
     def fetch(self) -> None:
-        """This thread's words of the slab at k0 into registers (zeros past the edges)."""
-        r, name = self.source.renderer, self.name
-        pack = self.plan.instruction.pack
-        held = np.float64 if self.plan.kind == "f64" else np.float32
-        zero = r.constant(np.dtype(held).type(0))
+        """This thread's chunks of the slab at k0 into registers (zeros past the edges)."""
+        r = self.source.renderer
         for j in range(self.rounds):
-            r.emit(f"g{name} = {self.origin} + {name}t{j}")
+            if self.partial:
+                r.emit(f"if {self.partial}:")
+                r.push()
+            if self.view is not None:
+                self._direct(j)
+                r.emit("else:")
+                r.push()
+                self._elements(j)
+                r.pop()
+                r.emit(f"{self.name}o{j} += {self.name}inc")
+            else:
+                self._elements(j)
+            if self.partial:
+                r.pop()
+
+    def _direct(self, j: int) -> None:
+        """`if` the chunk may be read by vector loads: those loads (the `else` is the caller's)."""
+        r, name, pack = self.source.renderer, self.name, self.pack
+        param = self.source.names[self.view[0].id].name
+        words, offset = self._registers(j), f"{name}o{j}"
+        kind = self.plan.kind
+        if self.along == "k":
+            r.emit(f"if v{name} and {name}left{j} > 0 and k0 + {4 * pack} <= {name}klim{j}:")
+        else:
+            r.emit(f"if v{name} and {name}left{j} >= 4 and k0 + {pack} <= {name}klim{j}:")
+        r.push()
+        self.source.renderer.globals.update(
+            {f"vload{n}": ("vector", f"vload{n}") for n in (2, 4, 8)})
+        if kind == "f64":
+            r.emit(f"{', '.join(words[:2])} = vload2({param}, {offset})")
+            r.emit(f"{', '.join(words[2:])} = vload2({param}, {offset} + 2)")
+        elif kind != "f16":
+            r.emit(f"{', '.join(words)} = vload4({param}, {offset})")
+        elif self.along == "k":       # 8 consecutive halves along K: 4 words
+            halves = [f"{name}h{i}" for i in range(8)]
+            r.emit(f"{', '.join(halves)} = vload8({param}, {offset})")
+            for i, word in enumerate(words):
+                r.emit(f"{word} = pack_halves({halves[2 * i]}, {halves[2 * i + 1]})")
+        else:                         # rows 2w and 2w + 1 of 4 consecutive tile elements
+            low, high = [f"{name}l{i}" for i in range(4)], [f"{name}u{i}" for i in range(4)]
+            r.emit(f"{', '.join(low)} = vload4({param}, {offset})")
+            r.emit(f"{', '.join(high)} = vload4({param}, {offset} + {self.k_stride})")
+            for word, x, y in zip(words, low, high):
+                r.emit(f"{word} = pack_halves({x}, {y})")
+        r.pop()
+
+    def _elements(self, j: int) -> None:
+        """The chunk element by element through the operand's index map, guarded."""
+        r, name, pack = self.source.renderer, self.name, self.pack
+        zero = r.constant(np.dtype(np.float64 if self.plan.kind == "f64" else np.float32).type(0))
+        for i, word in enumerate(self._registers(j)):
+            tile, k = (f"{name}t{j}", f"{name}k{j} + {i}") if self.along == "k" else \
+                (f"{name}t{j} + {i}", f"{name}k{j}")
+            r.emit(f"g{name} = {self.origin} + {tile}")
             elements = []
             for p in range(pack):
-                element = f"{name}r{j}_{p}" if pack > 1 else f"{name}r{j}"
-                r.emit(f"gk = k0 + {name}k{j} * {pack} + {p}" if pack > 1 else
-                       f"gk = k0 + {name}k{j}")
+                element = f"{name}e{p}" if pack > 1 else word
+                r.emit(f"gk = k0 + ({k}) * {pack} + {p}" if pack > 1 else f"gk = k0 + {k}")
                 r.emit(f"{element} = {zero}")
                 r.emit(f"if g{name} < {self.extent} and gk < K:")
                 r.push()
@@ -193,11 +289,16 @@ class _Stage:
                 r.pop()
                 elements.append(element)
             if pack > 1:
-                r.emit(f"{name}r{j} = pack_halves({', '.join(elements)})")
+                r.emit(f"{word} = pack_halves({', '.join(elements)})")
 
     def store(self) -> None:
-        """The fetched words into shared half h."""
+        """The fetched chunks into shared half h: one 16-byte store each."""
         r, name = self.source.renderer, self.name
-        half = self.width * (self.plan.slab + PAD)
+        half = self.width * self.stride
         for j in range(self.rounds):
-            r.emit(f"s{name}[ix(h * {half} + {name}s{j})] = {name}r{j}")
+            if self.partial:
+                r.emit(f"if {self.partial}:")
+                r.push()
+            r.emit(f"sstore4(s{name}, h * {half} + {name}s{j}, {', '.join(self._registers(j))})")
+            if self.partial:
+                r.pop()
