@@ -5,6 +5,7 @@ against a float64 reference), and any autofuse Tuning variants named on the comm
 
     python benchmarks/tensor_cores.py                    # table on stdout, JSON to $OUT
     python benchmarks/tensor_cores.py --only f64 --variants "k8:MMA_F64_SHAPE=mma_f64_m16n8k8"
+    python benchmarks/tensor_cores.py --warm 8       # compile autofuse's kernels in 8 processes
 
 Method: inputs on the device (CuPy arrays; torch and jax take them through DLPack); each system
 is checked first (relative error to the largest magnitude of the float64 result), then timed by
@@ -39,9 +40,9 @@ def program(epilogue: bool, xp):
 
 
 def parse_variants(text: str) -> dict:
-    """"name:FIELD=value+FIELD=value,name2:..." -> {name: {field: value}}."""
+    """"name:FIELD=value+FIELD=value;name2:..." -> {name: {field: value}}."""
     variants = {}
-    for item in filter(None, text.split(",")):
+    for item in filter(None, text.split(";")):
         name, _, fields = item.partition(":")
         changes = {}
         for field in fields.split("+"):
@@ -61,6 +62,8 @@ def systems_for(dtype, epilogue, precision, variants, torch, jax):
     fn = program(epilogue, np)
     made = {"autofuse": lambda: autofuse.jit(fn, matmul_precision=precision)}
     for name, changes in variants.items():
+        if (dtype == "float64") != any(field.startswith("mma_f64") for field in changes):
+            continue           # (float64's fields change float64 kernels only, others others)
         made[f"autofuse-{name}"] = (lambda c: lambda: autofuse.jit(
             fn, matmul_precision=precision, tuning=Tuning().replace(**c)))(changes)
     if precision == "3xtf32":
@@ -72,7 +75,8 @@ def systems_for(dtype, epilogue, precision, variants, torch, jax):
         if epilogue:
             tf = lambda x, w, b: torch.clamp_min(x @ w + b, 0)     # noqa: E731
         made["torch"] = lambda: tf
-        made["torch.compile"] = lambda: torch.compile(tf, dynamic=False)
+        if epilogue:        # (a lone product: torch.compile calls cuBLAS as torch does)
+            made["torch.compile"] = lambda: torch.compile(tf, dynamic=False)
     if jax is not None:
         import jax.numpy as jnp
         made["jax.jit"] = lambda: jax.jit(program(epilogue, jnp))
@@ -149,14 +153,47 @@ def _print_row(row) -> None:
           f"TFLOP/s  error {row['error']:.2e}  first {row['first_call_s']:.1f} s", flush=True)
 
 
+def warm(job) -> str:
+    """Compile one autofuse system's kernel of one workload (at a small size: the kernel takes
+    its sizes as arguments), so that the timed process finds it in the disk cache."""
+    name, system, variants = job
+    import cupy
+    dtype, _, _, _, epilogue, precision = WORKLOADS[name]
+    make = systems_for(dtype, epilogue, precision, variants, None, None)[system]
+    x, w, b = (cupy.ones(shape, dtype) for shape in ((256, 256), (256, 256), (256,)))
+    began = time.perf_counter()
+    make()(x, w, b)
+    cupy.cuda.Device().synchronize()
+    return f"warm {name} {system}: {time.perf_counter() - began:.1f} s"
+
+
+def warm_all(names, variants, workers: int) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    jobs = []
+    for name in names:
+        dtype, _, _, _, epilogue, precision = WORKLOADS[name]
+        systems = systems_for(dtype, epilogue, precision, variants, None, None)
+        jobs += [(name, system, variants) for system in systems if system.startswith("autofuse")]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        for line in pool.map(warm, jobs):
+            print(line, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="workload names containing this")
-    parser.add_argument("--variants", default="", help="name:FIELD=value+...,name2:...")
+    parser.add_argument("--variants", default="", help="name:FIELD=value+...;name2:...")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--peers", default="torch,jax")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--warm", type=int, default=0, help="first compile autofuse's kernels "
+                        "in this many processes (they land in the disk cache)")
     args = parser.parse_args()
+    variants = parse_variants(args.variants)
+    if args.warm:
+        warm_all([name for name in WORKLOADS if args.only in name], variants, args.warm)
     import cupy
     torch = jax = None
     if "torch" in args.peers:
@@ -165,19 +202,17 @@ def main() -> None:
     if "jax" in args.peers:
         import jax
         jax.config.update("jax_enable_x64", True)
-    variants = parse_variants(args.variants)
-    rows = []
-    for name, (dtype, m, n, k, epilogue, precision) in WORKLOADS.items():
-        if args.only in name:
-            rows += run(name, dtype, m, n, k, epilogue, precision, variants, torch, jax,
-                        args.rounds)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     result = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-              "date": time.strftime("%Y-%m-%d"), "commit": commit, "rows": rows}
+              "date": time.strftime("%Y-%m-%d"), "commit": commit, "rows": []}
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "tensor_cores.json"), "w") as handle:
-        json.dump(result, handle, indent=1)
+    for name, (dtype, m, n, k, epilogue, precision) in WORKLOADS.items():
+        if args.only in name:
+            result["rows"] += run(name, dtype, m, n, k, epilogue, precision, variants, torch,
+                                  jax, args.rounds)
+            with open(os.path.join(args.out, "tensor_cores.json"), "w") as handle:
+                json.dump(result, handle, indent=1)     # (after each workload)
 
 
 if __name__ == "__main__":
