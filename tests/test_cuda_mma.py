@@ -117,3 +117,25 @@ def test_two_shapes_of_one_product_compile_one_kernel(monkeypatch):
     assert first.source == second.source and first.ptx == second.ptx
     assert len(cuda_compile._COMPILED) == 1
     assert second.launch["grid"] == (-(-900 // 64), -(-1300 // 64), 1)
+
+
+@pytest.mark.parametrize("dtype, precision, changes", [
+    (np.float64, "float32", {}), (np.float16, "float32", {}), (np.float32, "3xtf32", {}),
+    (np.float64, "float32", {"mma_f64_shape": "mma_f64_m16n8k8", "mma_f64_tile": (2, 2, 2, 4, 2)}),
+    (np.float16, "float32", {"mma_tile": (4, 2, 2, 8, 2)})])
+def test_shared_memory_fits_a_static_declaration(dtype, precision, changes):
+    """Both operands' double-buffered slabs stay within the 48 KiB a kernel may declare."""
+    for args in (operands(1000, 1001, 999, dtype), (np.ones((999, 1000), dtype).T,
+                                                    np.ones((1001, 999), dtype).T, np.ones(1001, dtype))):
+        jitted = autofuse.jit(relu_bias, backend="cuda", matmul_precision=precision,
+                              tuning=Tuning().replace(**changes))
+        (kernel,) = jitted.lower(*args).kernels
+        assert kernel.strategy.startswith("tensor cores")
+        declared = [int(n) for n in re.findall(r"cuda\.shared\.array\((\d+),", kernel.source)]
+        word = 8 if dtype == np.float64 else 4
+        assert len(declared) == 2 and sum(declared) * word <= mma_plan.STATIC_SHARED
+
+
+def test_too_large_a_tile_falls_back_to_the_cuda_cores():
+    tuning = Tuning(mma_tile=(4, 4, 4, 4, 2))          # 256 x 256 tiles: 150 KiB of slabs
+    assert not strategies(np.float16, tuning=tuning)[0].startswith("tensor cores")

@@ -9,8 +9,8 @@ Slabs of `slab` K words (a word: an element, or two float16 elements packed) pas
 registers into two alternating shared halves, one barrier a slab: iteration i reads slab i from
 memory (guarded, through the operands' index maps, so prologues, transposes, strides and ragged
 edges read alike), computes slab i - 1 from its half, then stores slab i into the other half.
-Shared rows are `slab + 4` words apart, so a warp's fragment reads (8 rows x 4 words) fall in
-distinct banks. The epilogue runs on each accumulator and stores it where it lies in the result.
+Each operand's shared rows run along its unit-stride axis, padded so that a warp's fragment reads
+(8 rows x 4 K words) fall in distinct banks (Plan.layout). The epilogue runs on each accumulator and stores it where it lies in the result.
 """
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ import numpy as np
 from ..kernel import Grid
 from . import gemm
 from .mma_plan import Plan
-
-PAD = 4            # words between a shared row's end and the next row's start (bank spread)
 
 
 def write(source, plan: Plan):
@@ -54,8 +52,7 @@ def write(source, plan: Plan):
     r.emit(f"row0 = cuda.blockIdx.y * {plan.tm}")
     r.emit(f"col0 = cuda.blockIdx.x * {plan.tn}")
     for stage in stages:
-        r.emit(f"s{stage.name} = cuda.shared.array({2 * stage.width * stage.stride}, {shared}"
-               f"{align})")
+        r.emit(f"s{stage.name} = cuda.shared.array({2 * stage.half}, {shared}{align})")
     # this lane's fragment words, from a shared half's start
     r.emit(f"la = {sa.offset('(wm + lg)', 'lq')}")
     r.emit(f"lb = {sb.offset('(wn + lg)', 'lq')}")
@@ -79,7 +76,7 @@ def write(source, plan: Plan):
     r.emit("if k0 > 0:")
     r.push()
     for stage in stages:
-        r.emit(f"b{stage.name} = (1 - h) * {stage.width * stage.stride} + l{stage.name}")
+        r.emit(f"b{stage.name} = (1 - h) * {stage.half} + l{stage.name}")
     _slab(source, plan, acc, stages)
     r.pop()
     r.emit("if more:")
@@ -167,11 +164,9 @@ class _Stage:
         self.width, self.extent, self.origin, self.along, self.batch = \
             width, extent, origin, along, batch
         self.pack = plan.instruction.pack
-        if along == "k":
-            self.stride, self.steps = plan.slab + PAD, (plan.slab + PAD, 1)
-        else:       # (a warp's fragment reads, K words t x rows g, then fall in distinct banks)
-            self.stride = width + (PAD if plan.kind == "f64" else 2 * PAD)
-            self.steps = (1, self.stride)
+        self.stride, rows = plan.layout(name)
+        self.steps = (self.stride, 1) if along == "k" else (1, self.stride)
+        self.half = rows * self.stride       # words a shared half
         chunks = width * plan.slab // 4
         assert chunks % plan.threads == 0 or chunks < plan.threads, (chunks, plan.threads)
         self.rounds = -(-chunks // plan.threads)
@@ -294,11 +289,11 @@ class _Stage:
     def store(self) -> None:
         """The fetched chunks into shared half h: one 16-byte store each."""
         r, name = self.source.renderer, self.name
-        half = self.width * self.stride
         for j in range(self.rounds):
             if self.partial:
                 r.emit(f"if {self.partial}:")
                 r.push()
-            r.emit(f"sstore4(s{name}, h * {half} + {name}s{j}, {', '.join(self._registers(j))})")
+            r.emit(f"sstore4(s{name}, h * {self.half} + {name}s{j}, "
+                   f"{', '.join(self._registers(j))})")
             if self.partial:
                 r.pop()

@@ -15,6 +15,8 @@ from ..intrinsics.mma_shapes import SHAPES, Shape
 from . import gemm_plan
 
 PRECISIONS = ("float32", "tf32", "3xtf32")     # jit(matmul_precision=...) for float32 products
+STATIC_SHARED = 48 * 1024      # bytes of shared memory a kernel may declare statically
+PAD = 4                        # words past a shared row of K words (bank spread)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,21 @@ class Plan:
     @property
     def threads(self) -> int:
         return 32 * self.warps_m * self.warps_n
+
+    def layout(self, side: str) -> tuple:
+        """(words between consecutive rows, rows) of operand `side`'s shared half: rows of K
+        words where its unit-stride axis is K, else rows of tile elements (a warp's fragment
+        reads, rows g x K words t, then fall in distinct banks either way)."""
+        width, along = (self.tm, self.stage_a) if side == "a" else (self.tn, self.stage_b)
+        if along == "k":
+            return self.slab + PAD, width
+        return width + (PAD if self.kind == "f64" else 2 * PAD), self.slab
+
+    @property
+    def shared_bytes(self) -> int:
+        """Both operands' two shared halves."""
+        word = 8 if self.kind == "f64" else 4
+        return sum(2 * word * stride * rows for stride, rows in map(self.layout, "ab"))
 
     @property
     def key(self) -> tuple:
@@ -96,6 +113,8 @@ def choose(group, strides: dict, tuning, simulator: bool = False) -> Plan | None
     stage_b = gemm_plan.unit_axis(group, b, strides, "tile", "k")
     plan = Plan(kind, shape.name, warps_m, warps_n, tiles_m, tiles_n, steps * shape.words,
                 stage_a, stage_b, "")
+    if plan.shared_bytes > STATIC_SHARED:       # (a tuning asking for too large a tile)
+        return None
     m, n = node.shape[-2:]
     arithmetic = {"f64": "float64", "f16": "float16 operands, float32 sums",
                   "tf32": "TF32 operands, float32 sums",
