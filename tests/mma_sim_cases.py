@@ -31,6 +31,8 @@ CASES = [     # name, program, operands, tuning changes, matmul_precision
      {"mma_f64_shape": "mma_f64_m16n8k4"}, "float32"),
     ("f64_m16n8k8", lambda a, b, r: a @ b + r, (rand(F64, 20, 19), rand(F64, 19, 9), rand(F64, 20, 9)),
      {"mma_f64_shape": "mma_f64_m16n8k8"}, "float32"),
+    ("f64_m16n8k16", lambda a, b: np.tanh(a @ b.T), (rand(F64, 21, 37), rand(F64, 9, 37)),
+     {"mma_f64_shape": "mma_f64_m16n8k16"}, "float32"),
     ("f16_relu_bias", lambda x, w, b: np.maximum(x @ w + b, 0),
      (rand(F16, 20, 37), rand(F16, 37, 17), rand(F16, 17)), {}, "float32"),
     ("f16_transposed_a_cast", lambda x, w: (x.T @ w).astype(np.float32) * 3,

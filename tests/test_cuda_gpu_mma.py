@@ -57,9 +57,11 @@ def test_tensor_core_products_match_numpy(program, kind):
     assert any(s.startswith(f"tensor cores ({kind}") for s in strategies), strategies
 
 
-@pytest.mark.parametrize("shape", ["mma_f64_m8n8k4", "mma_f64_m16n8k4", "mma_f64_m16n8k8"])
+@pytest.mark.parametrize("shape", ["mma_f64_m8n8k4", "mma_f64_m16n8k4", "mma_f64_m16n8k8",
+                                   "mma_f64_m16n8k16"])
 def test_each_float64_instruction(shape):
-    tile = {"mma_f64_m8n8k4": (2, 2, 4, 4, 2)}.get(shape, (2, 2, 2, 4, 2))
+    tile = {"mma_f64_m8n8k4": (2, 2, 4, 4, 2), "mma_f64_m16n8k16": (2, 2, 2, 4, 1)}.get(
+        shape, (2, 2, 2, 4, 2))
     fn = PROGRAMS["relu_bias"][0]
     args = [rand(np.float64, *s) for s in PROGRAMS["relu_bias"][1](133, 77, 91)]
     jitted = autofuse.jit(fn, tuning=Tuning(mma_f64_shape=shape, mma_f64_tile=tile))

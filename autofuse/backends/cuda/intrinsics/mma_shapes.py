@@ -53,6 +53,8 @@ SHAPES = {shape.name: shape for shape in (
           "f64", "f64", ((0, 0), (8, 0)), (0,), _C16),
     Shape("mma_f64_m16n8k8", "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64", 16, 8, 8, 1,
           "f64", "f64", _QUAD, (0, 4), _C16),
+    Shape("mma_f64_m16n8k16", "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64", 16, 8, 16, 1,
+          "f64", "f64", _QUAD + ((0, 8), (8, 8), (0, 12), (8, 12)), (0, 4, 8, 12), _C16),
     Shape("mma_f16_m16n8k16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 2,
           "u32", "f32", _QUAD, (0, 4), _C16),
     Shape("mma_tf32_m16n8k8", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 16, 8, 8, 1,
