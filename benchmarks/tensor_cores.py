@@ -62,8 +62,9 @@ def systems_for(dtype, epilogue, precision, variants, torch, jax):
     fn = program(epilogue, np)
     made = {"autofuse": lambda: autofuse.jit(fn, matmul_precision=precision)}
     for name, changes in variants.items():
-        if (dtype == "float64") != any(field.startswith("mma_f64") for field in changes):
-            continue           # (float64's fields change float64 kernels only, others others)
+        float64_only = any(field.startswith("mma_f64") for field in changes)
+        if float64_only and dtype != "float64" or "mma_tile" in changes and dtype == "float64":
+            continue           # (float64's fields change float64 kernels only, mma_tile others)
         made[f"autofuse-{name}"] = (lambda c: lambda: autofuse.jit(
             fn, matmul_precision=precision, tuning=Tuning().replace(**c)))(changes)
     if precision == "3xtf32":
