@@ -351,12 +351,9 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     BENCHMARKS.md), answers closer to the exact ones than NumPy's. Other backends compute float16
     as NumPy does.
 
-    `matmul_precision` says how CUDA kernels compute float32 matrix products: "float32" (the
-    default, float32 FMAs on the CUDA cores), "tf32" (tensor cores, operands rounded to TF32's
-    10 fraction bits, sums in float32: ~1e-3 relative error, as torch's allow_tf32 and jax's
-    default), or "3xtf32" (tensor cores, each operand split into a TF32 high and low part and
-    three products summed: close to float32's error). float64 and float16 products take the
-    tensor cores whatever it says (same precision as NumPy's); other backends ignore it.
+    `matmul_precision`: CUDA float32 products on CUDA cores ("float32", the default), or on tensor
+    cores as "tf32" (operands rounded to 10 fraction bits: ~1e-3 relative error, jax's default)
+    or "3xtf32" (a high and a low TF32 part each, three products: near float32's error).
 
     `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
     values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
@@ -386,7 +383,6 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     if matmul_precision not in ("float32", "tf32", "3xtf32"):
         raise ArgumentError(f"jit(matmul_precision=...) takes 'float32', 'tf32' or '3xtf32', got "
                             f"{matmul_precision!r}{where()}")
-
     if tuning is not None:
         from .backends.cuda.tuning import Tuning
         if not isinstance(tuning, Tuning):
