@@ -4,6 +4,7 @@ why (emit/mma_plan.py), jit(matmul_precision=...), its logic in the CUDA simulat
 instructions of each arithmetic, no local memory, one kernel for every shape of a structure."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -106,6 +107,22 @@ def test_ptx_runs_the_tensor_cores(dtype, precision, instruction, count):
     assert ".local" not in ptx                       # accumulators and fragments in registers
     if precision != "float32":
         assert "cvt.rna.tf32.f32" in ptx
+
+
+@needs_ptx
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs CUDA's ptxas")
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_ptxas_links_without_spilling(dtype, tmp_path):
+    """What the device's linker says of the kernel, found without a GPU: it fits the shared
+    memory a kernel may declare and keeps every register on chip."""
+    (kernel,) = autofuse.jit(relu_bias, backend="cuda").lower(*operands(500, 500, 500, dtype)).kernels
+    (tmp_path / "kernel.ptx").write_text(kernel.ptx)
+    done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(tmp_path / "kernel.ptx"), "-o",
+                           str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "0 bytes spill stores" in done.stderr
+    shared = int(re.search(r"(\d+) bytes smem", done.stderr).group(1))
+    assert shared <= mma_plan.STATIC_SHARED
 
 
 @needs_ptx
