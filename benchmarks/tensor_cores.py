@@ -189,6 +189,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--peers", default="torch,jax")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--commit", default="", help="the commit measured (where git cannot say)")
     parser.add_argument("--warm", type=int, default=0, help="first compile autofuse's kernels "
                         "in this many processes (they land in the disk cache)")
     args = parser.parse_args()
@@ -203,8 +204,8 @@ def main() -> None:
     if "jax" in args.peers:
         import jax
         jax.config.update("jax_enable_x64", True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = args.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True).stdout.strip()
     result = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
               "date": time.strftime("%Y-%m-%d"), "commit": commit, "rows": []}
     os.makedirs(args.out, exist_ok=True)
