@@ -7,10 +7,12 @@ A block computes a tm x tn tile of the result: warps_m x warps_n warps, each til
 instruction tiles whose accumulators are its lanes' registers, laid out as mma_shapes.py gives.
 Slabs of `slab` K words (a word: an element, or two float16 elements packed) pass through
 registers into two alternating shared halves, one barrier a slab: iteration i reads slab i from
-memory (guarded, through the operands' index maps, so prologues, transposes, strides and ragged
-edges read alike), computes slab i - 1 from its half, then stores slab i into the other half.
-Each operand's shared rows run along its unit-stride axis, padded so that a warp's fragment reads
-(8 rows x 4 K words) fall in distinct banks (Plan.layout). The epilogue runs on each accumulator and stores it where it lies in the result.
+memory (vector loads where a parameter's runtime strides allow, else guarded reads through the
+operands' index maps, so prologues, transposes, strides and ragged edges read alike), computes
+slab i - 1 from its half, then stores slab i into the other half. Each operand's shared rows run
+along its unit-stride axis, padded so that a warp's fragment reads (8 rows x 4 K words) fall in
+distinct banks (Plan.layout). The epilogue runs on each accumulator and stores it where it lies
+in the result.
 """
 from __future__ import annotations
 
@@ -127,9 +129,9 @@ def _slab(source, plan: Plan, acc: dict, stages: list) -> None:
             left, right = fragments["a", i], fragments["b", j]
             c = f"({', '.join(registers)},)"
             products = [(left, right)]
-            if plan.kind == "3xtf32":
-                low = lambda names: [f"{n}l" for n in names]
-                products = [(low(left), right), (left, low(right)), (left, right)]
+            if plan.kind == "3xtf32":       # (the low parts' products first: they are smallest)
+                low_left, low_right = [f"{n}l" for n in left], [f"{n}l" for n in right]
+                products = [(low_left, right), (left, low_right), (left, right)]
             for x, y in products:
                 r.emit(f"{', '.join(registers)}, = {mma}(({', '.join(x)},), ({', '.join(y)},), "
                        f"{c})")
@@ -147,7 +149,8 @@ def _epilogue(source, plan: Plan, node, acc: dict, batch: tuple) -> None:
             r.emit(f"gj = ec + {j * shape.n + dc}")
             r.emit("if gi < M and gj < N:")
             r.push()
-            gemm.store_outputs(source, node, batch, "gi", "gj", source.register_value(register, node))
+            value = source.register_value(register, node)    # (float16: rounded once)
+            gemm.store_outputs(source, node, batch, "gi", "gj", value)
             r.pop()
 
 
