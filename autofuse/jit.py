@@ -38,12 +38,13 @@ class JitFunction:
     """A NumPy-style function compiled per call signature. Call it like the original."""
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
-                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None):
+                 cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None,
+                 matmul_precision="float32"):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
         self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning,
-                        "max_ops": max_ops}
+                        "max_ops": max_ops, "matmul_precision": matmul_precision}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
@@ -305,7 +306,7 @@ def _as_returned(value, kind: str):
 
 
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
-        float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None):
+        float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None, matmul_precision="float32"):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -325,6 +326,10 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     `.astype(np.float16)`, as torch.compile and jax.jit do: fewer conversions (measured in
     BENCHMARKS.md), answers closer to the exact ones than NumPy's. Other backends compute float16
     as NumPy does.
+
+    `matmul_precision`: CUDA float32 products on CUDA cores ("float32", the default), or on tensor
+    cores as "tf32" (operands rounded to 10 fraction bits: ~1e-3 relative error, jax's default)
+    or "3xtf32" (a high and a low TF32 part each, three products: near float32's error).
 
     `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
     values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
@@ -359,6 +364,9 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
         raise ArgumentError(f"jit(float16=...) takes 'numpy' or 'float32', got {float16!r}"
                             f"{where()}")
 
+    if matmul_precision not in ("float32", "tf32", "3xtf32"):
+        raise ArgumentError(f"jit(matmul_precision=...) takes 'float32', 'tf32' or '3xtf32', got "
+                            f"{matmul_precision!r}{where()}")
     if tuning is not None:
         from .backends.cuda.tuning import Tuning
         if not isinstance(tuning, Tuning):
@@ -373,6 +381,6 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
-                           tuning, max_ops, dynamic)
+                           tuning, max_ops, dynamic, matmul_precision)
 
     return decorate if fn is None else decorate(fn)

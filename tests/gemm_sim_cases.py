@@ -9,9 +9,10 @@ from autofuse.backends.cuda.tuning import Tuning
 from autofuse.ir.products import ProductLimits
 
 rng = np.random.default_rng(5)
-COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))   # every product tiled, compact
+COMPACT = Tuning(gemm_over_tiles=True, mma=False, products=ProductLimits(0, 0, 0))   # every product compact
 # Split-K at simulator sizes: K >= 64 in chunks of 16-64 (ir/split_k.py)
-SPLIT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0, split_k=64, split_chunk=16))
+SPLIT = Tuning(gemm_over_tiles=True, mma=False,
+               products=ProductLimits(0, 0, 0, split_k=64, split_chunk=16))
 
 
 def f32(*shape):

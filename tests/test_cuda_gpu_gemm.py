@@ -21,7 +21,7 @@ except Exception:
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
 
 rng = np.random.default_rng(17)
-COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))   # every product tiled, compact
+COMPACT = Tuning(gemm_over_tiles=True, mma=False, products=ProductLimits(0, 0, 0))   # every product compact
 
 
 def f32(*shape):

@@ -6,7 +6,8 @@ Where each step lives:
   generator constant) and device.py (`Device`, the GPU's facts);
 - its source: writer.py (`KernelWriter`: kernel.py's core plus one emitter a strategy in emit/:
   elementwise, vector, transpose, strip, rows, tiles, columns, split, two_stage, combine, scans,
-  matmul, matmul_tiles, sorting); the device functions kernels call are in intrinsics/;
+  matmul, matmul_tiles, gemm, mma_gemm (tensor cores; mma_plan.py plans it), sorting); the device
+  functions kernels call are in intrinsics/ (mma.py: tensor-core instructions, mma_shapes.py);
 - compiled: compile.py (module text -> PTX -> cubin, disk cache);
 - launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;
   driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch).
@@ -21,7 +22,7 @@ import sys
 
 from ...fusion import CostModel
 from .compile import CompiledKernel, module_text
-from .emit import gemm_plan
+from .emit import mma_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
@@ -38,8 +39,13 @@ def simulating() -> bool:
 
 
 def tuning_of(options: dict) -> Tuning:
-    """The Tuning a jit asked for (`jit(tuning=...)`, checked there), or the defaults."""
-    return options.get("tuning") or DEFAULT
+    """The Tuning a jit asked for (`jit(tuning=...)`, checked there), or the defaults, with the
+    jit's matmul_precision (where it names one other than "float32")."""
+    tuning = options.get("tuning") or DEFAULT
+    precision = options.get("matmul_precision", "float32")
+    if precision != "float32":
+        tuning = tuning.replace(matmul_precision=precision)
+    return tuning
 
 
 def product_limits(options: dict):
@@ -67,7 +73,7 @@ def prepare(entry) -> None:
     kernels, first = [], {}
     for record in entry.kernels:
         group = record.group
-        structure = (group.kind == "output" and gemm_plan.structure(group, strides, tuning)) \
+        structure = (group.kind == "output" and mma_plan.structure(group, strides, tuning)) \
             or group.structure(strides)
         origin = first.get(structure)
         if origin is None:

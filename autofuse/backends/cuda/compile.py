@@ -22,7 +22,8 @@ CC = (9, 0)                      # PTX target without a GPU (Hopper, the project
 GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes outside its text
 #                                  (cuda-3: cubins record the launch bound they were linked with)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
-_INTRINSICS = [Path(__file__).parent / "intrinsics" / name for name in ("vector.py", "half.py")]
+_INTRINSICS = [Path(__file__).parent / "intrinsics" / name
+               for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py")]
 _ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
 
 
@@ -46,6 +47,8 @@ def module_text(kernel, simulator: bool) -> str:
             lines.append(f"from autofuse.backends.cuda.intrinsics.vector import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "half":
             lines.append(f"from autofuse.backends.cuda.intrinsics.half import {value[1]}")
+        elif isinstance(value, tuple) and value[0] == "mma":
+            lines.append(f"from autofuse.backends.cuda.intrinsics.mma import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "divide":
             lines.append(f"from autofuse.backends.cuda.intrinsics.divide import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "hinted":

@@ -90,6 +90,17 @@ class Tuning:
     gemm_blocks: int = 2              # ... float32: launch bounds, blocks an SM (0: none)
     gemm_over_tiles: bool = False     # ... also where the float32 tiles kernel applies (which
     #                                   measured 12-25% faster there, compiled per shape)
+    # -- tensor cores (emit/mma_gemm.py, planned by emit/mma_plan.py) ---------------------------
+    # NOTE: off until the kernel is measured on a GPU: its fixed version never ran on one, and
+    # its ~850-line source compiles for 50-250 s on a loaded 2-core host (first calls).
+    mma: bool = False                 # float64 and float16 products on tensor cores (float32
+    #                                   ones under matmul_precision "tf32"/"3xtf32" always)
+    matmul_precision: str = "float32"  # float32 products: "float32" (CUDA cores), "tf32" or
+    #                                   "3xtf32" (jit(matmul_precision=...) sets it)
+    mma_f64_shape: str = "mma_f64_m8n8k4"     # float64's instruction (intrinsics/mma_shapes.py)
+    mma_f64_tile: tuple = (2, 2, 4, 4, 4)     # warps along M, N; instruction tiles a warp along
+    mma_tile: tuple = (2, 4, 4, 4, 2)         # M, N; instruction steps a shared slab (float64;
+    #                                           float16 and TF32)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)

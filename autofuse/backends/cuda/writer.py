@@ -59,5 +59,5 @@ def generate(group: Group, name: str, input_strides: dict, simulator: bool = Fal
     writer.renderer.round_halves = round_halves
     plan = choose(group, tuning, device, simulator, dynamic)
     source = writer.write(plan)
-    source.reason = plan.reason
+    source.reason = source.reason or plan.reason     # (a product kernel's plan says more)
     return source

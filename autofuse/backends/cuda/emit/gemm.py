@@ -28,15 +28,15 @@ def write(source, plan: Plan):
     threads = side_m * side_n
     nb = source.numba_type(node.dtype)
     zero = r.constant(node.dtype.type(0))
-    _arguments(source, node, a)
-    r.load = lambda operand, index: _load(source, operand, index)
+    arguments(source, node, a)
+    r.load = lambda operand, index: load(source, operand, index)
     for name in ("address", "vload2", "vload4", "sload4", "sstore4"):
         r.globals[name] = ("vector", name)
     r.globals["ix"] = ("index", "uint32")     # shared offsets: no negative-index wraparound
     if plan.narrow:              # running offsets and bounds in 32 bits: fewer registers
         r.globals["sx"] = ("index", "int32")
     source.small = (lambda text: f"sx({text})") if plan.narrow else (lambda text: text)
-    batch = _batch(source, node)
+    batch = batch_of(source, node)
     sb = 2 * depth * tm                   # B's slabs follow A's in the one shared array
     area = 2 * depth * (tm + tn)
     align = "" if source.simulator else ", alignment=32"
@@ -119,7 +119,7 @@ def _main_loop(source, stages, acc, plan: Plan, zero: str) -> None:
     r.pop()
 
 
-def _arguments(source, node, a) -> None:
+def arguments(source, node, a) -> None:
     """The kernel's size arguments: batch extents (of more than 1), M, N, K, and each array's
     element strides along its axes of more than 1 element."""
     sizes = source.sizes
@@ -136,21 +136,21 @@ def _arguments(source, node, a) -> None:
                 sizes.append(Size(f"{param.name}_s{d}", param.node, d, True, param.strides))
 
 
-def _stride(param, axis) -> str:
+def stride(param, axis) -> str:
     return f"{param.name}_s{axis}"
 
 
-def _load(source, node, index) -> str:
+def load(source, node, index) -> str:
     """An input's element at `index`, through its stride arguments."""
     param = source.names[node.id]
     if param.by_value:
         return source.register(node, param.name)
-    terms = [f"{i if i.isidentifier() else f'({i})'} * {_stride(param, d)}"
+    terms = [f"{i if i.isidentifier() else f'({i})'} * {stride(param, d)}"
              for d, (i, extent) in enumerate(zip(index, node.shape)) if extent != 1 and i != "0"]
     return source.register(node, f"{param.name}[{' + '.join(terms) or '0'}]")
 
 
-def _batch(source, node) -> tuple:
+def batch_of(source, node) -> tuple:
     """The batch coordinates of this block (from blockIdx.z over the runtime batch extents)."""
     r = source.renderer
     names = ["0" if extent == 1 else f"b{d}" for d, extent in enumerate(node.shape[:-2])]
@@ -198,7 +198,7 @@ class _Stage:
         if self.view is None:
             return
         param = self.source.names[self.view[0].id]
-        strides = ["0" if axis is None else _stride(param, axis) for axis in self.view[1]]
+        strides = ["0" if axis is None else stride(param, axis) for axis in self.view[1]]
         tile, k = (strides[-2], strides[-1]) if self.name == "a" else (strides[-1], strides[-2])
         along, other = (k, tile) if self.along == "k" else (tile, k)
         batch = [f"{i} * {s}" for i, s in zip(self.batch, strides[:-2]) if i != "0" and s != "0"]
@@ -337,19 +337,26 @@ def _epilogue(source, node, acc, batch, plan: Plan, area: int) -> None:
     r.emit("if gi < M and gj < N:")
     r.push()
     r.emit("v = smem[ix(e)]")
-    r.special[node.id] = lambda index: "v"
-    index = batch + ("gi", "gj")
+    store_outputs(source, node, batch, "gi", "gj", "v")
+    r.pop()
+    r.pop()
+    r.pop()
+
+
+def store_outputs(source, node, batch: tuple, row: str, column: str, value: str) -> None:
+    """Store every output at result element (batch, row, column), the product there being
+    `value`: the epilogue's ops rendered on it, each output through its stride arguments."""
+    r = source.renderer
+    r.special[node.id] = lambda index: value
+    index = batch + (row, column)
     kept = [i for i, extent in zip(index, node.shape) if extent != 1]
     for param in source.outputs:
         moving = iter(kept)
         out = tuple("0" if extent == 1 else next(moving) for extent in param.node.shape)
-        value = r.value(param.node, out)
-        terms = [f"{i} * {_stride(param, d)}" for d, (i, extent)
+        result = r.value(param.node, out)
+        terms = [f"{i} * {stride(param, d)}" for d, (i, extent)
                  in enumerate(zip(out, param.node.shape)) if extent != 1 and i != "0"]
-        r.emit(f"{param.name}[{' + '.join(terms) or '0'}] = {source.stored(param.node, value)}")
-    r.pop()
-    r.pop()
-    r.pop()
+        r.emit(f"{param.name}[{' + '.join(terms) or '0'}] = {source.stored(param.node, result)}")
 
 
 def threads_of(plan: Plan) -> int:

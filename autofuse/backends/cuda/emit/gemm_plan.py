@@ -34,6 +34,13 @@ def refusal(group) -> str | None:
     node = group.matmul
     if node.dtype not in FLOATS or any(x.dtype != node.dtype for x in node.inputs):
         return "not a float32 or float64 product of operands of its dtype"
+    return layout_refusal(group)
+
+
+def layout_refusal(group) -> str | None:
+    """Why a kernel taking its sizes as arguments cannot compute this product group (a member
+    whose index map needs the sizes, an output of another shape), or None."""
+    node = group.matmul
     for member in group.nodes:
         if member.kind in (ELEMENTWISE, MATMUL) or member.op in ("transpose", "broadcast_to"):
             continue
@@ -80,8 +87,8 @@ def choose(group, strides: dict, tuning, dynamic: bool = False) -> Plan | None:
         tm = tn = tuning.tiles_side
         why = "square tiles"
     a, b = node.inputs
-    stage_a = _unit_axis(group, a, strides, "k", "tile")
-    stage_b = _unit_axis(group, b, strides, "tile", "k")
+    stage_a = unit_axis(group, a, strides, "k", "tile")
+    stage_b = unit_axis(group, b, strides, "tile", "k")
     reason = (f"a {m}x{n} result ({why}, {tm}x{tn}x{tuning.tiles_depth}); sizes and strides are "
               f"arguments: one kernel for every shape of this structure")
     return Plan(tm, tn, tuning.tiles_depth, stage_a, stage_b, _narrow(group, strides), reason)
@@ -149,7 +156,7 @@ def operand_axes(group, operand):
     return None
 
 
-def _unit_axis(group, operand, strides: dict, last: str, before: str) -> str:
+def unit_axis(group, operand, strides: dict, last: str, before: str) -> str:
     """Along which axis an operand's staged elements run: the one of stride 1 in its array (the
     last, `last`, by default; `before` where the one before it is)."""
     found = operand_axes(group, operand)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ....ir.graph import Node
 from ..kernel import KernelSource
-from . import gemm, gemm_plan
+from . import gemm, gemm_plan, mma_gemm, mma_plan
 from . import matmul_tiles as cuda_matmul
 
 
@@ -23,8 +23,16 @@ class Matmul:
         float32 matmuls of contiguous operands take emit/matmul_tiles.py's faster kernel instead,
         and float32 and float64 products that emit/gemm_plan.py accepts the compact kernel
         general over sizes (emit/gemm.py)."""
-        plan = gemm_plan.choose(self.group, {p.node.id: p.strides for p in self.params},
-                                self.tuning, self.dynamic)
+        strides = {p.node.id: p.strides for p in self.params}
+        # NOTE: shape-class builds (dynamic) keep the compact kernel, the one tested with sizes
+        # that vary; the tensor-core kernel takes its sizes as arguments too, untested so.
+        tensor = None if self.dynamic else mma_plan.choose(self.group, strides, self.tuning,
+                                                            self.simulator)
+        if tensor is not None:
+            source = mma_gemm.write(self, tensor)
+            source.reason = tensor.reason
+            return source
+        plan = gemm_plan.choose(self.group, strides, self.tuning, self.dynamic)
         if plan is not None:
             source = gemm.write(self, plan)
             source.reason = plan.reason
