@@ -80,8 +80,16 @@ class Tuning:
     tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
     tiles_depth: int = 8              # ... K elements a shared slab
+    # -- staged products (emit/staged.py): stacks of small products, K-small products ----------
+    staged_tile_m: int = 64           # a work item's tile: at most this many rows ...
+    staged_tile_n: int = 128          # ... and columns of one product's result
+    staged_micro: int = 4             # a thread's outputs: micro rows x micro columns (fewer
+    staged_least_threads: int = 64    # rows where a tile would have fewer threads than this)
+    staged_unroll: int = 8            # K steps written out a loop iteration
+    staged_shared_bytes: int = 40960  # the staged operands' shared memory, at most (K in rounds)
+    staged_blocks_per_sm: int = 8     # blocks an SM where each block loops over items
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
-    products: ProductLimits = ProductLimits()
+    products: ProductLimits = ProductLimits(staged=True)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
