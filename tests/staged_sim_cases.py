@@ -9,8 +9,11 @@ import autofuse
 from autofuse.backends.cuda.tuning import Tuning
 
 rng = np.random.default_rng(31)
-SMALL = Tuning(staged_tile_m=16, staged_tile_n=16)
-ROUNDS = Tuning(staged_tile_m=16, staged_tile_n=16, staged_shared_bytes=1024)   # K 8 a round
+SMALL = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=8)
+ROUNDS = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=8,
+                staged_shared_bytes=1024)                       # K 8 a round
+TOGETHER = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=24)   # 2 items a block
+MICRO = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=8, staged_micro=2)
 
 
 def f32(*shape):
@@ -40,6 +43,12 @@ CASES = [
     ("k_small_f64_default_tiles", lambda a, b: a @ b, (f64(20, 3), f64(3, 30)), Tuning()),
     ("k_zero", lambda a, b: a @ b + 1, (f32(20, 0), f32(0, 24)), SMALL),
     ("prologue", lambda x, w: np.exp(x * 0.1) @ (w * 2), (f32(8, 9, 10), f32(10, 12)), SMALL),
+    ("two_a_block", lambda a, b: a @ b * 3, (f32(9, 8, 8), f32(9, 8, 8)), TOGETHER),
+    ("two_a_block_shared_right", lambda x, w: x @ w, (f64(11, 8, 5), f64(5, 8)), TOGETHER),
+    ("micro_batch_of_both", lambda a, b: a @ b, (f32(8, 16, 12), f32(8, 12, 16)), MICRO),
+    ("micro_transposed_a", lambda a, w: a.transpose(0, 2, 1) @ w,
+     (f64(8, 11, 18), f64(11, 13)), MICRO),
+    ("bool_output_odd", lambda a, b: a @ b > 0.5, (f32(8, 9, 7), f32(7, 11)), SMALL),
     ("two_outputs_cast", lambda x, w: (x @ w, np.maximum(x @ w, 0).astype(np.float64)),
      (f32(8, 12, 6), f32(6, 16)), SMALL),
 ]

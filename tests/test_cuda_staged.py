@@ -90,4 +90,4 @@ def test_staged_kernels_compile_to_sm90_without_local_memory(shapes, dtype):
     assert len(re.findall(rf"fma\.rn\.{kind}", ptx)) >= 8 * 4 or shapes[0][-1] % 4
     assert re.search(r"ld\.shared\.v[24]", ptx)
     if shapes[-1][-1] % 4 == 0:
-        assert re.search(rf"st\.global\.v[24]\.[fb](32|64)", ptx), "no vector stores"
+        assert re.search(r"st\.global\.v[24]\.[fb](32|64)", ptx), "no vector stores"

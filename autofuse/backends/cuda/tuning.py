@@ -88,6 +88,8 @@ class Tuning:
     staged_unroll: int = 8            # K steps written out a loop iteration
     staged_shared_bytes: int = 40960  # the staged operands' shared memory, at most (K in rounds)
     staged_blocks_per_sm: int = 8     # blocks an SM where each block loops over items
+    staged_registers: int = 16        # a thread's share of a tile at most this many elements:
+    staged_prefetch: bool = True      # held in registers, the next item's read during this one's
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
     products: ProductLimits = ProductLimits(staged=True)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....arrays import contiguous
+from .staged_operands import Operand
 from .staged_plan import Plan
 
 
@@ -21,125 +22,142 @@ def write(source, plan: Plan):
     """The kernel, as `source` (a KernelWriter) renders kernels."""
     r = source.renderer
     node = source.group.matmul
-    a, b = node.inputs
-    k = a.shape[-1]
+    k = node.inputs[0].shape[-1]
     nb = source.numba_type(node.dtype)
     zero = r.constant(node.dtype.type(0))
-    sa, sb = plan.tm + plan.pad_a, plan.tn + plan.pad_b
-    base_b = -(-plan.depth * sa // 4) * 4
-    area = max(4, base_b + plan.depth * sb)
     align = "" if source.simulator else ", alignment=32"
     for name in ("address", "sload4"):
         r.globals[name] = ("vector", name)
-    r.emit(f"t = {source.ix('cuda.threadIdx.x')}")
+    grouped = plan.together > 1
+    if grouped:                       # items side by side: `sub` is this thread's
+        r.emit(f"sub = {source.ix(f'cuda.threadIdx.x // {plan.each}')}")
+        r.emit(f"t = {source.ix(f'cuda.threadIdx.x % {plan.each}')}")
+        r.emit(f"region = sub * {plan.area}")
+    else:
+        r.emit(f"t = {source.ix('cuda.threadIdx.x')}")
+    region = "region" if grouped else ""
     r.emit(f"tx = t % {plan.tn // plan.ry}")
     r.emit(f"ty = t // {plan.tn // plan.ry}")
-    r.emit(f"smem = cuda.shared.array({area}, {nb}{align})")
+    r.emit(f"smem = cuda.shared.array({plan.area * plan.together}, {nb}{align})")
     batch = tuple("0" if extent == 1 else f"b{d}" for d, extent in enumerate(node.shape[:-2]))
-    if plan.keep_b and plan.depth:        # (one tile across N: col0 is 0 for every item)
-        _stage(source, plan, b, "b", tuple("0" for _ in batch), "0", zero, start="0")
+    rounds = -(-k // plan.depth) if plan.depth else 0
+    moving = [Operand(source, plan, "a", region)]
+    if not plan.keep_b:
+        moving.append(Operand(source, plan, "b", region))
+    for operand in moving if rounds else ():
+        operand.declare()
+    if plan.keep_b and rounds:        # (once a block, in the first item's place; col0 is 0)
+        _open(source.renderer, "sub == 0" if grouped else None)
+        Operand(source, plan, "b").loop(tuple("0" for _ in batch), "0", zero, "0")
+        _close(source.renderer, "sub == 0" if grouped else None)
     lanes = _vector_outputs(source, plan)
-    r.emit("w = cuda.blockIdx.x")
-    r.emit(f"while w < {plan.items}:")
+    steps = -(-plan.items // plan.together)
+    partial = f"w < {plan.items}" if plan.items % plan.together else None
+    r.emit("wb = cuda.blockIdx.x")
+    _item(source, plan, batch, "wb", "")
+    if plan.prefetch:
+        _open(r, partial)
+        for operand in moving:
+            operand.fetch(batch, "0", zero)
+        _close(r, partial)
+    r.emit(f"while wb < {steps}:")
     r.push()
-    _item(source, plan, batch)
     acc = [[f"c{x}_{y}" for y in range(plan.ry)] for x in range(plan.rx)]
     for row in acc:
         r.emit(" = ".join(row) + f" = {zero}")
-    rounds = -(-k // plan.depth) if plan.depth else 0
     if rounds > 1:
         r.emit(f"for k0 in range(0, {k}, {plan.depth}):")
         r.push()
-    origin = "k0" if rounds > 1 else "0"
     if rounds:
         r.emit("cuda.syncthreads()")          # the last round's (or item's) readers are done
-        _stage(source, plan, a, "a", batch, origin, zero)
-        if not plan.keep_b:
-            _stage(source, plan, b, "b", batch, origin, zero)
+        _open(r, partial)
+        for operand in moving:
+            if plan.prefetch:
+                operand.store()
+            else:
+                _stage(operand, plan, batch, "k0" if rounds > 1 else "0", zero)
+        _close(r, partial)
         r.emit("cuda.syncthreads()")
-        _steps(source, plan, acc, sa, sb, base_b)
+    r.emit("wbn = wb + cuda.gridDim.x")
+    if plan.prefetch:
+        _item(source, plan, batch, "wbn", "n")
+        _open(r, f"wn < {plan.items}")
+        for operand in moving:
+            operand.fetch(tuple(name if name == "0" else f"{name}n" for name in batch), "0",
+                          zero, suffix="n")
+        _close(r, f"wn < {plan.items}")
+    if rounds:
+        _steps(source, plan, acc, region)
     if rounds > 1:
         r.pop()
+    _open(r, partial)
     _epilogue(source, plan, acc, batch, lanes)
-    r.emit("w += cuda.gridDim.x")
+    _close(r, partial)
+    r.emit("wb = wbn")
+    if plan.prefetch:
+        for name in ["w", "row0", "col0"] + [name for name in batch if name != "0"]:
+            r.emit(f"{name} = {name}n")
+    else:
+        _item(source, plan, batch, "wb", "")
     r.pop()
     strategy = (f"staged {plan.tm}x{plan.tn}, {plan.rx}x{plan.ry} per thread, K {k} staged "
-                f"{plan.depth} deep" + (", B kept" if plan.keep_b else ""))
+                f"{plan.depth} deep" + (f", {plan.together} a block" if grouped else "") +
+                (", B kept" if plan.keep_b else "") + (", prefetched" if plan.prefetch else ""))
     return source.finish(strategy, plan.threads, (plan.blocks, 1, 1))
 
 
-def _item(source, plan: Plan, batch: tuple) -> None:
-    """Item w's batch coordinates (b0 ...) and its tile's origin (row0, col0)."""
+def _stage(operand: Operand, plan: Plan, batch: tuple, origin: str, zero: str,
+           start: str = "") -> None:
+    """One operand's tile for the K round at `origin`, now: held (all reads, then all stores)
+    or a loop an element at a time."""
+    if plan.held:
+        operand.fetch(batch, origin, zero, start)
+        operand.store()
+    else:
+        operand.loop(batch, origin, zero, start)
+
+
+def _item(source, plan: Plan, batch: tuple, step: str, suffix: str) -> None:
+    """The thread's item `w` of the block's step `step`: its batch coordinates (b0 ...) and its
+    tile's origin (row0, col0), each name followed by `suffix`."""
     r = source.renderer
     node = source.group.matmul
     m, n = node.shape[-2:]
     across, down = -(-n // plan.tn), -(-m // plan.tm)
-    r.emit(f"col0 = (w % {across}) * {plan.tn}" if across > 1 else "col0 = 0")
-    r.emit(f"row0 = ((w // {across}) % {down}) * {plan.tm}" if down > 1 else "row0 = 0")
+    s = suffix
+    w = f"w{s}"
+    r.emit(f"{w} = {step} * {plan.together} + sub" if plan.together > 1 else f"{w} = {step}")
+    r.emit(f"col0{s} = ({w} % {across}) * {plan.tn}" if across > 1 else f"col0{s} = 0")
+    r.emit(f"row0{s} = (({w} // {across}) % {down}) * {plan.tm}" if down > 1 else f"row0{s} = 0")
     kept = [d for d, name in enumerate(batch) if name != "0"]
     if kept:
-        r.emit(f"rest = w // {across * down}")
+        r.emit(f"rest = {w} // {across * down}")
     for d in reversed(kept):
         if d == kept[0]:
-            r.emit(f"b{d} = rest")
+            r.emit(f"b{d}{s} = rest")
         else:
-            r.emit(f"b{d} = rest % {node.shape[d]}")
+            r.emit(f"b{d}{s} = rest % {node.shape[d]}")
             r.emit(f"rest = rest // {node.shape[d]}")
 
 
-def _stage(source, plan: Plan, operand, which: str, batch: tuple, origin: str, zero: str,
-           start: str = "") -> None:
-    """One operand's tile for the K round at `origin` into shared memory: A as [k][m] rows of
-    tm + pad_a, B as [k][n] rows of tn + pad_b after A's; consecutive threads read along the
-    operand's unit-stride axis; elements past M, N or K are zeros."""
-    r = source.renderer
-    node = source.group.matmul
-    m, n = node.shape[-2:]
-    k = node.inputs[0].shape[-1]
-    depth = plan.depth
-    if which == "a":
-        tile, extent, fast_k, row = plan.tm, m, plan.a_along_k, plan.tm + plan.pad_a
-        start, base = start or "row0", 0
-    else:
-        tile, extent, fast_k, row = plan.tn, n, not plan.b_along_n, plan.tn + plan.pad_b
-        start, base = start or "col0", -(-depth * (plan.tm + plan.pad_a) // 4) * 4
-    r.emit(f"for e in range(t, {depth * tile}, {plan.threads}):")
-    r.push()
-    inner, outer = ("sk", "sq") if fast_k else ("sq", "sk")
-    across = depth if fast_k else tile
-    r.emit(f"{outer} = {source.ix(f'e // {across}')}")
-    r.emit(f"{inner} = {source.ix(f'e - {outer} * {across}')}")
-    r.emit(f"gq = {start} + sq")
-    r.emit(f"gk = {origin} + sk" if origin != "0" else "gk = sk")
-    guards = []
-    if extent % tile:
-        guards.append(f"gq < {extent}")
-    if k % depth:
-        guards.append(f"gk < {k}")
-    index = batch + (("gq", "gk") if which == "a" else ("gk", "gq"))
-    if guards:
-        r.emit(f"v = {zero}")
-    _open(r, " and ".join(guards))
-    r.emit(f"v = {r.value(operand, index)}")
-    _close(r, " and ".join(guards))
-    r.emit(f"smem[{source.ix(f'{base} + sk * {row} + sq')}] = v")
-    r.pop()
-
-
-def _steps(source, plan: Plan, acc, sa: int, sb: int, base_b: int) -> None:
+def _steps(source, plan: Plan, acc, region: str) -> None:
     """The FMAs over the staged K round, `unroll` steps written out a loop iteration."""
     r = source.renderer
     rx, ry, unroll = plan.rx, plan.ry, plan.unroll
-    r.emit(f"pa = ty * {rx}")
-    r.emit(f"pb = {base_b} + tx * {ry}")
+    sa, sb, base_b = plan.tm + plan.pad_a, plan.tn + plan.pad_b, plan.base_b
+    own = f"{region} + " if region else ""
+    r.emit(f"pa = {own}ty * {rx}")
+    r.emit(f"pb = {'' if plan.keep_b else own}{base_b} + tx * {ry}")
     r.emit(f"for kq in range({plan.depth // unroll}):")
     r.push()
     for u in range(unroll):
         for side, count, pointer, stride in (("a", rx, "pa", sa), ("b", ry, "pb", sb)):
             at = f"{pointer} + {u * stride}" if u else pointer
             names = [f"{side}{i}_" for i in range(count)]
-            if count == 4 and stride % 4 == 0:
-                r.emit(f"{', '.join(names)} = sload4(smem, {source.ix(at)})")
+            if count % 4 == 0 and stride % 4 == 0:
+                for q in range(0, count, 4):
+                    where = f"{at} + {q}" if q else at
+                    r.emit(f"{', '.join(names[q:q + 4])} = sload4(smem, {source.ix(where)})")
             else:
                 for i, name in enumerate(names):
                     r.emit(f"{name} = smem[{source.ix(f'{at} + {i}' if i else at)}]")
@@ -184,8 +202,9 @@ def _close(r, condition: str | None) -> None:
 
 
 def _epilogue(source, plan: Plan, acc, batch: tuple, lanes: dict) -> None:
-    """Each of the thread's rows: the epilogue on its ry results, stored as vectors where the
-    whole run lies inside the result and the output is aligned, else one by one, guarded."""
+    """Each of the thread's rows: the epilogue on its ry results (once, into registers), stored
+    as vectors where the whole run lies inside the result and the output is aligned, else one
+    by one, guarded."""
     r = source.renderer
     m, n = source.group.matmul.shape[-2:]
     rx, ry = plan.rx, plan.ry
@@ -195,52 +214,62 @@ def _epilogue(source, plan: Plan, acc, batch: tuple, lanes: dict) -> None:
         r.emit(f"gi = row0 + ty * {rx} + {x}" if x else f"gi = row0 + ty * {rx}")
         rows = None if m % plan.tm == 0 else f"gi < {m}"
         _open(r, rows)
+        stores = _row_values(source, acc[x], batch, guarded=not whole_runs)
         if lanes:
             checks = [f"v{name}" for name in lanes] + ([] if whole_runs else [f"gj + {ry} <= {n}"])
             r.emit(f"if {' and '.join(checks)}:")
             r.push()
-            _row(source, acc[x], batch, lanes, guarded=False)
+            for param in source.outputs:
+                _store(r, param.name, stores[param.name], lanes.get(param.name, 1), n, False)
             r.pop()
             r.emit("else:")
             r.push()
-        _row(source, acc[x], batch, {}, guarded=not whole_runs)
+        for param in source.outputs:
+            _store(r, param.name, stores[param.name], 1, n, not whole_runs)
         if lanes:
             r.pop()
         _close(r, rows)
 
 
-def _row(source, sums: list, batch: tuple, lanes: dict, guarded: bool) -> None:
-    """One row of the thread's results through the epilogue into every output: `lanes[name]`
-    elements a store where given, else one; `guarded`: each column checked against N."""
+def _row_values(source, sums: list, batch: tuple, guarded: bool) -> dict:
+    """One row of the thread's results through the epilogue, into registers: {output name:
+    [(its flat offset, the register) for each column]}; `guarded`: columns past N skipped."""
     r = source.renderer
     node = source.group.matmul
     n = node.shape[-1]
-    values = {}
+    stores = {param.name: [] for param in source.outputs}
     for y, total in enumerate(sums):
         column = f"gj + {y}" if y else "gj"
         check = f"{column} < {n}" if guarded else None
+        names = [f"s{param.name}_{y}" for param in source.outputs]
+        if guarded:
+            for name, param in zip(names, source.outputs):
+                r.emit(f"{name} = {source.stored(param.node, r.constant(param.node.dtype.type(0)))}")
         _open(r, check)
         r.special[node.id] = lambda index, name=source.register_value(total, node): name
         index = batch + ("gi", column)
         kept = [i for i, extent in zip(index, node.shape) if extent != 1]
-        for param in source.outputs:
+        for name, param in zip(names, source.outputs):
             moving = iter(kept)
             out = tuple("0" if extent == 1 else next(moving) for extent in param.node.shape)
-            value = source.stored(param.node, r.value(param.node, out))
+            r.emit(f"{name} = {source.stored(param.node, r.value(param.node, out))}")
             flat = source.offset(param.node.shape, contiguous(param.node.shape), out)
-            if param.name in lanes:
-                held = f"s{param.name}_{y}"
-                r.emit(f"{held} = {value}")
-                values.setdefault(param.name, []).append((flat, held))
-            else:
-                r.emit(f"{param.name}[{flat}] = {value}")
+            stores[param.name].append((flat, name, column))
         _close(r, check)
-    for param in source.outputs:
-        width = lanes.get(param.name)
-        if not width:
-            continue
-        stored = values[param.name]
+    return stores
+
+
+def _store(r, output: str, stored: list, width: int, n: int, guarded: bool) -> None:
+    """An output's registers of one row: `width` elements a store (vectors), or one a store,
+    each `guarded` against N."""
+    if width > 1:
         for start in range(0, len(stored), width):
-            flat = stored[start][0]
-            names = ", ".join(held for _, held in stored[start:start + width])
-            r.emit(f"vstore{width}({param.name}, {flat}, {names})")
+            names = ", ".join(name for _, name, _ in stored[start:start + width])
+            r.emit(f"vstore{width}({output}, {stored[start][0]}, {names})")
+        return
+    for flat, name, column in stored:
+        if guarded:
+            r.emit(f"if {column} < {n}:")
+            r.emit(f"    {output}[{flat}] = {name}")
+        else:
+            r.emit(f"{output}[{flat}] = {name}")

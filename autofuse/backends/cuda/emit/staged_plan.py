@@ -31,12 +31,26 @@ class Plan:
     b_along_n: bool         # the right operand's staging walks N fastest
     keep_b: bool            # the right operand staged once a block, for every item
     items: int              # work items: batch x tiles along M x tiles along N
+    together: int           # items a block takes at once (tiny products), each its own threads
     blocks: int             # the grid (blocks loop over items)
+    held: bool              # a thread's share of a tile read into registers, then stored (else
+    #                         a loop an element at a time: shares of more than staged_registers)
+    prefetch: bool          # ... the next item's, read before this item's FMAs (one K round)
     reason: str
 
     @property
-    def threads(self) -> int:
+    def each(self) -> int:
+        """Threads an item."""
         return (self.tm // self.rx) * (self.tn // self.ry)
+
+    @property
+    def threads(self) -> int:
+        return self.each * self.together
+
+    @property
+    def area(self) -> int:
+        """Shared elements an item's tiles take (a multiple of 4)."""
+        return _round_up(max(4, self.base_b + self.depth * (self.tn + self.pad_b)), 4)
 
     @property
     def pad_a(self) -> int:
@@ -47,6 +61,11 @@ class Plan:
     @property
     def pad_b(self) -> int:
         return 0 if self.b_along_n else 4
+
+    @property
+    def base_b(self) -> int:
+        """Where B's rows begin in the shared array (after A's, 16-byte aligned)."""
+        return -(-self.depth * (self.tm + self.pad_a) // 4) * 4
 
 
 def _round_up(value: int, step: int) -> int:
@@ -86,35 +105,38 @@ def choose(group, strides: dict, tuning, device, simulator: bool = False) -> Pla
     m, n = node.shape[-2:]
     k = a.shape[-1]
     batch = int(np.prod(node.shape[:-2], dtype=np.int64))
-    micro = tuning.staged_micro
-    ry = micro
+    least = tuning.staged_least_threads
+    ry = rx = tuning.staged_micro
     tn = _round_up(max(1, min(n, tuning.staged_tile_n)), ry)
-    rx = micro
     tm = _round_up(max(1, min(m, tuning.staged_tile_m)), rx)
-    least = 8 if simulator else tuning.staged_least_threads
-    while rx > 1 and (tm // rx) * (tn // ry) < least:
+    # fewer rows a thread down to a warp an item; then several items a block (tiny products)
+    while rx > 1 and (tm // rx) * (tn // ry) < min(32, least):
         rx //= 2
         tm = _round_up(max(1, min(m, tuning.staged_tile_m)), rx)
-    a_along_k = _along(group, a, strides, -1)
-    b_along_n = _along(group, b, strides, -1)
-    item = a.dtype.itemsize
-    unroll = tuning.staged_unroll
-    row_bytes = (tm + (4 if a_along_k else 0) + tn + (0 if b_along_n else 4)) * item
-    fits = max(unroll, (tuning.staged_shared_bytes // row_bytes) // unroll * unroll)
-    depth = min(_round_up(k, unroll), fits)
+    each = (tm // rx) * (tn // ry)
     tiles = -(-m // tm) * -(-n // tn)
     items = batch * tiles
+    together = max(1, min(-(-least // each), items))
+    a_along_k = _along(group, a, strides, -1)
+    b_along_n = _along(group, b, strides, -1)
+    unroll = tuning.staged_unroll
+    row_bytes = (tm + (4 if a_along_k else 0) + tn + (0 if b_along_n else 4)) * a.dtype.itemsize
+    fits = max(unroll, (tuning.staged_shared_bytes // (row_bytes * together)) // unroll * unroll)
+    depth = min(_round_up(k, unroll), fits)
     keep_b = depth >= k and -(-n // tn) == 1 and _batch_invariant(group, b) and items > 1
-    if keep_b:
-        blocks = min(items, (4 if simulator else tuning.staged_blocks_per_sm * device.sms))
-    else:
-        blocks = min(items, (1 << 31) - 1)
+    steps = -(-items // together)
+    cap = tuning.staged_blocks_per_sm * device.sms if keep_b else (1 << 31) - 1
+    blocks = min(steps, 4 if simulator and keep_b else cap)
     rounds = -(-k // depth) if depth else 0
-    how = (f"{tm}x{tn} tiles, {rx}x{ry} a thread, K in {rounds} round(s) of {depth}" +
-           ("; the right operand staged once a block" if keep_b else ""))
+    share = -(-depth * tm // each) + (0 if keep_b else -(-depth * tn // each))
+    held = share <= tuning.staged_registers
+    prefetch = held and rounds == 1 and tuning.staged_prefetch
+    how = (f"{tm}x{tn} tiles, {rx}x{ry} a thread, {together} a block, K in {rounds} round(s) of "
+           f"{depth}" + ("; the right operand staged once a block" if keep_b else "") +
+           ("; the next item's operands read during this one's FMAs" if prefetch else ""))
     reason = f"{items} work items of {batch} product(s): {how}"
-    return Plan(tm, tn, rx, ry, depth, unroll, a_along_k, b_along_n, keep_b, items,
-                max(1, blocks), reason)
+    return Plan(tm, tn, rx, ry, depth, unroll, a_along_k, b_along_n, keep_b, items, together,
+                max(1, blocks), held, prefetch, reason)
 
 
 def marked(group) -> bool:
