@@ -140,25 +140,31 @@ def variants(workload, row, rng, rounds, tunings: dict) -> None:
             row["notes"][name] = f"{type(error).__name__}: {str(error)[:120]}"
             continue
         entries[name] = (lambda fn=fn: fn(*inputs), sync)
+    if not entries:
+        return
     times = time_rounds(entries, rounds=rounds, short=2)
     row["variants"] = {f"autofuse {name}": float(np.median(t)) for name, t in times.items()}
 
 
 def tunings_for(workload) -> dict:
-    """The variants a staged row is timed under."""
+    """The variants a staged row is timed under (the earlier choices with $PRODUCTS_EARLIER)."""
     from autofuse.backends.cuda.tuning import Tuning
     from autofuse.ir.products import ProductLimits
-    found = {"reduction": Tuning(products=ProductLimits()),
-             "tiled": Tuning(products=ProductLimits(batch_side=0))}
+    found = {}
+    if os.environ.get("PRODUCTS_EARLIER"):      # the planner's choices before the staged kernel
+        found = {"reduction": Tuning(products=ProductLimits()),
+                 "tiled": Tuning(products=ProductLimits(batch_side=0))}
     if workload.name.startswith("K="):
-        found.update({"tile 32x128": Tuning(staged_tile_m=32),
-                      "tile 64x64": Tuning(staged_tile_n=64),
-                      "tile 128x128 micro 8": Tuning(staged_tile_m=128, staged_micro=8)})
-    else:
-        found.update({"blocks/SM 4": Tuning(staged_blocks_per_sm=4),
-                      "blocks/SM 16": Tuning(staged_blocks_per_sm=16),
-                      "least threads 128": Tuning(staged_least_threads=128),
-                      "micro 2": Tuning(staged_micro=2)})
+        found.update({"tile 16x128": Tuning(staged_tile_m_short=16),
+                      "tile 32x64": Tuning(staged_tile_n=64),
+                      "tile 64x128": Tuning(staged_tile_m_short=64),
+                      "rows 8": Tuning(staged_rows=8)})
+    elif "(8192,32,48)" in workload.name or "(1024,64,64)" in workload.name:
+        found.update({"rows 8": Tuning(staged_rows=8),
+                      "rows 8 registers 32": Tuning(staged_rows=8, staged_registers=32),
+                      "registers 32": Tuning(staged_registers=32),
+                      "blocks/SM 32": Tuning(staged_blocks_per_sm=32),
+                      "an item a block": Tuning(staged_blocks_per_sm=1 << 20)})
     return found
 
 

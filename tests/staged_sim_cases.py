@@ -9,11 +9,12 @@ import autofuse
 from autofuse.backends.cuda.tuning import Tuning
 
 rng = np.random.default_rng(31)
-SMALL = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=8)
-ROUNDS = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=8,
-                staged_shared_bytes=1024)                       # K 8 a round
-TOGETHER = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=24)   # 2 items a block
-MICRO = Tuning(staged_tile_m=16, staged_tile_n=16, staged_least_threads=8, staged_micro=2)
+TILES = dict(staged_tile_m=16, staged_tile_m_short=16, staged_tile_n=16)
+SMALL = Tuning(staged_least_threads=8, **TILES)
+ROUNDS = Tuning(staged_least_threads=8, staged_shared_bytes=1024, **TILES)      # K 8 a round
+TOGETHER = Tuning(staged_least_threads=24, **TILES)                             # 2 items a block
+MICRO = Tuning(staged_least_threads=8, staged_rows=2, staged_columns=2, **TILES)
+TALL = Tuning(staged_least_threads=8, staged_rows=8, **TILES)                   # 8 rows a thread
 
 
 def f32(*shape):
@@ -49,6 +50,8 @@ CASES = [
     ("micro_transposed_a", lambda a, w: a.transpose(0, 2, 1) @ w,
      (f64(8, 11, 18), f64(11, 13)), MICRO),
     ("bool_output_odd", lambda a, b: a @ b > 0.5, (f32(8, 9, 7), f32(7, 11)), SMALL),
+    ("tall_threads", lambda x, w: x @ w + 1, (f32(8, 19, 9), f32(9, 13)), TALL),
+    ("tall_threads_f64_both", lambda a, b: a @ b, (f64(8, 16, 20), f64(8, 20, 8)), TALL),
     ("two_outputs_cast", lambda x, w: (x @ w, np.maximum(x @ w, 0).astype(np.float64)),
      (f32(8, 12, 6), f32(6, 16)), SMALL),
 ]

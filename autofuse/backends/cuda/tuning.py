@@ -81,13 +81,16 @@ class Tuning:
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
     tiles_depth: int = 8              # ... K elements a shared slab
     # -- staged products (emit/staged.py): stacks of small products, K-small products ----------
-    staged_tile_m: int = 64           # a work item's tile: at most this many rows ...
+    staged_tile_m: int = 64           # a work item's tile: at most this many rows (this many
+    staged_tile_m_short: int = 32     # where K <= ProductLimits.small_k: a write-bound result) ...
     staged_tile_n: int = 128          # ... and columns of one product's result
-    staged_micro: int = 4             # a thread's outputs: micro rows x micro columns (fewer
-    staged_least_threads: int = 64    # rows where a tile would have fewer threads than this)
+    staged_rows: int = 4              # a thread's outputs: this many rows (fewer where an item
+    staged_columns: int = 4           # would have under a warp) x this many columns
+    staged_least_threads: int = 64    # items a block together up to this many threads
     staged_unroll: int = 8            # K steps written out a loop iteration
-    staged_shared_bytes: int = 40960  # the staged operands' shared memory, at most (K in rounds)
-    staged_blocks_per_sm: int = 8     # blocks an SM where each block loops over items
+    staged_shared_bytes: int = 47104  # the staged operands' shared memory, at most (K in rounds;
+    #                                   under the 48 KiB static limit by the rounding's slack)
+    staged_blocks_per_sm: int = 16    # blocks an SM where each block loops over items
     staged_registers: int = 16        # a thread's share of a tile at most this many elements:
     staged_prefetch: bool = True      # held in registers, the next item's read during this one's
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------

@@ -38,7 +38,7 @@ def write(source, plan: Plan):
     region = "region" if grouped else ""
     r.emit(f"tx = t % {plan.tn // plan.ry}")
     r.emit(f"ty = t // {plan.tn // plan.ry}")
-    r.emit(f"smem = cuda.shared.array({plan.area * plan.together}, {nb}{align})")
+    r.emit(f"smem = cuda.shared.array({plan.shared}, {nb}{align})")
     batch = tuple("0" if extent == 1 else f"b{d}" for d, extent in enumerate(node.shape[:-2]))
     rounds = -(-k // plan.depth) if plan.depth else 0
     moving = [Operand(source, plan, "a", region)]
@@ -144,10 +144,10 @@ def _steps(source, plan: Plan, acc, region: str) -> None:
     """The FMAs over the staged K round, `unroll` steps written out a loop iteration."""
     r = source.renderer
     rx, ry, unroll = plan.rx, plan.ry, plan.unroll
-    sa, sb, base_b = plan.tm + plan.pad_a, plan.tn + plan.pad_b, plan.base_b
+    sa, sb = plan.tm + plan.pad_a, plan.tn + plan.pad_b
     own = f"{region} + " if region else ""
     r.emit(f"pa = {own}ty * {rx}")
-    r.emit(f"pb = {'' if plan.keep_b else own}{base_b} + tx * {ry}")
+    r.emit(f"pb = {plan.kept_at if plan.keep_b else own + str(plan.base_b)} + tx * {ry}")
     r.emit(f"for kq in range({plan.depth // unroll}):")
     r.push()
     for u in range(unroll):

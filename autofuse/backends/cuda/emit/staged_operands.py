@@ -26,6 +26,8 @@ class Operand:
         else:
             self.tile, self.extent, fast_k = plan.tn, n, not plan.b_along_n
             self.row, self.base, self.start = plan.tn + plan.pad_b, plan.base_b, "col0"
+            if plan.keep_b:                  # (once a block, after every item's region)
+                self.base, self.region = plan.kept_at, ""
         self.across = depth if fast_k else self.tile
         self.fast_k = fast_k
         self.total = depth * self.tile

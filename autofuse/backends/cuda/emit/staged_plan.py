@@ -49,8 +49,19 @@ class Plan:
 
     @property
     def area(self) -> int:
-        """Shared elements an item's tiles take (a multiple of 4)."""
-        return _round_up(max(4, self.base_b + self.depth * (self.tn + self.pad_b)), 4)
+        """Shared elements an item's own tiles take (a multiple of 4): A's, and B's unless B is
+        kept (once a block, after every item's A: `kept_at`)."""
+        own = self.base_b + (0 if self.keep_b else self.depth * (self.tn + self.pad_b))
+        return _round_up(max(4, own), 4)
+
+    @property
+    def kept_at(self) -> int:
+        return self.area * self.together
+
+    @property
+    def shared(self) -> int:
+        """Shared elements the block takes."""
+        return self.kept_at + (self.depth * (self.tn + self.pad_b) if self.keep_b else 0)
 
     @property
     def pad_a(self) -> int:
@@ -64,8 +75,8 @@ class Plan:
 
     @property
     def base_b(self) -> int:
-        """Where B's rows begin in the shared array (after A's, 16-byte aligned)."""
-        return -(-self.depth * (self.tm + self.pad_a) // 4) * 4
+        """Where B's rows begin in an item's region (after A's, 16-byte aligned)."""
+        return _round_up(self.depth * (self.tm + self.pad_a), 4)
 
 
 def _round_up(value: int, step: int) -> int:
@@ -106,13 +117,14 @@ def choose(group, strides: dict, tuning, device, simulator: bool = False) -> Pla
     k = a.shape[-1]
     batch = int(np.prod(node.shape[:-2], dtype=np.int64))
     least = tuning.staged_least_threads
-    ry = rx = tuning.staged_micro
+    rx, ry = tuning.staged_rows, tuning.staged_columns
+    rows = tuning.staged_tile_m_short if k <= tuning.products.small_k else tuning.staged_tile_m
     tn = _round_up(max(1, min(n, tuning.staged_tile_n)), ry)
-    tm = _round_up(max(1, min(m, tuning.staged_tile_m)), rx)
+    tm = _round_up(max(1, min(m, rows)), rx)
     # fewer rows a thread down to a warp an item; then several items a block (tiny products)
     while rx > 1 and (tm // rx) * (tn // ry) < min(32, least):
         rx //= 2
-        tm = _round_up(max(1, min(m, tuning.staged_tile_m)), rx)
+        tm = _round_up(max(1, min(m, rows)), rx)
     each = (tm // rx) * (tn // ry)
     tiles = -(-m // tm) * -(-n // tn)
     items = batch * tiles
@@ -120,10 +132,18 @@ def choose(group, strides: dict, tuning, device, simulator: bool = False) -> Pla
     a_along_k = _along(group, a, strides, -1)
     b_along_n = _along(group, b, strides, -1)
     unroll = tuning.staged_unroll
-    row_bytes = (tm + (4 if a_along_k else 0) + tn + (0 if b_along_n else 4)) * a.dtype.itemsize
-    fits = max(unroll, (tuning.staged_shared_bytes // (row_bytes * together)) // unroll * unroll)
-    depth = min(_round_up(k, unroll), fits)
-    keep_b = depth >= k and -(-n // tn) == 1 and _batch_invariant(group, b) and items > 1
+    invariant = -(-n // tn) == 1 and _batch_invariant(group, b) and items > 1
+    row_a, row_b = tm + (4 if a_along_k else 0), tn + (0 if b_along_n else 4)
+
+    def deepest(kept: bool) -> int:
+        """K elements a round, with B staged once a block (`kept`) or for every item."""
+        row = (row_a * together + row_b * (1 if kept else together)) * a.dtype.itemsize
+        fits = max(unroll, (tuning.staged_shared_bytes // row) // unroll * unroll)
+        return min(_round_up(k, unroll), fits)
+    depth = deepest(invariant)
+    keep_b = invariant and depth >= k
+    if invariant and not keep_b:
+        depth = deepest(False)
     steps = -(-items // together)
     cap = tuning.staged_blocks_per_sm * device.sms if keep_b else (1 << 31) - 1
     blocks = min(steps, 4 if simulator and keep_b else cap)
