@@ -164,6 +164,7 @@ def tunings_for(workload) -> dict:
                       "rows 8 registers 32": Tuning(staged_rows=8, staged_registers=32),
                       "registers 32": Tuning(staged_registers=32),
                       "blocks/SM 32": Tuning(staged_blocks_per_sm=32),
+                      "rows 8 blocks/SM 32": Tuning(staged_rows=8, staged_blocks_per_sm=32),
                       "an item a block": Tuning(staged_blocks_per_sm=1 << 20)})
     return found
 
