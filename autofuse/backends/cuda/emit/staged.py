@@ -161,9 +161,10 @@ def _steps(source, plan: Plan, acc, region: str) -> None:
             else:
                 for i, name in enumerate(names):
                     r.emit(f"{name} = smem[{source.ix(f'{at} + {i}' if i else at)}]")
+        # NOTE: one statement an FMA (a line a row of the thread's block): numba typed the
+        # tuple assignment of a row's sums slower (a first call's compile), for the same PTX
         for x in range(rx):
-            sums = ", ".join(f"{acc[x][y]} + a{x}_ * b{y}_" for y in range(ry))
-            r.emit(f"{', '.join(acc[x])} = {sums}")
+            r.emit("; ".join(f"{acc[x][y]} += a{x}_ * b{y}_" for y in range(ry)))
     r.emit(f"pa += {unroll * sa}")
     r.emit(f"pb += {unroll * sb}")
     r.pop()
@@ -252,9 +253,12 @@ def _row_values(source, sums: list, batch: tuple, guarded: bool) -> dict:
         for name, param in zip(names, source.outputs):
             moving = iter(kept)
             out = tuple("0" if extent == 1 else next(moving) for extent in param.node.shape)
-            r.emit(f"{name} = {source.stored(param.node, r.value(param.node, out))}")
+            value = source.stored(param.node, r.value(param.node, out))
+            if guarded or not value.isidentifier():
+                r.emit(f"{name} = {value}")
+                value = name
             flat = source.offset(param.node.shape, contiguous(param.node.shape), out)
-            stores[param.name].append((flat, name, column))
+            stores[param.name].append((flat, value, column))
         _close(r, check)
     return stores
 
