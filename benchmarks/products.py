@@ -83,6 +83,19 @@ def workloads() -> list:
         _workload("batched (8192,32,48)@(48,48)", np.float32, [(8192, 32, 48), (48, 48)],
                   lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b, [(8192, 32, 48)]),
     ]
+    # other stacks of small products people run: tiny blocks, a batch of both operands, tiny K
+    for dtype in (np.float32, np.float64):
+        found += [
+            _workload("batched (4096,16,16)@(16,16)", dtype, [(4096, 16, 16), (16, 16)],
+                      lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b,
+                      [(4096, 16, 16)]),
+            _workload("batched (1024,64,64)@(1024,64,64)", dtype, [(1024, 64, 64)] * 2,
+                      lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b,
+                      [(1024, 64, 64)]),
+            _workload("batched (16384,8,8)@(16384,8,8)", dtype, [(16384, 8, 8)] * 2,
+                      lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b,
+                      [(16384, 8, 8)]),
+        ]
     return found
 
 
@@ -111,18 +124,49 @@ def first_calls(found, rng) -> dict:
     return times
 
 
-def tiled_variant(workload, row, rng, rounds) -> None:
-    """A batched row's product also timed as the tiled kernel (the planner's batch rule off)."""
+def variants(workload, row, rng, rounds, tunings: dict) -> None:
+    """A row's product also timed under other tunings ({name: Tuning}): the planner's earlier
+    choices (a reduction, the tiled kernel) and the staged kernel's other settings."""
     import cupy
-    from autofuse.backends.cuda.tuning import Tuning
-    from autofuse.ir.products import ProductLimits
     host = workload.make(rng)
     inputs = [cupy.asarray(a) for a in host]
-    fn = autofuse.jit(workload.fn(np), tuning=Tuning(products=ProductLimits(batch_side=0)))
-    check(to_host(fn(*inputs)), workload.fn(np)(*host), workload.tolerance)
+    entries = {}
     sync = lambda _: cupy.cuda.Device().synchronize()       # noqa: E731
-    times = time_rounds({"tiled": (lambda: fn(*inputs), sync)}, rounds=rounds, short=2)
-    row["variants"] = {"autofuse tiled": float(np.median(times["tiled"]))}
+    for name, tuning in tunings.items():
+        fn = autofuse.jit(workload.fn(np), tuning=tuning)
+        try:
+            check(to_host(fn(*inputs)), workload.fn(np)(*host), workload.tolerance)
+        except Exception as error:
+            row["notes"][name] = f"{type(error).__name__}: {str(error)[:120]}"
+            continue
+        entries[name] = (lambda fn=fn: fn(*inputs), sync)
+    if not entries:
+        return
+    times = time_rounds(entries, rounds=rounds, short=2)
+    row["variants"] = {f"autofuse {name}": float(np.median(t)) for name, t in times.items()}
+
+
+def tunings_for(workload) -> dict:
+    """The variants a staged row is timed under (the earlier choices with $PRODUCTS_EARLIER)."""
+    from autofuse.backends.cuda.tuning import Tuning
+    from autofuse.ir.products import ProductLimits
+    found = {}
+    if os.environ.get("PRODUCTS_EARLIER"):      # the planner's choices before the staged kernel
+        found = {"reduction": Tuning(products=ProductLimits()),
+                 "tiled": Tuning(products=ProductLimits(batch_side=0))}
+    if workload.name.startswith("K="):
+        found.update({"tile 16x128": Tuning(staged_tile_m_short=16),
+                      "tile 32x64": Tuning(staged_tile_n=64),
+                      "tile 64x128": Tuning(staged_tile_m_short=64),
+                      "rows 8": Tuning(staged_rows=8)})
+    elif "(8192,32,48)" in workload.name or "(1024,64,64)" in workload.name:
+        found.update({"rows 8": Tuning(staged_rows=8),
+                      "rows 8 registers 32": Tuning(staged_rows=8, staged_registers=32),
+                      "registers 32": Tuning(staged_registers=32),
+                      "blocks/SM 32": Tuning(staged_blocks_per_sm=32),
+                      "rows 8 blocks/SM 32": Tuning(staged_rows=8, staged_blocks_per_sm=32),
+                      "an item a block": Tuning(staged_blocks_per_sm=1 << 20)})
+    return found
 
 
 def table(report) -> str:
@@ -146,6 +190,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--no-variants", action="store_true")
     parser.add_argument("--budget", type=float, default=1e9, help="seconds; later rows skipped")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                       "products.json"))
@@ -168,11 +213,11 @@ def main():
             report.setdefault("skipped", []).append(workload.name)
             continue
         row = run_workload(workload, SYSTEMS, bandwidth, rng, args.rounds, 2)
-        if workload.name.startswith("batched"):
+        if workload.name.startswith(("batched", "K=")) and not args.no_variants:
             try:
-                tiled_variant(workload, row, rng, args.rounds)
+                variants(workload, row, rng, args.rounds, tunings_for(workload))
             except Exception as error:
-                row["notes"]["tiled"] = f"{type(error).__name__}: {str(error)[:120]}"
+                row["notes"]["variants"] = f"{type(error).__name__}: {str(error)[:120]}"
         report["rows"].append(row)
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)

@@ -3,13 +3,16 @@
 `plan(node, limits, strides)` decides one `matmul` node from its shape and its operands' memory
 layout; `lower_products(graph, limits, strides)` rewrites the graph by those decisions, before
 partitioning, so the reduction kernels (rows, two-stage, columns) run the products fused with
-their producers and consumers. Products the planner keeps stay `matmul` (the tiled kernel).
+their producers and consumers. Products the planner keeps stay `matmul` (the tiled kernel), or,
+where the backend has one (`ProductLimits.staged`), `matmul` marked `staged=True` for its staged
+kernel: stacks of small products and K-small products, all of K staged in shared memory.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .graph import Graph, Node
+from .graph import Attrs, Graph, Node
+from .ops import ELEMENTWISE, LAYOUT, REDUCE
 from .passes import Rewriter
 from .split_k import split_chunks, split_product
 
@@ -32,6 +35,11 @@ class ProductLimits:
     # Whether M-small products (a vector on the left: long sums down the right operand's
     # columns) are reductions too: the CPU's column loops are slower there than its BLAS.
     vector_left: bool = True
+    # Whether the backend has a staged kernel (a block a product or a tile of the result, the
+    # operands staged in shared memory with all of K): stacks of small products with M and N at
+    # least `staged_least`, and K-small products that feed no reduction, stay products for it.
+    staged: bool = False
+    staged_least: int = 8
     # Split-K (ir/split_k.py): a product with K at least `split_k` and at most `split_outputs`
     # results runs as a stack of products over K chunks of about `split_chunk`, summed after
     # (few output tiles would leave the GPU idle and sum K terms in one long chain). 0: never.
@@ -42,7 +50,8 @@ class ProductLimits:
 
 @dataclass(frozen=True)
 class ProductPlan:
-    strategy: str        # "tiled" (kept as matmul), "outer" (elementwise), "reduction", "split"
+    strategy: str        # "tiled" (kept as matmul), "staged" (kept, marked), "outer"
+    #                      (elementwise), "reduction" or "split"
     reason: str
     order: str = ""      # a reduction: the order of the terms' axes M, N, K ("mnk": K last)
     chunks: int = 0      # "split": the K chunks
@@ -51,8 +60,9 @@ class ProductPlan:
 LAYOUT_OPS = ("transpose", "reshape", "broadcast_to", "slice")
 
 
-def plan(node: Node, limits: ProductLimits, strides=None) -> ProductPlan:
-    """The strategy of one matmul node ((..., M, K) @ (..., K, N), batch already broadcast)."""
+def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False) -> ProductPlan:
+    """The strategy of one matmul node ((..., M, K) @ (..., K, N), batch already broadcast);
+    `reduced`: whether a reduction consumes its result (through elementwise ops)."""
     a, b = node.inputs
     m, k = a.shape[-2:]
     n = b.shape[-1]
@@ -64,6 +74,13 @@ def plan(node: Node, limits: ProductLimits, strides=None) -> ProductPlan:
     shape = f"({m}x{k}) @ ({k}x{n})" + (f" x{batch}" if node.ndim > 2 else "")
     if k == 1:
         return ProductPlan("outer", f"product {shape}: K = 1, an elementwise (outer) product")
+    side = limits.batch_side
+    stacked = side and batch >= limits.batch_count and max(m, n, k) <= side
+    staged = limits.staged and not reduced and node.dtype.kind == "f" and \
+        a.dtype == b.dtype == node.dtype
+    if staged and stacked and min(m, n) >= limits.staged_least:
+        return ProductPlan("staged", f"product {shape}: {batch} products of sides at most {side}, "
+                           f"a block a product (or a few), operands staged in shared memory")
     along_k = _fast_along_k(a, strides)
     if limits.small_side and n <= limits.small_side and along_k:
         return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side}, "
@@ -74,11 +91,13 @@ def plan(node: Node, limits: ProductLimits, strides=None) -> ProductPlan:
     if limits.small_side and limits.vector_left and m <= limits.small_side:
         return ProductPlan("reduction", f"product {shape}: M = {m} <= {limits.small_side}, a "
                            f"reduction down the right operand's columns, read once", "mkn")
+    if staged and limits.small_k and k <= limits.small_k:
+        return ProductPlan("staged", f"product {shape}: K = {k} <= {limits.small_k}, a block a "
+                           f"tile of the result with all of K in shared memory")
     if limits.small_k and k <= limits.small_k:
         return ProductPlan("reduction", f"product {shape}: K = {k} <= {limits.small_k}, "
                            f"a short sum per output", "mkn")
-    side = limits.batch_side
-    if side and batch >= limits.batch_count and max(m, n, k) <= side:
+    if stacked:
         return ProductPlan("reduction", f"product {shape}: {batch} products of sides at most "
                            f"{side}, a thread per output with K looped", "mkn")
     chunks = split_chunks(m * n * batch, k, limits)
@@ -118,14 +137,36 @@ def lower_products(graph: Graph, limits: ProductLimits, strides=None) -> Graph:
     if not any(node.op == "matmul" for node in graph.nodes):
         return graph
     rewriter = Rewriter(graph)
+    users = graph.users() if limits.staged else {}
     for node in graph.nodes:
         inputs = rewriter.inputs_of(node)
-        chosen = plan(node, limits, strides) if node.op == "matmul" else None
+        chosen = None
+        if node.op == "matmul":
+            chosen = plan(node, limits, strides, limits.staged and _reduced(node, users))
         if chosen is None or chosen.strategy == "tiled":
             rewriter.mapping[node.id] = rewriter.keep(node, inputs)
+        elif chosen.strategy == "staged":
+            attrs = {**node.attrs.as_dict(), "product": chosen.reason, "staged": True}
+            rewriter.mapping[node.id] = Node(node.id, node.op, inputs, Attrs(attrs), node.shape,
+                                             node.dtype, node.origin)
+            rewriter.nodes.append(rewriter.mapping[node.id])
         else:
             rewriter.mapping[node.id] = _lowered(rewriter, node, inputs, chosen)
     return rewriter.finish()
+
+
+def _reduced(node: Node, users: dict) -> bool:
+    """Whether a reduction reads the node's value, directly or through elementwise ops and
+    layouts (k-means' distances: a reduction of the product keeps it from ever being stored)."""
+    pending, seen = [node], set()
+    while pending:
+        for user in users.get(pending.pop().id, ()):
+            if user.kind == REDUCE:
+                return True
+            if user.kind in (ELEMENTWISE, LAYOUT) and user.id not in seen:
+                seen.add(user.id)
+                pending.append(user)
+    return False
 
 
 def _lowered(rewriter: Rewriter, node: Node, inputs: tuple, chosen: ProductPlan) -> Node:

@@ -22,7 +22,7 @@ import sys
 
 from ...fusion import CostModel
 from .compile import CompiledKernel, module_text
-from .emit import mma_plan
+from .emit import mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
@@ -73,7 +73,9 @@ def prepare(entry) -> None:
     kernels, first = [], {}
     for record in entry.kernels:
         group = record.group
-        structure = (group.kind == "output" and mma_plan.structure(group, strides, tuning)) \
+        # (a staged product's kernel has its sizes in its text: groups share it by shape)
+        general = group.kind == "output" and not staged_plan.marked(group)
+        structure = (general and mma_plan.structure(group, strides, tuning)) \
             or group.structure(strides)
         origin = first.get(structure)
         if origin is None:

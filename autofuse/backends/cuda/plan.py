@@ -13,7 +13,7 @@ import numpy as np
 
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import scans, sorting, tiles, two_stage
+from .emit import scans, sorting, staged_plan, tiles, two_stage
 from .tuning import Tuning
 
 
@@ -30,11 +30,16 @@ class Plan:
     layout: two_stage.Plan | None = None   # two-stage, row and column tiles: the layout
     sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
+    staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False,
-           dynamic: bool = False) -> Plan:
-    """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count."""
+           dynamic: bool = False, strides: dict | None = None) -> Plan:
+    """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count, and no
+    staged product kernel (its sizes are in its text): the matmul kernel, sizes as arguments."""
+    if group.kind == "output" and staged_plan.marked(group) and not dynamic:
+        chosen = staged_plan.choose(group, strides or {}, tuning, device, simulator)
+        return Plan("staged", f"{group.matmul.attrs['product']} ({chosen.reason})", staged=chosen)
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind == "sort":

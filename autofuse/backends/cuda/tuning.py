@@ -80,8 +80,21 @@ class Tuning:
     tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
     tiles_depth: int = 8              # ... K elements a shared slab
+    # -- staged products (emit/staged.py): stacks of small products, K-small products ----------
+    staged_tile_m: int = 64           # a work item's tile: at most this many rows (this many
+    staged_tile_m_short: int = 32     # where K <= ProductLimits.small_k: a write-bound result) ...
+    staged_tile_n: int = 128          # ... and columns of one product's result
+    staged_rows: int = 4              # a thread's outputs: this many rows (fewer where an item
+    staged_columns: int = 4           # would have under a warp) x this many columns
+    staged_least_threads: int = 64    # items a block together up to this many threads
+    staged_unroll: int = 8            # K steps written out a loop iteration
+    staged_shared_bytes: int = 47104  # the staged operands' shared memory, at most (K in rounds;
+    #                                   under the 48 KiB static limit by the rounding's slack)
+    staged_blocks_per_sm: int = 16    # blocks an SM where each block loops over items
+    staged_registers: int = 16        # a thread's share of a tile at most this many elements:
+    staged_prefetch: bool = True      # held in registers, the next item's read during this one's
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
-    products: ProductLimits = ProductLimits(split_k=8192)
+    products: ProductLimits = ProductLimits(staged=True, split_k=8192)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape

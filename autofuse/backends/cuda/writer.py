@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...fusion.group import Group
 from .device import HOPPER, Device
-from .emit import tiles, two_stage
+from .emit import staged, tiles, two_stage
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
@@ -28,6 +28,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
     def write(self, plan: Plan) -> KernelSource:
         if plan.strategy == "matmul":
             return self.matmul()
+        if plan.strategy == "staged":
+            return staged.write(self, plan.staged)
         if plan.strategy == "pointwise":
             return self.pointwise()
         if plan.strategy == "sort":
@@ -57,7 +59,7 @@ def generate(group: Group, name: str, input_strides: dict, simulator: bool = Fal
     writer.dynamic = dynamic
     writer.renderer.ones = not dynamic
     writer.renderer.round_halves = round_halves
-    plan = choose(group, tuning, device, simulator, dynamic)
+    plan = choose(group, tuning, device, simulator, dynamic, input_strides)
     source = writer.write(plan)
     source.reason = source.reason or plan.reason     # (a product kernel's plan says more)
     return source
