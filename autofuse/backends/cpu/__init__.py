@@ -19,7 +19,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache
 from ..literals import literal
-from . import blas, host
+from . import binaries, blas, host
 from .source import generate
 from .sorting import by_numpy
 
@@ -35,20 +35,10 @@ PRODUCTS = ProductLimits(vector_left=False)
 def product_limits(options: dict) -> ProductLimits:
     """Which matrix products run as reductions here (ir/products.py)."""
     return PRODUCTS
+
+
 GENERATOR_VERSION = "cpu-4"
 _import_lock = threading.Lock()
-
-
-def _start_numba() -> None:
-    """Load numba's CPU target (its typing and lowering registries, BLAS bindings) now, while the
-    backend is imported, rather than inside the first call. It is a fixed cost of ~0.5-1 s per
-    process that loading any cached kernel needs; paid here, the first call of a function whose
-    kernels are in the disk cache costs only its trace and the load of its binaries."""
-    from numba.core.registry import cpu_target
-    cpu_target.target_context.refresh()
-
-
-_start_numba()
 
 
 def module_text(kernel) -> str:
@@ -81,6 +71,7 @@ def load(kernel, text: str, fresh: bool = False):
             spec = importlib.util.spec_from_file_location(module_name, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
+            binaries.load_lightly(getattr(module, kernel.name))
             sys.modules[module_name] = module
     return getattr(module, kernel.name)
 
