@@ -19,7 +19,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache
 from ..literals import literal
-from . import binaries, blas, host
+from . import binaries, blas, host, threads
 from .source import generate
 from .sorting import by_numpy
 
@@ -166,6 +166,9 @@ class Program:
         self.host_source = None
         self.uses_blas = any(getattr(getattr(step, "kernel", None), "strategy", "") == "blas-tiles"
                              for step in steps)
+        # (threads.py: a program with parallel kernels sizes numba's threads before it runs)
+        self.parallel = any(getattr(getattr(step, "kernel", None), "parallel", False)
+                            for step in steps)
 
     @property
     def new_output(self):
@@ -174,6 +177,8 @@ class Program:
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
             return self.fast(inputs)
+        if self.parallel:
+            threads.POOL.fit()
         if self.uses_blas:
             with blas.GUARD:
                 results = self._general(inputs)
