@@ -44,22 +44,24 @@ def softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+# name -> (function, its arguments, whether busy cores take threads away: a product's tiles are
+# more work than FIT_ELEMENTS wherever they run in parallel, so they keep every thread)
 PROGRAMS = {
-    "softmax rows": (softmax, lambda: (RNG.standard_normal((512, 300), dtype=np.float32),)),
-    "sum of squares": (lambda x: (x * x).sum(), lambda: (RNG.standard_normal(1 << 19),)),
+    "softmax rows": (softmax, lambda: (RNG.standard_normal((512, 300), dtype=np.float32),), True),
+    "sum of squares": (lambda x: (x * x).sum(), lambda: (RNG.standard_normal(1 << 19),), True),
     "column sums": (lambda x: x.sum(axis=0) + x.max(axis=0),
-                    lambda: (RNG.standard_normal((2000, 300), dtype=np.float32),)),
+                    lambda: (RNG.standard_normal((2000, 300), dtype=np.float32),), True),
     "relu(x @ w + b)": (lambda x, w, b: np.maximum(x @ w + b, 0),
                         lambda: (RNG.standard_normal((400, 300), dtype=np.float32),
                                  RNG.standard_normal((300, 200), dtype=np.float32),
-                                 RNG.standard_normal(200, dtype=np.float32))),
+                                 RNG.standard_normal(200, dtype=np.float32)), False),
 }
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_busy_cores_take_threads_away_and_results_keep_their_bits(pool, name):
     fresh, busy = pool
-    function, make = PROGRAMS[name]
+    function, make, fitted = PROGRAMS[name]
     f = autofuse.jit(function)
     args = make()
     entry = f.lower(*args)
@@ -69,7 +71,7 @@ def test_busy_cores_take_threads_away_and_results_keep_their_bits(pool, name):
         busy["running"] = running
         fresh.checked = float("-inf")            # (read the machine at this call)
         results.setdefault(running, []).append(f(*args))
-        assert numba.get_num_threads() == (1 if running == 500 else fresh.cores)
+        assert numba.get_num_threads() == (1 if running == 500 and fitted else fresh.cores)
     expected = function(*args)
     for got in results[1] + results[500]:
         np.testing.assert_array_equal(got, results[1][0])
@@ -84,3 +86,17 @@ def test_programs_without_parallel_kernels_leave_the_count_alone(pool):
     for _ in range(3):
         f(x)
     assert fresh.checked == float("-inf")
+
+
+def test_large_programs_keep_every_thread_on_busy_cores(pool, monkeypatch):
+    fresh, busy = pool
+    monkeypatch.setattr(threads, "FIT_ELEMENTS", 1 << 19)
+    small, large = autofuse.jit(lambda x: (x * x).sum()), autofuse.jit(lambda x: np.exp(x) + 1)
+    busy["running"] = 500
+    x, y = RNG.standard_normal(1 << 18), RNG.standard_normal(1 << 20)
+    for _ in range(2):
+        fresh.checked = float("-inf")
+        np.testing.assert_allclose(small(x), (x * x).sum())
+        assert numba.get_num_threads() == 1
+        np.testing.assert_allclose(large(y), np.exp(y) + 1)
+        assert numba.get_num_threads() == fresh.cores

@@ -166,9 +166,9 @@ class Program:
         self.host_source = None
         self.uses_blas = any(getattr(getattr(step, "kernel", None), "strategy", "") == "blas-tiles"
                              for step in steps)
-        # (threads.py: a program with parallel kernels sizes numba's threads before it runs)
-        self.parallel = any(getattr(getattr(step, "kernel", None), "parallel", False)
-                            for step in steps)
+        # (threads.py: a program with parallel kernels sizes numba's threads before it runs, to
+        # the free cores where it is small, to all of them where it is large)
+        self.threads = threads.choice(steps)
 
     @property
     def new_output(self):
@@ -177,8 +177,8 @@ class Program:
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
             return self.fast(inputs)
-        if self.parallel:
-            threads.POOL.fit()
+        if self.threads is not None:
+            self.threads()
         if self.uses_blas:
             with blas.GUARD:
                 results = self._general(inputs)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.interpreter import evaluate_node
-from . import blas, threads
+from . import blas
 
 
 def write(program) -> tuple[str, dict] | None:
@@ -41,10 +41,10 @@ def write(program) -> tuple[str, dict] | None:
         lines.append(f"    if type({name}) is not ndarray:")
         lines.append(f"        {name} = asarray({name}, t{node_id})")
     body = []
-    if program.parallel:
-        # (threads.py: numba's thread count for this call, from how busy the cores are now)
-        space["fit_threads"] = threads.POOL.fit
-        body.append("    fit_threads()")
+    if program.threads is not None:
+        # (threads.py: numba's thread count for this call)
+        space["size_threads"] = program.threads
+        body.append("    size_threads()")
     for index, step in enumerate(program.steps):
         body += _step(index, step, names, space)
     borrowed = set(program.input_ids) | set(program.constants)
