@@ -6,7 +6,7 @@
 
 Times are medians of `--repeats` runs after warm-up (the first, compiling call is excluded);
 the computations and their hand-written numba versions are in cpu_cases.py. Then the per-call
-cost of cached calls on tiny inputs (fastest of 40 rounds of 500 calls), and, in new processes
+cost of cached calls on tiny inputs (fastest of 200 rounds of 100 calls), and, in new processes
 with a warm disk cache, `import autofuse` and the first call of a cached function (the CPU
 backend's import, numba's included, the trace, loading numba's cached binaries, one run).
 """
@@ -44,7 +44,7 @@ def median_time(fn, args, repeats: int, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
-def best_microseconds(fn, rounds: int = 40, calls: int = 500) -> float:
+def best_microseconds(fn, rounds: int = 200, calls: int = 100) -> float:
     """The fastest of `rounds` rounds of `calls` calls, per call: on a shared machine the minimum
     is the cost of the call itself, the other processes' time left out."""
     fn()
