@@ -15,12 +15,15 @@ Where each stage lives (stages.build runs them in this order for a new signature
 - partition into fusion groups: fusion/ (partition.py, legality.py with scans.py's rules, the
   cost model cost.py; sorting.py: what joins a sort);
 - per group, a kernel (kernels.py: the records `f.lower(...).kernels` shows):
-  CPU: backends/cpu/ (source.py writes one numba function a group, __init__.py compiles and runs);
+  CPU: backends/cpu/ (source.py writes one numba function a group, __init__.py compiles and runs
+  it, host.py writes a signature's call; binaries.py loads cached binaries, threads.py sizes
+  numba's threads to the free cores);
   CUDA: backends/cuda/ - a group's strategy is chosen in plan.py, its source written by
   writer.py with the emitters of emit/, compiled in compile.py (PTX, cubin, disk cache), and
   launched by runtime/ (program.py, with host.py's or graph.py's generated host call);
   NumPy reference: backends/reference.py;
-- the call: jit.py (cache, fast path); inspecting: lowered.py, debug.py, picture.py, cli.py;
+- the call: jit.py (cache, fast path; cached_call.py writes a signature's result assembly out);
+  inspecting: lowered.py, debug.py, picture.py, cli.py;
 - shapes that vary: dynamic/ (a shape class compiles once: policy.py picks the dynamic
   dimensions, builder.py compares builds at stand-in sizes, the backends' dynamic.py compile
   kernels that take the sizes as arguments);

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy._core.multiarray import may_share_memory as _may_share_memory   # (no dispatch layer)
 
-from . import tree
+from . import cached_call, tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, run_program as _debug_run
 from .dlpack import foreign, import_leaves
 from .errors import (ArgumentError, DTypeError, NumPyValueError, UnsupportedError, ValueNeeded,
@@ -166,7 +166,7 @@ class JitFunction:
             # have learned that an argument is needed by value.
             if len(self._fast) >= MAX_FAST:
                 self._fast.clear()
-            self._fast[self._fast_key(args)] = caller(entry, len(args))
+            self._fast[self._fast_key(args)] = caller(entry, args)
         return result
 
     def _fast_key(self, args):
@@ -206,17 +206,19 @@ def _as_arrays(leaves: list, statics: dict) -> list:
             for index, leaf in enumerate(leaves)]
 
 
-def caller(entry, count: int):
-    """What a cached flat call of `count` arguments runs, as a function of the argument tuple:
-    run(entry, args), or straight the program's generated call where it has one."""
-    # NOTE: a program's `fast` (the CUDA backend's generated host call, runtime/host.py) is its call
-    # for this signature while no debug output is due (__call__ checks): it reads the inputs in
-    # graph order and returns new arrays only (cuda_host.plannable), so the result needs none of
-    # run()'s assembly or copying.
+def caller(entry, args: tuple):
+    """What a cached flat call like `args` runs, as a function of the argument tuple: straight
+    the program's generated call where run() would add nothing, else the entry's generated call
+    (cached_call.py), else run(entry, args)."""
+    # NOTE: a program's `fast` (the backends' generated host call: cpu/host.py, cuda/runtime/
+    # host.py) is its call for this signature while no debug output is due (__call__ checks): it
+    # reads the inputs in graph order and returns new arrays only, so a single array result
+    # needs none of run()'s assembly or copying.
     direct = getattr(entry.program, "fast", None)
-    if direct is None or not entry.single_array or entry.input_leaves != tuple(range(count)):
-        return functools.partial(run, entry)
-    return lambda args: direct(args)[0]
+    if direct is not None and entry.single_array and entry.input_leaves == tuple(range(len(args))):
+        return lambda call_args: direct(call_args)[0]
+    generated = cached_call.build(entry, args, run) if direct is not None else None
+    return generated if generated is not None else functools.partial(run, entry)
 
 
 def run(entry, leaves):

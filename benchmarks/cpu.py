@@ -4,16 +4,16 @@
     python benchmarks/cpu.py --small         # quick run (~4 MB arrays, 256^3 matmul)
     python benchmarks/cpu.py --mb 16 --repeats 5 --json out.json
 
-Times are medians of `--repeats` runs after warm-up (the first, compiling call is excluded).
-The last row times, in a fresh process with a warm disk cache, the first call of a cached
-function beyond import (trace + loading numba's cached binaries + one run), and for reference
-the same function's steady-state call.
+Times are medians of `--repeats` runs after warm-up (the first, compiling call is excluded);
+the computations and their hand-written numba versions are in cpu_cases.py. Then the per-call
+cost of cached calls on tiny inputs (fastest of 200 rounds of 100 calls), and, in new processes
+with a warm disk cache, `import autofuse` and the first call of a cached function (the CPU
+backend's import, numba's included, the trace, loading numba's cached binaries, one run).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import statistics
@@ -29,131 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import autofuse  # noqa: E402
-
-F32 = np.float32
-C = F32(0.7978845608028654)
-A = F32(0.044715)
-EPS = F32(1e-5)
-
-
-# -- the computations, three ways -------------------------------------------------------------
-def chain_np(x, y, z, w):
-    return np.maximum(x * y + z, F32(0)) * w
-
-
-def gelu_np(x, b):
-    h = x + b
-    return F32(0.5) * h * (F32(1) + np.tanh(C * (h + A * h * h * h)))
-
-
-def softmax_np(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def layernorm_np(x, g, b):
-    m = x.mean(axis=-1, keepdims=True)
-    d = x - m
-    v = (d * d).mean(axis=-1, keepdims=True)
-    return d / np.sqrt(v + EPS) * g + b
-
-
-def sumsq_np(x):
-    return (x * x).sum()
-
-
-def mm_np(x, w, b):
-    return np.maximum(x @ w + b, F32(0))
-
-
-@numba.njit(parallel=True, cache=True)
-def chain_nb(x, y, z, w):
-    out = np.empty_like(x)
-    for i in numba.prange(x.shape[0]):
-        for j in range(x.shape[1]):
-            t = x[i, j] * y[i, j] + z[i, j]
-            out[i, j] = (t if t > 0 else F32(0)) * w[i, j]
-    return out
-
-
-@numba.njit(parallel=True, cache=True)
-def gelu_nb(x, b):
-    out = np.empty_like(x)
-    for i in numba.prange(x.shape[0]):
-        for j in range(x.shape[1]):
-            h = x[i, j] + b[j]
-            out[i, j] = F32(0.5) * h * (F32(1) + math.tanh(C * (h + A * h * h * h)))
-    return out
-
-
-@numba.njit(parallel=True, cache=True)
-def softmax_nb(x):
-    out = np.empty_like(x)
-    n = x.shape[1]
-    for i in numba.prange(x.shape[0]):
-        m = x[i, 0]
-        for j in range(n):
-            m = max(m, x[i, j])
-        s = 0.0
-        for j in range(n):
-            e = math.exp(x[i, j] - m)
-            out[i, j] = e
-            s += e
-        inv = F32(s)
-        for j in range(n):
-            out[i, j] = out[i, j] / inv
-    return out
-
-
-@numba.njit(parallel=True, cache=True)
-def layernorm_nb(x, g, b):
-    out = np.empty_like(x)
-    n = x.shape[1]
-    for i in numba.prange(x.shape[0]):
-        s = 0.0
-        for j in range(n):
-            s += x[i, j]
-        m = F32(s / n)
-        v = 0.0
-        for j in range(n):
-            d = x[i, j] - m
-            v += d * d
-        r = F32(1) / math.sqrt(F32(v / n) + EPS)
-        for j in range(n):
-            out[i, j] = (x[i, j] - m) * r * g[j] + b[j]
-    return out
-
-
-@numba.njit(parallel=True, cache=True)
-def sumsq_nb(x):
-    flat = x.reshape(-1)
-    chunks = 64
-    step = (flat.size + chunks - 1) // chunks
-    partial = np.zeros(chunks)
-    for c in numba.prange(chunks):
-        s = 0.0
-        for k in range(c * step, min(flat.size, (c + 1) * step)):
-            s += flat[k] * flat[k]
-        partial[c] = s
-    return F32(partial.sum())
-
-
-@numba.njit(parallel=True, cache=True)
-def mm_nb(x, w, b):
-    t = np.dot(x, w)
-    for i in numba.prange(t.shape[0]):
-        for j in range(t.shape[1]):
-            v = t[i, j] + b[j]
-            t[i, j] = v if v > 0 else F32(0)
-    return t
-
-
-chain_af = autofuse.jit(chain_np)
-gelu_af = autofuse.jit(gelu_np)
-softmax_af = autofuse.jit(softmax_np)
-layernorm_af = autofuse.jit(layernorm_np)
-sumsq_af = autofuse.jit(sumsq_np)
-mm_af = autofuse.jit(mm_np)
+from cpu_cases import cases  # noqa: E402  (benchmarks/ is the script's folder)
 
 
 # -- timing -----------------------------------------------------------------------------------
@@ -168,28 +44,69 @@ def median_time(fn, args, repeats: int, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
-def cases(mb: float, mm_n: int, rng):
-    elements = int(mb * (1 << 20) / 4)
-    cols = 1024
-    rows = max(1, elements // cols)
-    x = lambda *s: rng.standard_normal(s, dtype=F32)  # noqa: E731
-    big = (rows, cols)
-    yield "relu(x*y+z)*w", (chain_af, chain_np, chain_nb), (x(*big), x(*big), x(*big), x(*big))
-    yield "bias+GELU(tanh)", (gelu_af, gelu_np, gelu_nb), (x(*big), x(cols))
-    yield "softmax rows", (softmax_af, softmax_np, softmax_nb), (x(*big),)
-    yield "layernorm rows", (layernorm_af, layernorm_np, layernorm_nb), (x(*big), x(cols), x(cols))
-    yield "sum of squares", (sumsq_af, sumsq_np, sumsq_nb), (x(*big),)
-    yield f"relu(x@w+b) {mm_n}^3", (mm_af, mm_np, mm_nb), (x(mm_n, mm_n), x(mm_n, mm_n), x(mm_n))
+def best_microseconds(fn, rounds: int = 200, calls: int = 100) -> float:
+    """The fastest of `rounds` rounds of `calls` calls, per call: on a shared machine the minimum
+    is the cost of the call itself, the other processes' time left out."""
+    fn()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls)
+    return min(times) * 1e6
+
+
+def adam_np(param, grad, m, v, step):
+    m *= 0.9
+    m += 0.1 * grad
+    v *= 0.999
+    v += 0.001 * grad * grad
+    param -= 1e-3 * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
+
+
+@numba.njit(cache=True)
+def adam_nb(param, grad, m, v, step):
+    c1, c2 = 1 - 0.9 ** step, 1 - 0.999 ** step
+    for i in range(param.size):
+        m[i] = np.float32(0.9) * m[i] + np.float32(0.1) * grad[i]
+        v[i] = np.float32(0.999) * v[i] + np.float32(0.001) * grad[i] * grad[i]
+        param[i] -= np.float32(1e-3) * (m[i] / np.float32(c1)) / (
+            np.sqrt(v[i] / np.float32(c2)) + np.float32(1e-8))
+
+
+@numba.njit(cache=True)
+def add_one_nb(x):
+    return x + np.float32(1)
+
+
+def overhead() -> list[dict]:
+    """Per-call cost of cached calls on tiny inputs, beside NumPy and numba's own dispatch."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(10, dtype=np.float32)
+    add_one = autofuse.jit(lambda x: x + np.float32(1))
+    arrays = [rng.standard_normal(1000, dtype=np.float32) for _ in range(4)]
+    arrays[3] = np.abs(arrays[3])
+    adam_af = autofuse.jit(adam_np)
+    rows = [dict(case="x + 1, 10 float32", autofuse_us=best_microseconds(lambda: add_one(x)),
+                 numpy_us=best_microseconds(lambda: x + np.float32(1)),
+                 numba_us=best_microseconds(lambda: add_one_nb(x))),
+            dict(case="Adam step in place, 1,000 float32",
+                 autofuse_us=best_microseconds(lambda: adam_af(*arrays, 10)),
+                 numpy_us=best_microseconds(lambda: adam_np(*arrays, 10)),
+                 numba_us=best_microseconds(lambda: adam_nb(*arrays, 10)))]
+    return rows
 
 
 COLD_SCRIPT = textwrap.dedent("""
     import sys, time, json
-    t0 = time.perf_counter()
+    clocks = (time.perf_counter, time.process_time)
+    t0 = [c() for c in clocks]
     import numpy as np
+    t1 = [c() for c in clocks]
     sys.path.insert(0, {root!r})
     import autofuse
-    import autofuse.backends.cpu   # the CPU backend: starts numba's CPU target
-    t1 = time.perf_counter()
+    t2 = [c() for c in clocks]
 
     @autofuse.jit
     def layernorm(x, g, b):
@@ -199,28 +116,32 @@ COLD_SCRIPT = textwrap.dedent("""
         return d / np.sqrt(v + np.float32(1e-5)) * g + b
 
     x = np.ones((256, 1024), np.float32); g = np.ones(1024, np.float32)
-    t2 = time.perf_counter()
-    layernorm(x, g, g)
-    t3 = time.perf_counter()
+    t3 = [c() for c in clocks]
+    layernorm(x, g, g)          # the CPU backend's import (numba) included
+    t4 = [c() for c in clocks]
     steady = []
     for _ in range(20):
         s = time.perf_counter(); layernorm(x, g, g); steady.append(time.perf_counter() - s)
     steady.sort()
-    print(json.dumps(dict(import_s=t1 - t0, first_call_s=t3 - t2, steady_s=steady[10])))
+    print(json.dumps(dict(numpy_import_s=t1[0] - t0[0], import_s=t2[0] - t1[0],
+                          first_call_s=t4[0] - t3[0], first_call_cpu_s=t4[1] - t3[1],
+                          numpy_import_cpu_s=t1[1] - t0[1], steady_s=steady[10])))
 """)
 
 
-def cold_start() -> dict:
-    """Run the script twice in fresh processes sharing one cache dir; report the second run."""
+def cold_start(runs: int = 5) -> dict:
+    """Run the script in fresh processes sharing one new cache dir: the first compiles, the
+    others load from the disk cache; the median of those by first-call time is reported."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, AUTOFUSE_CACHE_DIR=cache)
         script = COLD_SCRIPT.format(root=str(Path(__file__).resolve().parent.parent))
-        runs = []
-        for _ in range(3):
+        results = []
+        for _ in range(runs + 1):
             out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
                                  capture_output=True, text=True).stdout
-            runs.append(json.loads(out.strip().splitlines()[-1]))
-    return {"cold": runs[0], "warm": min(runs[1:], key=lambda r: r["first_call_s"])}
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    warm = sorted(results[1:], key=lambda r: r["first_call_s"])
+    return {"cold": results[0], "warm": warm[len(warm) // 2], "warm_runs": warm}
 
 
 def machine() -> dict:
@@ -250,14 +171,21 @@ def markdown(result: dict) -> str:
         lines.append(f"| {row['case']} | {row['autofuse_ms']:.1f} | {row['numpy_ms']:.1f} | "
                      f"{row['numba_ms']:.1f} | {row['speedup_vs_numpy']:.2f}x | "
                      f"{row['ratio_vs_numba']:.2f}x |")
+    if result.get("overhead"):
+        lines += ["", "| per-call cost (cached call, tiny inputs) | autofuse µs | NumPy µs | "
+                  "numba µs |", "|---|---:|---:|---:|"]
+        for row in result["overhead"]:
+            lines.append(f"| {row['case']} | {row['autofuse_us']:.1f} | {row['numpy_us']:.1f} | "
+                         f"{row['numba_us']:.1f} |")
     cold = result.get("second_process")
     if cold:
         w = cold["warm"]
-        lines.append(f"\nSecond process, warm disk cache: `import autofuse` + CPU backend "
-                     f"{w['import_s'] * 1e3:.0f} ms; first call {w['first_call_s'] * 1e3:.1f} ms, "
-                     f"steady call {w['steady_s'] * 1e3:.1f} ms, so the first call costs "
-                     f"{(w['first_call_s'] - w['steady_s']) * 1e3:.1f} ms beyond a steady one "
-                     f"(cold cache first call: {cold['cold']['first_call_s'] * 1e3:.0f} ms).")
+        lines.append(f"\nNew process, warm disk cache (median of {len(cold['warm_runs'])}): "
+                     f"`import numpy` {w['numpy_import_s'] * 1e3:.0f} ms, `import autofuse` "
+                     f"{w['import_s'] * 1e3:.0f} ms; first call {w['first_call_s'] * 1e3:.0f} ms "
+                     f"({w['first_call_cpu_s'] * 1e3:.0f} ms of CPU time; it imports the CPU backend "
+                     f"and numba), steady call {w['steady_s'] * 1e3:.2f} ms (cold cache first call: "
+                     f"{cold['cold']['first_call_s'] * 1e3:.0f} ms).")
     return "\n".join(lines)
 
 
@@ -290,14 +218,19 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"{name:<22} {row['autofuse_ms']:>12.2f} {row['numpy_ms']:>10.2f} "
               f"{row['numba_ms']:>10.2f} {row['speedup_vs_numpy']:>9.2f} {row['ratio_vs_numba']:>9.2f}")
+    calls = [] if args.only else overhead()
+    for row in calls:
+        print(f"{row['case']:<34} autofuse {row['autofuse_us']:.1f} µs, NumPy "
+              f"{row['numpy_us']:.1f} µs, numba {row['numba_us']:.1f} µs")
     cold = None if args.no_cold else cold_start()
     if cold:
         w = cold["warm"]
-        print(f"second process, warm disk cache: import {w['import_s'] * 1e3:.1f} ms, first call "
-              f"{w['first_call_s'] * 1e3:.1f} ms (steady call {w['steady_s'] * 1e3:.2f} ms); "
-              f"first process (cold cache) first call {cold['cold']['first_call_s'] * 1e3:.0f} ms")
+        print(f"new process, warm disk cache: import autofuse {w['import_s'] * 1e3:.0f} ms, first "
+              f"call {w['first_call_s'] * 1e3:.0f} ms (CPU {w['first_call_cpu_s'] * 1e3:.0f} ms; "
+              f"steady {w['steady_s'] * 1e3:.2f} ms); cold cache first call "
+              f"{cold['cold']['first_call_s'] * 1e3:.0f} ms")
     result = dict(machine=machine(), mb=args.mb, matmul=args.matmul, repeats=args.repeats,
-                  rows=rows, second_process=cold)
+                  rows=rows, overhead=calls, second_process=cold)
     print()
     print(markdown(result))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

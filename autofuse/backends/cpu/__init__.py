@@ -19,7 +19,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache
 from ..literals import literal
-from . import blas, host
+from . import binaries, blas, host, threads
 from .source import generate
 from .sorting import by_numpy
 
@@ -35,20 +35,10 @@ PRODUCTS = ProductLimits(vector_left=False)
 def product_limits(options: dict) -> ProductLimits:
     """Which matrix products run as reductions here (ir/products.py)."""
     return PRODUCTS
+
+
 GENERATOR_VERSION = "cpu-4"
 _import_lock = threading.Lock()
-
-
-def _start_numba() -> None:
-    """Load numba's CPU target (its typing and lowering registries, BLAS bindings) now, while the
-    backend is imported, rather than inside the first call. It is a fixed cost of ~0.5-1 s per
-    process that loading any cached kernel needs; paid here, the first call of a function whose
-    kernels are in the disk cache costs only its trace and the load of its binaries."""
-    from numba.core.registry import cpu_target
-    cpu_target.target_context.refresh()
-
-
-_start_numba()
 
 
 def module_text(kernel) -> str:
@@ -81,13 +71,14 @@ def load(kernel, text: str, fresh: bool = False):
             spec = importlib.util.spec_from_file_location(module_name, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
+            binaries.load_lightly(getattr(module, kernel.name))
             sys.modules[module_name] = module
     return getattr(module, kernel.name)
 
 
-def new_output(shape, dtype) -> np.ndarray:
-    """A kernel's output buffer (uninitialized; tests replace this to poison it)."""
-    return np.empty(shape, dtype)
+# A kernel's output buffer, new_output(shape, dtype): uninitialized (tests replace this to poison
+# it). NumPy's own function, not a wrapper: the generated call allocates with it (a frame less).
+new_output = np.empty
 
 
 class Step:
@@ -175,6 +166,9 @@ class Program:
         self.host_source = None
         self.uses_blas = any(getattr(getattr(step, "kernel", None), "strategy", "") == "blas-tiles"
                              for step in steps)
+        # (threads.py: a program with parallel kernels sizes numba's threads before it runs, to
+        # the free cores where it is small, to all of them where it is large)
+        self.threads = threads.choice(steps)
 
     @property
     def new_output(self):
@@ -183,6 +177,8 @@ class Program:
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
             return self.fast(inputs)
+        if self.threads is not None:
+            self.threads()
         if self.uses_blas:
             with blas.GUARD:
                 results = self._general(inputs)
