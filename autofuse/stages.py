@@ -9,6 +9,7 @@ from .fusion import partition
 from .ir.graph import Graph
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
+from .ir.split import split_total_reductions
 from .ir.products import lower_products
 from .ir.unroll import unroll_short_reductions
 from .trace import Traced, leaf_spec, trace
@@ -46,8 +47,8 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
              for i, leaf in enumerate(leaves)]
     traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS))
     limits = get_backend(backend).product_limits(options or {})
-    graph, history = simplify(unroll_short_reductions(lower_products(
-        traced.graph, limits, lambda node: specs[node.attrs["index"]].strides)))
+    graph, history = simplify(split_total_reductions(unroll_short_reductions(lower_products(
+        traced.graph, limits, lambda node: specs[node.attrs["index"]].strides))))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
