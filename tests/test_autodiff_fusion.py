@@ -200,3 +200,20 @@ def test_a_transposed_product_is_computed_transposed():
     both = autofuse.jit(lambda x, y: (x @ y, (x @ y).T), backend="cpu")
     graph = both.lower(a[0], b[0]).graph
     assert [n.shape for n in graph.nodes if n.op == "matmul"] == [(20, 19)]
+
+
+@pytest.mark.sim
+def test_joint_programs_run_under_the_cuda_simulator(tmp_path):
+    """tests/autodiff_sim_cases.py: the rows kernel with the loss's row sums and the product
+    keeping its result beside its GELU epilogue (tiled and compact), run by numba's simulator."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("numba_cuda")
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, os.path.join(here, "autodiff_sim_cases.py")], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert done.stdout.split() == ["softmax_ce:", "ok", "rmsnorm:", "ok", "mlp_tiled:", "ok",
+                                   "mlp_compact:", "ok"], done.stdout

@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import BackendError, where
 from .. import disk_cache
 from ..literals import literal
+from .compile_workers import compile_side_by_side, entry_name, processes
 from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
 
@@ -23,7 +24,6 @@ GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes o
 #                                  (cuda-3: cubins record the launch bound they were linked with)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = [Path(__file__).parent / "intrinsics" / name for name in ("vector.py", "half.py")]
-_ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
 
 
 def signature_text(kernel) -> str:
@@ -124,15 +124,10 @@ def _compile_ptx(kernel, text: str, cc) -> tuple[str, str]:
     return ptx, entry_name(ptx)
 
 
-def entry_name(ptx: str) -> str:
-    return _ENTRY.search(ptx).group(1)
-
-
 def prepare_missing(kernels, device: dict) -> None:
     """PTX for the kernels of one program that the disk cache lacks, compiled side by side
     (compile_workers.py) where there are several: a first call then waits for the slowest
     kernel, not for their sum."""
-    from .compile_workers import compile_side_by_side, processes
     cc = (device["cc"][0], device["cc"][1])
     missing = [k for k in kernels if k.origin is None and k.ptx is None and not k.cached(device)]
     if len(missing) < 2 or processes() < 2:

@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 
 VARIABLE = "AUTOFUSE_COMPILE_PROCESSES"
 WAIT_S = 900          # a worker's PTX, at most (the largest kernels take under a minute)
+_ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
+
+
+def entry_name(ptx: str) -> str:
+    """The kernel's (mangled) name in its PTX."""
+    return _ENTRY.search(ptx).group(1)
 
 
 def processes() -> int:
@@ -89,7 +96,6 @@ def _serve() -> None:
     """The worker: one job from stdin, its (PTX, entry) to stdout."""
     text, name, signature, cc, bounds = pickle.loads(sys.stdin.buffer.read())
     from numba import cuda
-    from .compile import entry_name
     namespace: dict = {}
     exec(compile(text, f"<autofuse {name}>", "exec"), namespace)
     ptx, _ = cuda.compile_ptx(namespace[name], signature, cc=cc, launch_bounds=bounds)
