@@ -23,9 +23,12 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
     merged = {id(group) for group in groups}
     last = max(order[node_id] for node_id in inside)
     stack, seen, entered = [], set(), set()
+    independent: dict = {}
     for group in groups:
         for node in group.members.values():
-            stack.extend(u for u in users[node.id] if u.id not in inside)
+            stack.extend(u for u in users[node.id]
+                         if u.id not in inside and not _recomputed_by(node.id, u, groups_of,
+                                                                      inside, independent))
     while stack:
         node = stack.pop()
         if node.id in seen:
@@ -48,6 +51,24 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
                 return True
             stack.append(user)
     return False
+
+
+def _recomputed_by(node_id: int, user, groups_of: dict | None, inside: set,
+                   independent: dict) -> bool:
+    """Whether every kernel computing `user` computes `node_id` itself (a pointwise value
+    recomputed there) and reads nothing of the merged groups from memory: then no value flows
+    from them to `user` through it. `independent` caches the second answer per kernel."""
+    owners = (groups_of or {}).get(user.id, ())
+    if not owners or not all(node_id in group.members for group in owners):
+        return False
+    for group in owners:
+        if id(group) not in independent:
+            independent[id(group)] = not any(
+                source.id in inside and source.id not in group.members
+                for member in group.members.values() for source in member.inputs)
+        if not independent[id(group)]:
+            return False
+    return True
 
 
 def _results(group: Group, users: dict, groups_of: dict) -> list:
