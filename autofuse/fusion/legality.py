@@ -44,10 +44,12 @@ def descendants(p: Node, g: Group, users: dict) -> list[Node]:
 
 def read_maps(p: Node, g: Group, users: dict) -> set:
     """The distinct index maps through which members of `g` read `p` (elementwise readers read
-    it at their own index; layout readers through their attributes)."""
+    it at their own index, as do broadcasts, explicit like implicit; layout readers through their
+    attributes)."""
     maps = set()
     for user in readers_in(p, g, users):
-        if user.kind in (ELEMENTWISE, REDUCE, MATMUL, SCAN) or (user.op == "setslice"
+        if user.kind in (ELEMENTWISE, REDUCE, MATMUL, SCAN) or user.op == "broadcast_to" \
+                or (user.op == "setslice"
                                                                 and user.inputs[0].id == p.id) \
                 or (user.op == "gather" and user.inputs[0].id != p.id):
             maps.add(("identity",))

@@ -155,7 +155,32 @@ class Partitioner:
             text = (f"{{p}} is read by {len(groups)} groups that cannot be merged into one kernel "
                     f"({why}), and recomputing it in each is not worth it")
             reasons = {g.id: text for g in groups}
+        if not pointwise(node) and self.join_one(node, groups, reasons, indices, depths):
+            return
         self.materialize(node, groups, reasons)
+
+    def join_one(self, node: Node, groups: list[Group], reasons: dict, indices: dict,
+                 depths: dict) -> bool:
+        """A value computed once (a product, a reduction) that its consumer groups cannot share
+        joins the one that may hold it (the most of its readers) and is stored there for the
+        others: its own kernel would write it too, and that reader would read it back. False
+        where none may, or joining would make a cycle."""
+        legal = [g for g in groups if reasons.get(g.id) is None and g.id in indices]
+        legal.sort(key=lambda g: -len(readers_in(node, g, self.users)))
+        for group in legal:
+            trial = self.combined([group], group)
+            trial.add(node)
+            if path_outside([trial], self.users, self.order, self.groups_of):
+                continue
+            text = ("{p} is computed once, in the kernel of another of its readers, and stored "
+                    "for this one")
+            for other in groups:
+                if other is not group:
+                    for user in readers_in(node, other, self.users):
+                        self.reasons.setdefault((node.id, user.id), reasons.get(other.id) or text)
+            self.join(node, group, indices[group.id], depths[group.id])
+            return True
+        return False
 
     def new_group(self, node: Node) -> Group:
         # NOTE: ids must stay unique after merges remove groups (consumer_groups keys on them).

@@ -89,10 +89,37 @@ class FusedProgram:
         lines.append(f"# {s['ops']} ops in {s['groups']} kernel{'s' if s['groups'] != 1 else ''} ({kinds}); bytes moved: unfused "
                      f"{mib(s['bytes_unfused'])}, fused {mib(s['bytes_fused'])} "
                      f"({s['ratio']:.2f}x less)")
+        lines.extend(self.memory_text())
         explanations = self.explanations()
         lines.append("# not fused:" + ("" if explanations else " (nothing: every edge is fused)"))
         lines.extend(f"#   {text}" for text in explanations)
         return "\n".join(lines)
+
+    def memory_text(self) -> list[str]:
+        """What crosses kernels: values kept (stored by one kernel, read by another) against
+        values recomputed (computed inside each kernel that reads them, never stored): the
+        keep-or-recompute decisions of fusion/cost.py, in bytes. Nothing where neither occurs."""
+        owners: dict[int, int] = Counter(n for g in self.groups for n in g.members)
+        members = {n: node for g in self.groups for n, node in g.members.items()}
+        read_by_other = {n.id for g in self.groups for n in g.inputs}
+        kept = [node for g in self.groups for node in g.outputs.values()
+                if node.id in read_by_other]
+        recomputed = [members[n] for n, count in owners.items()
+                      if count > 1 and not is_inline_constant(members[n])]
+        lines = []
+        if kept:
+            listed = ", ".join(f"{self.names[n.id]} {mib(n.nbytes)}" for n in kept[:12])
+            more = f", and {len(kept) - 12} more" if len(kept) > 12 else ""
+            lines.append(f"# kept between kernels: {mib(sum(n.nbytes for n in kept))} written "
+                         f"({listed}{more})")
+        if recomputed:
+            recomputed.sort(key=lambda n: n.id)
+            listed = ", ".join(self.names[n.id] for n in recomputed[:16])
+            more = f", and {len(recomputed) - 16} more" if len(recomputed) > 16 else ""
+            lines.append(f"# recomputed in each kernel that reads them, not kept: "
+                         f"{mib(sum(n.nbytes for n in recomputed))} never written "
+                         f"({listed}{more})")
+        return lines
 
     def __repr__(self):
         return self.as_text()

@@ -107,6 +107,16 @@ def _is_scalar_constant(node: Node, value) -> bool:
     return bool(array == value) and not (array.dtype.kind == "f" and np.signbit(array))
 
 
+def _is_one(node: Node) -> bool:
+    """A one-element constant 1 (not -1, not -0.0), broadcast or not: x * it is x, bit for bit."""
+    while node.op == "broadcast_to":
+        node = node.inputs[0]
+    if node.op != "constant" or node.size != 1:
+        return False
+    array = node.attrs["value"].array
+    return bool(array.reshape(()) == 1) and not (array.dtype.kind == "f" and np.signbit(array).any())
+
+
 def _identity(node: Node, inputs: tuple) -> Node | None:
     """The input a node can be replaced by without changing a single bit, or None."""
     op = node.op
@@ -124,10 +134,10 @@ def _identity(node: Node, inputs: tuple) -> Node | None:
     if op == "positive" and same:
         return first
     if op in ("multiply", "divide") and node.dtype.kind in "fiu" and same and \
-            _is_scalar_constant(inputs[1], 1):
+            (_is_scalar_constant(inputs[1], 1) or (op == "multiply" and _is_one(inputs[1]))):
         return first
     if op == "multiply" and node.dtype.kind in "fiu" and inputs[1].shape == node.shape and \
-            inputs[1].dtype == node.dtype and _is_scalar_constant(inputs[0], 1):
+            inputs[1].dtype == node.dtype and _is_one(inputs[0]):
         return inputs[1]
     if op == "subtract" and same and _is_scalar_constant(inputs[1], 0):
         return first
@@ -156,7 +166,35 @@ def algebraic(graph: Graph) -> Graph:
     return rewriter.finish()
 
 
-PIPELINE = (constant_fold, algebraic, common_subexpressions, dead_code)
+def _swaps_last_two(node: Node) -> bool:
+    perm = node.attrs["perm"]
+    return len(perm) >= 2 and perm == tuple(range(len(perm) - 2)) + (len(perm) - 1, len(perm) - 2)
+
+
+def transposed_products(graph: Graph) -> Graph:
+    """`(a @ b).T` read nowhere else as `b.T @ a.T`: the product is written in the layout it is
+    read in (each element the same dot product), so no kernel transposes it afterwards (a
+    gradient of `q @ k.T` with respect to k is one)."""
+    users = graph.users()
+    rewriter = Rewriter(graph)
+    for node in graph.nodes:
+        inputs = rewriter.inputs_of(node)
+        source = inputs[0] if inputs else None
+        if node.op == "transpose" and source.op == "matmul" and _swaps_last_two(node) and \
+                len(users[node.inputs[0].id]) == 1 and not source.attrs and \
+                all(operand.ndim >= 2 for operand in source.inputs) and \
+                node.inputs[0].id not in {n.id for n in graph.outputs}:
+            swapped = []
+            for operand in reversed(source.inputs):
+                perm = tuple(range(operand.ndim - 2)) + (operand.ndim - 1, operand.ndim - 2)
+                swapped.append(rewriter.make(node, "transpose", (operand,), {"perm": perm}))
+            rewriter.mapping[node.id] = rewriter.make(node, "matmul", tuple(swapped))
+        else:
+            rewriter.mapping[node.id] = rewriter.keep(node, inputs)
+    return rewriter.finish()
+
+
+PIPELINE = (constant_fold, algebraic, common_subexpressions, transposed_products, dead_code)
 
 
 @dataclasses.dataclass

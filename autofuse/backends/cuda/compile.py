@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import BackendError, where
 from .. import disk_cache
 from ..literals import literal
+from .compile_workers import compile_side_by_side, entry_name, processes
 from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
 
@@ -24,7 +25,6 @@ GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes o
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = [Path(__file__).parent / "intrinsics" / name
                for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py")]
-_ENTRY = re.compile(r"\.visible \.entry (\S+)\(")
 
 
 def signature_text(kernel) -> str:
@@ -125,8 +125,25 @@ def _compile_ptx(kernel, text: str, cc) -> tuple[str, str]:
     bounds = (kernel.block, kernel.min_blocks) if kernel.min_blocks else None
     ptx, _ = cuda.compile_ptx(namespace[kernel.name], signature(kernel), cc=cc,
                               launch_bounds=bounds)
-    entry = _ENTRY.search(ptx).group(1)
-    return ptx, entry
+    return ptx, entry_name(ptx)
+
+
+def prepare_missing(kernels, device: dict) -> None:
+    """PTX for the kernels of one program that the disk cache lacks, compiled side by side
+    (compile_workers.py) where there are several: a first call then waits for the slowest
+    kernel, not for their sum."""
+    cc = (device["cc"][0], device["cc"][1])
+    missing = [k for k in kernels if k.origin is None and k.ptx is None and not k.cached(device)]
+    if len(missing) < 2 or processes() < 2:
+        return
+    jobs = [(k.text, k.source.name, signature(k.source), cc,
+             (k.source.block, k.source.min_blocks) if k.source.min_blocks else None)
+            for k in missing]
+    found = compile_side_by_side(jobs, lambda index: missing[index].prepare_ptx(cc))
+    for index, (ptx, entry) in found.items():
+        kernel = missing[index]
+        _COMPILED[(kernel.text, signature_text(kernel.source), cc)] = (ptx, entry)
+        kernel.ptx, kernel.entry = ptx, entry
 
 
 class CompiledKernel:
@@ -167,6 +184,16 @@ class CompiledKernel:
                                  _intrinsics_text(), _version("numba-cuda"), _version("cuda-core"),
                                  _distributions("nvidia-nvjitlink"), str(driver))
 
+    def cubin_paths(self, device: dict) -> tuple:
+        """Where the disk cache keeps this kernel's cubin for `device`, and its facts."""
+        cc = device["cc"]
+        key = self.cache_key(f"sm_{cc[0]}{cc[1]}", device["driver"])
+        folder = disk_cache.cache_dir() / "cuda"
+        return folder / f"k_{key}.cubin", folder / f"k_{key}.json"
+
+    def cached(self, device: dict) -> bool:
+        return all(path.exists() for path in self.cubin_paths(device))
+
     def load(self, device: dict) -> None:
         """The cubin for this device, from the disk cache or linked now, loaded (a kernel that
         shares its origin's code takes the origin's loaded function)."""
@@ -179,9 +206,7 @@ class CompiledKernel:
             return
         cc = device["cc"]
         arch = f"sm_{cc[0]}{cc[1]}"
-        key = self.cache_key(arch, device["driver"])
-        folder = disk_cache.cache_dir() / "cuda"
-        cubin_path, meta_path = folder / f"k_{key}.cubin", folder / f"k_{key}.json"
+        cubin_path, meta_path = self.cubin_paths(device)
         blocks = self.source.min_blocks
         if cubin_path.exists() and meta_path.exists():
             meta = json.loads(meta_path.read_text())

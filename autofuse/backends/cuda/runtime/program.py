@@ -10,6 +10,7 @@ import numpy as np
 from ....arrays import library_for
 from ....debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ....errors import BackendError
+from ..compile import prepare_missing
 from ..kernel import atomic_scratch, storage_dtype
 from . import buffers as cuda_buffers
 from . import driver as cuda_driver
@@ -92,6 +93,7 @@ class CudaProgram:
             if self.loaded:
                 return
             device = cuda_driver.ensure_context()
+            prepare_missing(self.kernels, device)
             for kernel in self.kernels:
                 kernel.load(device)
             self.library = library_for(leaves)

@@ -1,0 +1,62 @@
+"""Run under NUMBA_ENABLE_CUDASIM=1 by test_autodiff_fusion.py: value_and_grad's joint programs on
+the CUDA backend, executed by numba's simulator at small sizes, against the NumPy backend in
+float64: softmax cross-entropy (one rows kernel with the loss's row sums), RMSNorm, and a GELU
+MLP block whose first product keeps its result and computes the GELU as its epilogue (the tiled
+and the compact product kernels). Prints one "name: ok" line a case."""
+import numpy as np
+
+import autofuse
+from autofuse.backends.cuda.tuning import Tuning
+from autofuse.ir.products import ProductLimits
+
+rng = np.random.default_rng(36)
+TILED = Tuning(products=ProductLimits(0, 0, 0))                       # every product a tiled kernel
+COMPACT = Tuning(gemm_over_tiles=True, products=ProductLimits(0, 0, 0))
+
+
+def f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def softmax_ce(z, t):
+    m = z.max(-1, keepdims=True)
+    lse = np.log(np.exp(z - m).sum(-1, keepdims=True)) + m
+    return -(t * (z - lse)).sum() / z.shape[0]
+
+
+def rmsnorm(x, w, r):
+    return (x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w * r).sum()
+
+
+def gelu_mlp(w1, b1, w2, x, r):
+    h = x @ w1 + b1
+    h = 0.5 * h * (1.0 + np.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)))
+    return ((h @ w2) * r).sum()
+
+
+MLP = (f32(12, 20, scale=0.3), f32(20), f32(20, 9, scale=0.3), f32(11, 12), f32(11, 9))
+CASES = [
+    ("softmax_ce", softmax_ce, (f32(6, 37), np.eye(37, dtype=np.float32)[rng.integers(0, 37, 6)]),
+     (0,), None, 2),
+    ("rmsnorm", rmsnorm, (f32(5, 33), f32(33), f32(5, 33)), (0, 1), None, 3),
+    ("mlp_tiled", gelu_mlp, MLP, (0, 1, 2), TILED, 7),
+    ("mlp_compact", gelu_mlp, MLP, (0, 1, 2), COMPACT, 7),
+]
+
+
+def main():
+    for name, fn, args, argnums, tuning, kernels in CASES:
+        options = {"tuning": tuning} if tuning is not None else {}
+        fused = autofuse.value_and_grad(fn, argnums=argnums, backend="cuda", **options)
+        value, grads = fused(*args)
+        wide = [a.astype(np.float64) for a in args]
+        want_value, want = autofuse.value_and_grad(fn, argnums=argnums, backend="numpy")(*wide)
+        assert len(fused.lower(*args).kernels) == kernels, (name, fused.lower(*args).kernels)
+        np.testing.assert_allclose(value, want_value, rtol=1e-4, atol=1e-5, err_msg=name)
+        for got, expected in zip(grads, want):
+            np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-5, err_msg=name)
+        print(f"{name}: ok", flush=True)
+
+
+if __name__ == "__main__":
+    main()
