@@ -24,7 +24,7 @@ HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 
 def short(dtype) -> str:
     dtype = np.dtype(dtype)
-    return {"b": "b", "i": "i", "u": "u", "f": "f"}[dtype.kind] + str(dtype.itemsize * 8) \
+    return {"b": "b", "i": "i", "u": "u", "f": "f", "c": "c"}[dtype.kind] + str(dtype.itemsize * 8) \
         if dtype.kind != "b" else "bool"
 
 
@@ -215,7 +215,8 @@ class Renderer:
         if node.op == "cast":
             fields["CAST"] = node.dtype
             fields["ZERO_IN"] = computation.type(0)
-            template = OPS["cast"].spelling("b" if node.dtype.kind == "b" else "*")
+            to_real = computation.kind == "c" and node.dtype.kind != "c"
+            template = OPS["cast"].spelling("b" if node.dtype.kind == "b" else "c" if to_real else "*")
         names = {}
         for field in set(_FIELD.findall(template)):
             value = fields[field]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
 from .device import Device
 from .emit import scans, sorting, tiles, two_stage
@@ -32,6 +33,16 @@ class Plan:
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
 
 
+def _refuse_complex_scan(group: Group) -> None:
+    """A scan's warp shuffles and look-back atomics move ints and floats only: complex scans have
+    no CUDA kernel (the CPU backend runs them)."""
+    for node in group.nodes:
+        if node.op == "scan" and node.dtype.kind == "c":
+            raise UnsupportedError(f"np.{node.attrs['ufunc']}.accumulate (cumsum, cumprod) of "
+                                   f"{node.dtype} values has no CUDA kernel; use backend='cpu'"
+                                   f"{'' if node.origin is None else ' (at ' + node.origin + ')'}")
+
+
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False) -> Plan:
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
@@ -39,6 +50,7 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
         rows, reason = sorting.plan(group, tuning, simulator)
         return Plan("sort", reason, sorting=rows)
     if group.kind == "scan":
+        _refuse_complex_scan(group)
         chosen = scans.plan(group, tuning, device, simulator)
         return Plan(chosen.strategy, chosen.reason, scan=chosen)
     if group.kind != "input":
