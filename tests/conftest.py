@@ -141,8 +141,8 @@ def assert_same(result, expected, loose: bool = False, atol: float | None = None
         return
     if isinstance(expected, (bool, int, float, complex)):
         assert type(result) is type(expected)
-        if isinstance(expected, float) and np.isnan(expected):
-            assert np.isnan(result)
+        if isinstance(expected, (float, complex)) and np.isnan(expected):
+            assert np.isnan(result) and np.isnan(expected.real) == np.isnan(result.real)
         else:
             assert result == pytest.approx(expected, rel=1e-12)
         return

@@ -167,3 +167,44 @@ def test_numpy_refusals_stay_type_errors(use, rng):
         use(z)
     with pytest.raises(autofuse.DTypeError):
         autofuse.jit(use, backend="cpu")(z)
+
+
+@pytest.mark.sim
+def test_cuda_kernels_under_the_simulator(tmp_path):
+    """complex_cases.py's programs through each CUDA strategy, run by numba's CUDA simulator."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("numba_cuda")
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, os.path.join(here, "complex_sim_cases.py")], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert done.stdout.count(": ok") == 20, done.stdout
+
+
+@pytest.mark.parametrize("name", ["elementwise complex64", "row sums complex128",
+                                  "column sums complex64", "total complex128",
+                                  "matrix product complex64"])
+def test_cuda_kernels_compile_to_sm90_ptx(name):
+    """Complex accumulators shuffle their two parts; sm_90 PTX without a GPU."""
+    pytest.importorskip("numba_cuda")
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        pytest.skip("PTX is not generated under the CUDA simulator")
+    from complex_cases import CASES
+    fn, make = next((fn, make) for case, fn, make in CASES if case == name)
+    for kernel in autofuse.jit(fn, backend="cuda").lower(*make()).kernels:
+        assert ".target sm_90" in kernel.ptx and ".visible .entry" in kernel.ptx
+
+
+def test_special_values_as_numpy(rng):
+    """A zero divisor gives NumPy's inf / nan parts (numba's own complex division raises), the
+    mean of nothing is nan, and NaN and inf parts pass through as NumPy's do."""
+    z = np.array([0j, 1 + 0j, 1 + 2j, 1j, complex(np.nan, 1), complex(np.inf, 0), -1 + 0j],
+                 np.complex128)
+    with np.errstate(all="ignore"):
+        check(lambda a: (a / a[0], a / a, np.reciprocal(a), a[:0].mean(), np.log(a), np.exp(a),
+                         np.sqrt(a), np.abs(a), np.isnan(a), np.isinf(a), np.isfinite(a)), z)
+        check(lambda a: a / a[0], z.astype(np.complex64))

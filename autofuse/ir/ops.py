@@ -97,6 +97,11 @@ _FTIE_MIN = ("g * ((x0 < x1) | (x1 != x1)) + g * (x0 == x1) * 0.5",
              "g * ((x1 < x0) | ((x0 != x0) & (x1 == x1))) + g * (x0 == x1) * 0.5")
 
 
+# NOTE: numba's complex division raises ZeroDivisionError for a zero divisor; NumPy divides each
+# part by a real zero (inf or nan parts).
+_COMPLEX_DIVIDE = ("(({0} / {1}) if {1} != {ZERO} else "
+                   "{COMPLEX}(complex({0}.real / {REAL_ZERO}, {0}.imag / {REAL_ZERO})))")
+
 # NaN-aware selections (Python's max/min drop NaN); ties give the second operand, as NumPy's
 # array loops do.
 _NAN_MAX = "({0} if ({0} > {1} or {0} != {0}) else {1})"
@@ -112,7 +117,7 @@ _ROWS = [
         vjp=("g", "-g")),
     _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"}, complex_spell=True,
         vjp=("g * x1", "g * x0")),
-    _ew("divide", 2, "({0} / {1})", cost=4, complex_spell=True,
+    _ew("divide", 2, "({0} / {1})", cost=4, complex_spell=_COMPLEX_DIVIDE,
         vjp=("g / x1", "-g * y / x1")),
     # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
     # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
@@ -140,7 +145,7 @@ _ROWS = [
     _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}, complex_spell=True,
         vjp=("2 * g * x0",)),
     _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4,
-        complex_spell="({ONE} / {0})",
+        complex_spell="(({ONE} / {0}) if {0} != {ZERO} else {NAN})",
         vjp=("-g * y * y",)),
     _ew("sign", 1, {"f": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else "
                          "({0} if {0} != {0} else {ZERO})))",
@@ -244,11 +249,12 @@ _ROWS = [
     _ew("left_shift", 2, "({0} << {1})", vjp=()),
     _ew("right_shift", 2, "({0} >> {1})", vjp=()),
     # complex parts: conjugate is NumPy's ufunc (the value itself for real operands); real and
-    # imag (NumPy's functions, the tracer passes them complex operands only) give the real dtype
-    _ew("conjugate", 1, {"*": "{0}"}, complex_spell="{0}.conjugate()", exact_on_halves=True,
-        vjp=("np.conjugate(g)",)),
-    Op("real", ELEMENTWISE, 1, None, {"c": "{0}.real"}, vjp=("g",)),
-    Op("imag", ELEMENTWISE, 1, None, {"c": "{0}.imag"}, vjp=()),
+    # imag (NumPy's functions, the tracer passes them complex operands only) give the real dtype.
+    # No gradient rules: derivatives of complex values need a convention (conjugate cotangents)
+    # that autodiff/ does not follow yet.
+    _ew("conjugate", 1, {"*": "{0}"}, complex_spell="{0}.conjugate()", exact_on_halves=True),
+    Op("real", ELEMENTWISE, 1, None, {"c": "{0}.real"}),
+    Op("imag", ELEMENTWISE, 1, None, {"c": "{0}.imag"}),
     # dtype conversion: attrs dtype; keyed by the result's kind ('b' to bool) or, for a complex
     # value to a real dtype, 'c' (NumPy keeps the real part)
     Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})",
@@ -311,7 +317,8 @@ def typed_constants(dtype: np.dtype) -> dict[str, object]:
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         t = dtype.type
-        return {"ZERO": t(0), "ONE": t(1), "TWO": t(2), "HALF": t(0.5), "MINUS_ONE": t(-1)}
+        return {"ZERO": t(0), "ONE": t(1), "TWO": t(2), "HALF": t(0.5), "MINUS_ONE": t(-1),
+                "NAN": t(complex(np.nan, np.nan)), "REAL_ZERO": t(0).real, "COMPLEX": dtype}
     if dtype.kind == "f":
         t = dtype.type
         lowest, highest = -np.inf, np.inf
