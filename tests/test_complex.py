@@ -142,17 +142,19 @@ def test_matmul(dtype, rng):
 
 def test_casts_keep_the_real_part(rng):
     z = random_complex((3, 4), np.complex128, rng)
+    z[0, :3] = [1j, 0, 2]
     x = rng.standard_normal((3, 4)).astype(np.float32)
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         check(lambda z, x: (z.astype(np.float32), z.astype(np.int64), z.astype(bool),
                             z.astype(np.complex64), x.astype(np.complex128) + z,
-                            np.zeros((2,), np.complex64) + 1), z, x)
+                            np.zeros((2,), np.complex64) + 1, z.astype(np.float16)), z, x)
 
 
 @pytest.mark.parametrize("use", [
     lambda z: z < z, lambda z: np.maximum(z, z), lambda z: z.max(), lambda z: np.argmin(z),
+    lambda z: z[z != 0].min(),
     lambda z: np.sort(z), lambda z: np.maximum.accumulate(z), lambda z: np.median(z)])
 def test_ordering_is_refused(use, rng):
     z = random_complex((4,), np.complex128, rng)

@@ -211,7 +211,7 @@ class Renderer:
             OPS[node.op].spelling(computation.kind)
         fields = dict(typed_constants(computation))
         if node.op == "cast" and self.held(node.dtype) != node.dtype:
-            return self.convert(node.dtype, args[0])
+            return self.convert(node.dtype, f"{args[0]}.real" if computation.kind == "c" else args[0])
         if node.op == "cast":
             fields["CAST"] = node.dtype
             fields["ZERO_IN"] = computation.type(0)

@@ -54,8 +54,9 @@ def evaluate_node(node: Node, args: list) -> np.ndarray:
 
 
 def _cast(x: np.ndarray, dtype) -> np.ndarray:
-    """astype, keeping the real part of complex values (as NumPy does) without its warning."""
-    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+    """astype, keeping the real part of complex values for a number dtype (as NumPy does) without
+    its warning; to bool, a complex value is True where either part is nonzero."""
+    if x.dtype.kind == "c" and np.dtype(dtype).kind in "iuf":
         x = x.real
     return x.astype(dtype)
 

@@ -48,6 +48,7 @@ class MaskedSelection:
             return _mean(self, kwargs.pop("dtype", None), kwargs)
         fill = _IDENTITY.get(name)
         if fill is None:
+            ufuncs.refuse_complex(name, (self.dtype,), f"np.{name} of a boolean selection")
             # NOTE: `initial` joins every max/min (NumPy's meaning), so it can be the fill.
             fill = kwargs.pop("initial", np._NoValue)
             if fill is np._NoValue:
