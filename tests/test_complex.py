@@ -210,3 +210,13 @@ def test_special_values_as_numpy(rng):
         check(lambda a: (a / a[0], a / a, np.reciprocal(a), a[:0].mean(), np.log(a), np.exp(a),
                          np.sqrt(a), np.abs(a), np.isnan(a), np.isinf(a), np.isfinite(a)), z)
         check(lambda a: a / a[0], z.astype(np.complex64))
+
+
+def test_functions_that_conjugate_or_take_magnitudes(rng):
+    """NumPy's vecdot conjugates its first operand, cov its transposed one, and a norm of complex
+    values is one of their magnitudes."""
+    z = random_complex((3, 4), np.complex128, rng)
+    check(lambda a: (np.vecdot(a, a[::-1]), np.cov(a), np.cov(a, bias=True), np.linalg.norm(a),
+                     np.linalg.norm(a, axis=1), np.linalg.norm(a, 1), np.linalg.norm(a, "fro"),
+                     np.linalg.norm(a[0], 3), np.linalg.norm(a, np.inf, axis=0)), z, loose=True)
+    check(lambda a: (np.linalg.norm(a), np.vecdot(a, a)), z.astype(np.complex64), loose=True)
