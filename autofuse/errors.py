@@ -6,7 +6,12 @@ import linecache
 import os
 import sys
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+import numpy
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# NOTE: NumPy's own directory, not any path with a "numpy" folder in it (a user's project may
+# live under one).
+_NUMPY_DIR = os.path.dirname(os.path.abspath(numpy.__file__)) + os.sep
 
 
 class AutofuseError(Exception):
@@ -81,7 +86,7 @@ def _inside(code_filename: str) -> bool:
     # NOTE: code autofuse generates and runs (host calls, kernels) is compiled under names
     # starting "<autofuse": inside too.
     filename = os.path.abspath(code_filename)
-    return filename.startswith(_PACKAGE_DIR) or f"{os.sep}numpy{os.sep}" in filename \
+    return filename.startswith(_PACKAGE_DIR) or filename.startswith(_NUMPY_DIR) \
         or code_filename.startswith("<autofuse")
 
 

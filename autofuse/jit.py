@@ -302,6 +302,8 @@ def _as_returned(value, kind: str):
         return int(value)
     if kind == "float":
         return float(value)
+    if kind == "complex":
+        return complex(value)
     if kind == "bool":
         return bool(value)
     return value

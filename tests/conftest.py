@@ -98,7 +98,7 @@ def tolerance(dtype, loose: bool = False) -> tuple[float, float]:
     dtype = np.dtype(dtype)
     if dtype.kind in "biu":
         return 0.0, 0.0
-    if dtype == np.float32:
+    if dtype in (np.float32, np.complex64):
         return (1e-5, 1e-6) if loose else (1e-6, 1e-7)
     if dtype == np.float16:
         return 1e-3, 1e-3
@@ -139,10 +139,10 @@ def assert_same(result, expected, loose: bool = False, atol: float | None = None
     if expected is None or isinstance(expected, str):
         assert result == expected
         return
-    if isinstance(expected, (bool, int, float)):
+    if isinstance(expected, (bool, int, float, complex)):
         assert type(result) is type(expected)
-        if isinstance(expected, float) and np.isnan(expected):
-            assert np.isnan(result)
+        if isinstance(expected, (float, complex)) and np.isnan(expected):
+            assert np.isnan(result) and np.isnan(expected.real) == np.isnan(result.real)
         else:
             assert result == pytest.approx(expected, rel=1e-12)
         return

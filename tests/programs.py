@@ -207,6 +207,14 @@ FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype
 # golden snapshot's random programs keep the default draws
 WITH_GATHERS = FUZZ_KINDS + ["gather"]
 FUZZ_KINDS_BEFORE_GATHERS = FUZZ_KINDS
+# Complex intermediates from any value (NEP 50: a float32 operand gives complex64), drawn where
+# asked (kinds=WITH_COMPLEX); later statements may compute on them (NumPy's probe keeps only what
+# NumPy accepts, and autofuse refuses ordering them with an UnsupportedError)
+FUZZ_COMPLEX = ["np.exp(1j * {a})", "({a} + 1j * {b}) * (1 - 2j)", "np.abs({a} * (0.5 + 1j))",
+                "np.conj({a} + 2j).imag", "({a} - 1j).real * 2 + {b}", "np.angle({a} - 0.5j)",
+                "np.sqrt({a} + 0j)", "({a} + 1j) / ({b} - 2j)", "np.sum({a} * 1j, axis={axis})",
+                "np.abs(np.mean(np.exp(-1j * {a}), axis={axis}))", "np.real({a}) + np.imag({a})"]
+WITH_COMPLEX = FUZZ_KINDS + ["complex", "complex"]
 # Wide programs also read through row-shifted slices (the CUDA backend's row strips)
 FUZZ_SHIFT = ["{a}[2:] - 2 * {a}[1:-1] + {a}[:-2]", "{a}[1:, 4:] * {a}[:-1, :-4]",
               "{a}[3:] + np.maximum({a}[:-3], {a}[1:-2])",
@@ -354,6 +362,11 @@ def _statement(choose, values, count, kinds=FUZZ_KINDS) -> str | None:
     if kind == "gather":
         b = choose.choice(range(len(values)))
         return f"{target} = " + choose.choice(FUZZ_GATHER).format(a=f"v{a}", b=f"v{b}", t=target)
+    if kind == "complex":
+        partners = [i for i, v in enumerate(values) if _broadcasts(values[a].shape, v.shape)]
+        axis = choose.choice([None] + list(range(-values[a].ndim, values[a].ndim)))
+        return f"{target} = " + choose.choice(FUZZ_COMPLEX).format(
+            a=f"v{a}", b=f"v{choose.choice(partners)}", axis=axis)
     if kind == "shift":
         return f"{target} = " + choose.choice(FUZZ_SHIFT).format(a=f"v{a}", t=target)
     if kind == "copy_update":
@@ -400,7 +413,8 @@ def fuzz_tolerance(dtype, expected) -> tuple[float, float]:
     finite = np.abs(expected[np.isfinite(expected)]) if np.ndim(expected) else \
         np.abs(np.asarray([expected])[np.isfinite([expected])])
     scale = max(1.0, float(finite.max()) if finite.size else 1.0)
-    rtol = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 2e-4}.get(dtype, 1e-9)
+    rtol = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 2e-4,
+            np.dtype(np.complex64): 2e-4}.get(dtype, 1e-9)
     return rtol, rtol * scale
 
 
@@ -430,7 +444,7 @@ def _least_precise_float(jitted, args):
     """The least precise float dtype among the traced values of `jitted` (already called with
     `args`, so this reads its cached trace; float16 arrives from a float ufunc of bools), or
     None where it computes no floats."""
-    floats = {node.dtype for node in jitted.lower(*args).traced.nodes if node.dtype.kind == "f"}
+    floats = {node.dtype for node in jitted.lower(*args).traced.nodes if node.dtype.kind in "fc"}
     return max(floats, key=lambda d: np.finfo(d).eps) if floats else None
 
 

@@ -137,3 +137,47 @@ def test_unsupported_forms_say_what_to_write(rng):
         autofuse.jit(row_mask, backend="cpu")(x)
     with pytest.raises(autofuse.UnsupportedError):
         autofuse.jit(array_value, backend="cpu")(x)
+
+
+EMPTY_EXTREMA = {
+    "max": lambda a: a[a > 1e9].max(),
+    "np.max": lambda a: np.max(a[a > 1e9]),
+    "min": lambda a: a[a < -1e9].min(),
+    "np.amin": lambda a: np.amin(a[a < -1e9]),
+    "fused consumer": lambda a: a[a > 1e9].max() * 2 + a.sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_EXTREMA))
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64])
+def test_empty_selection_max_min_raise_as_numpy(name, dtype, rng):
+    """max/min of a selection that selects nothing have no identity: NumPy's ValueError, with
+    its message and the user's line, from every backend (checked after the call)."""
+    fn = EMPTY_EXTREMA[name]
+    x = random_array((4, 5), dtype, rng)
+    with pytest.raises(ValueError, match="zero-size array") as expected:
+        fn(x)
+    for backend in BACKENDS:
+        with pytest.raises(autofuse.NumPyValueError, match="zero-size array to reduction") as raised:
+            autofuse.jit(fn, backend=backend)(x)
+        assert "test_masks.py" in str(raised.value)
+        assert str(expected.value) in str(raised.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_selection_max_min_raise_only_when_empty(backend, rng):
+    """The same compiled function raises for a call that selects nothing and agrees with NumPy on
+    one that selects something; `initial=` gives the empty selection its value, as in NumPy."""
+    def f(a, m):
+        return a[m].max(), a[m].min(), np.max(a[m], initial=-7.0)
+    jitted = autofuse.jit(f, backend=backend)
+    x = random_array((3, 4), np.float64, rng)
+    some = rng.random((3, 4)) > 0.5
+    some[0, 0] = True
+    assert_same(jitted(x, some), f(x, some))
+    with pytest.raises(autofuse.NumPyValueError, match="maximum which has no identity"):
+        jitted(x, np.zeros((3, 4), bool))
+    with pytest.raises(autofuse.NumPyValueError, match="no identity"):
+        jitted(x[:0], some[:0])
+    assert_same(autofuse.jit(lambda a, m: np.max(a[m], initial=-7.0), backend=backend)(
+        x, np.zeros((3, 4), bool)), np.float64(-7.0))

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, note, settings
 
 import autofuse
 
-from programs import WITH_GATHERS, WITH_SORTS, FuzzProgram, check_fuzz_program, fuzz_programs, seeded_program
+from programs import WITH_COMPLEX, WITH_GATHERS, WITH_SORTS, FuzzProgram, check_fuzz_program, fuzz_programs, seeded_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CPU_SEEDS = 200
@@ -65,7 +65,8 @@ def test_generator_covers_the_brief():
 
 
 @pytest.mark.parametrize("chunk", range(CPU_CHUNKS))
-@pytest.mark.parametrize("kinds", [WITH_SORTS, WITH_GATHERS], ids=["sorts", "gathers"])
+@pytest.mark.parametrize("kinds", [WITH_SORTS, WITH_GATHERS, WITH_COMPLEX],
+                         ids=["sorts", "gathers", "complex"])
 def test_seeded_programs_with_opt_in_kinds_on_the_cpu_backend(kinds, chunk):
     for seed in range(chunk, CPU_SEEDS, CPU_CHUNKS):
         program = seeded_program(seed, kinds=kinds)

@@ -7,6 +7,10 @@ import numpy as np
 def literal(value) -> str:
     if isinstance(value, type) and issubclass(value, np.generic):
         return f"np.{value.__name__}"
+    if isinstance(value, (np.complexfloating, complex)):
+        dtype = np.dtype(type(value)) if isinstance(value, np.generic) else np.dtype(np.complex128)
+        return (f"np.{dtype.name}(complex(float.fromhex({float(value.real).hex()!r}), "
+                f"float.fromhex({float(value.imag).hex()!r})))")
     if isinstance(value, (np.floating, float)):
         dtype = np.dtype(type(value)) if isinstance(value, np.generic) else np.dtype(np.float64)
         return f"np.{dtype.name}(float.fromhex({float(value).hex()!r}))"

@@ -24,7 +24,7 @@ HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 
 def short(dtype) -> str:
     dtype = np.dtype(dtype)
-    return {"b": "b", "i": "i", "u": "u", "f": "f"}[dtype.kind] + str(dtype.itemsize * 8) \
+    return {"b": "b", "i": "i", "u": "u", "f": "f", "c": "c"}[dtype.kind] + str(dtype.itemsize * 8) \
         if dtype.kind != "b" else "bool"
 
 
@@ -218,11 +218,12 @@ class Renderer:
             OPS[node.op].spelling(computation.kind)
         fields = dict(typed_constants(computation))
         if node.op == "cast" and self.held(node.dtype) != node.dtype:
-            return self.convert(node.dtype, args[0])
+            return self.convert(node.dtype, f"{args[0]}.real" if computation.kind == "c" else args[0])
         if node.op == "cast":
             fields["CAST"] = node.dtype
             fields["ZERO_IN"] = computation.type(0)
-            template = OPS["cast"].spelling("b" if node.dtype.kind == "b" else "*")
+            to_real = computation.kind == "c" and node.dtype.kind != "c"
+            template = OPS["cast"].spelling("b" if node.dtype.kind == "b" else "c" if to_real else "*")
         names = {}
         for field in set(_FIELD.findall(template)):
             value = fields[field]

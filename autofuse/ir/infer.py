@@ -53,6 +53,8 @@ def infer(op: str, inputs: tuple, attrs) -> tuple[tuple, np.dtype]:
             return shape, np.dtype(attrs["dtype"])
         if op == "where":
             return shape, inputs[1].dtype
+        if op in ("real", "imag"):
+            return shape, np.empty(0, inputs[0].dtype).real.dtype
         return shape, ufunc_loop(op, tuple(n.dtype for n in inputs))[-1]
     if row.kind == REDUCE:
         (source,) = inputs

@@ -33,9 +33,11 @@ def evaluate_node(node: Node, args: list) -> np.ndarray:
     attrs = node.attrs
     if row.kind == ELEMENTWISE:
         if node.op == "cast":
-            result = args[0].astype(node.dtype)
+            result = _cast(args[0], node.dtype)
         elif node.op == "where":
             result = np.where(*args)
+        elif row.ufunc is None:              # np.real, np.imag
+            result = getattr(np, node.op)(*args)
         else:
             result = row.ufunc(*args)
     elif row.kind == REDUCE:
@@ -49,6 +51,14 @@ def evaluate_node(node: Node, args: list) -> np.ndarray:
     if result.dtype != node.dtype:
         result = result.astype(node.dtype)
     return np.broadcast_to(result, node.shape) if result.shape != node.shape else result
+
+
+def _cast(x: np.ndarray, dtype) -> np.ndarray:
+    """astype, keeping the real part of complex values for a number dtype (as NumPy does) without
+    its warning; to bool, a complex value is True where either part is nonzero."""
+    if x.dtype.kind == "c" and np.dtype(dtype).kind in "iuf":
+        x = x.real
+    return x.astype(dtype)
 
 
 def _reduce(node: Node, x: np.ndarray):

@@ -4,7 +4,8 @@ Elementwise rows name their NumPy ufunc (the reference, and the dtype rule throu
 `ufunc.resolve_dtypes`) and their kernel spelling: a Python expression over operands {0}, {1}, ...
 and typed constants {ZERO}, {ONE}, ... that numba compiles for both the CPU and CUDA targets.
 Spellings are keyed by the dtype kind of the computation ('f' float, 'i' signed, 'u' unsigned,
-'b' bool; '*' any).
+'b' bool, 'c' complex; '*' any but complex). An op computes on complex operands only where it has
+a 'c' spelling (the tracer refuses the others: `takes_complex`).
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ class Op:
 
     def spelling(self, kind: str) -> str:
         """The kernel spelling of this op for a computation of dtype kind `kind`."""
+        if kind == "c" and kind not in self.spell:
+            raise KeyError(f"{self.name} has no spelling for complex operands")
         if kind in self.spell:
             return self.spell[kind]
         if kind == "u" and "i" in self.spell:
@@ -51,10 +54,34 @@ class Op:
         return self.spell["*"]
 
 
+def takes_complex(name: str) -> bool:
+    """Whether op `name` has a spelling for complex operands."""
+    return "c" in OPS[name].spell
+
+
+# cmath's functions of a complex operand (numba compiles them for the CPU and CUDA), by the name of
+# the math function the real spelling calls
+_CMATH = {"math.exp": "cmath.exp", "math.log": "cmath.log", "math.log10": "cmath.log10",
+          "math.sqrt": "cmath.sqrt", "math.sin": "cmath.sin", "math.cos": "cmath.cos",
+          "math.tan": "cmath.tan", "math.asin": "cmath.asin", "math.acos": "cmath.acos",
+          "math.atan": "cmath.atan", "math.sinh": "cmath.sinh", "math.cosh": "cmath.cosh",
+          "math.tanh": "cmath.tanh", "math.asinh": "cmath.asinh", "math.acosh": "cmath.acosh",
+          "math.atanh": "cmath.atanh"}
+
+
 def _ew(name, arity, spell, ufunc=None, cost=1, transcendental=False, exact_on_halves=False,
-        vjp=None):
+        vjp=None, complex_spell=None):
+    """An elementwise row; `complex_spell`: its spelling for complex operands (True: the '*' one),
+    where it has none of its own from cmath."""
     if isinstance(spell, str):
         spell = {"*": spell}
+    call = spell.get("*", "").split("(")[0]
+    if complex_spell is True:
+        complex_spell = spell["*"]
+    elif complex_spell is None and call in _CMATH:
+        complex_spell = spell["*"].replace(call + "(", _CMATH[call] + "(")
+    if complex_spell is not None:
+        spell = {**spell, "c": complex_spell}
     return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost,
               transcendental=transcendental, exact_on_halves=exact_on_halves, vjp=vjp)
 
@@ -70,6 +97,11 @@ _FTIE_MIN = ("g * ((x0 < x1) | (x1 != x1)) + g * (x0 == x1) * 0.5",
              "g * ((x1 < x0) | ((x0 != x0) & (x1 == x1))) + g * (x0 == x1) * 0.5")
 
 
+# NOTE: numba's complex division raises ZeroDivisionError for a zero divisor; NumPy divides each
+# part by a real zero (inf or nan parts).
+_COMPLEX_DIVIDE = ("(({0} / {1}) if {1} != {ZERO} else "
+                   "{COMPLEX}(complex({0}.real / {REAL_ZERO}, {0}.imag / {REAL_ZERO})))")
+
 # NaN-aware selections (Python's max/min drop NaN); ties give the second operand, as NumPy's
 # array loops do.
 _NAN_MAX = "({0} if ({0} > {1} or {0} != {0}) else {1})"
@@ -79,13 +111,13 @@ _FMIN = "({0} if ({0} < {1} or {1} != {1}) else {1})"
 
 _ROWS = [
     # arithmetic
-    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} or {1})"},
+    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} or {1})"}, complex_spell=True,
         vjp=("g", "g")),
-    _ew("subtract", 2, "({0} - {1})",
+    _ew("subtract", 2, "({0} - {1})", complex_spell=True,
         vjp=("g", "-g")),
-    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"},
+    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"}, complex_spell=True,
         vjp=("g * x1", "g * x0")),
-    _ew("divide", 2, "({0} / {1})", cost=4,
+    _ew("divide", 2, "({0} / {1})", cost=4, complex_spell=_COMPLEX_DIVIDE,
         vjp=("g / x1", "-g * y / x1")),
     # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
     # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
@@ -101,17 +133,19 @@ _ROWS = [
                          "({0} < {ZERO}) else {ZERO}))"}, cost=8,
         vjp=("g", "-g * np.trunc(x0 / x1)")),
     _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True,
+        complex_spell="({0} ** {1})",
         vjp=("np.where(x1 == 0, 0, g * x1 * x0 ** (x1 - 1))",
              "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)")),
-    _ew("negative", 1, "(-{0})", exact_on_halves=True,
+    _ew("negative", 1, "(-{0})", exact_on_halves=True, complex_spell=True,
         vjp=("-g",)),
-    _ew("positive", 1, "(+{0})", exact_on_halves=True,
+    _ew("positive", 1, "(+{0})", exact_on_halves=True, complex_spell=True,
         vjp=("g",)),
-    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True,
+    _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True, complex_spell=True,
         vjp=("g * np.sign(x0)",)),
-    _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"},
+    _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}, complex_spell=True,
         vjp=("2 * g * x0",)),
     _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4,
+        complex_spell="(({ONE} / {0}) if {0} != {ZERO} else {NAN})",
         vjp=("-g * y * y",)),
     _ew("sign", 1, {"f": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else "
                          "({0} if {0} != {0} else {ZERO})))",
@@ -194,29 +228,41 @@ _ROWS = [
     _ew("less_equal", 2, "({0} <= {1})", vjp=()),
     _ew("greater", 2, "({0} > {1})", vjp=()),
     _ew("greater_equal", 2, "({0} >= {1})", vjp=()),
-    _ew("equal", 2, "({0} == {1})", vjp=()),
-    _ew("not_equal", 2, "({0} != {1})", vjp=()),
-    _ew("isnan", 1, {"f": "math.isnan({0})", "*": "False"}, vjp=()),
-    _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}, vjp=()),
-    _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}, vjp=()),
-    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})"}, exact_on_halves=True,
+    _ew("equal", 2, "({0} == {1})", complex_spell=True, vjp=()),
+    _ew("not_equal", 2, "({0} != {1})", complex_spell=True, vjp=()),
+    _ew("isnan", 1, {"f": "math.isnan({0})", "*": "False"}, vjp=(), complex_spell="cmath.isnan({0})"),
+    _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}, vjp=(), complex_spell="cmath.isinf({0})"),
+    _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}, vjp=(),
+        complex_spell="cmath.isfinite({0})"),
+    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})", "c": "({1} if {0} else {2})"},
+       exact_on_halves=True,
        vjp=(None, "np.where(x0, g, 0)", "np.where(x0, 0, g)")),
     # logic and bits
-    _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})", vjp=()),
-    _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})", vjp=()),
-    _ew("logical_xor", 2, "(({0} != {ZERO}) != ({1} != {ZERO}))", vjp=()),
-    _ew("logical_not", 1, "({0} == {ZERO})", vjp=()),
+    _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})", complex_spell=True, vjp=()),
+    _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})", complex_spell=True, vjp=()),
+    _ew("logical_xor", 2, "(({0} != {ZERO}) != ({1} != {ZERO}))", complex_spell=True, vjp=()),
+    _ew("logical_not", 1, "({0} == {ZERO})", complex_spell=True, vjp=()),
     _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} and {1})"}, vjp=()),
     _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} or {1})"}, vjp=()),
     _ew("bitwise_xor", 2, {"*": "({0} ^ {1})", "b": "({0} != {1})"}, vjp=()),
     _ew("invert", 1, {"*": "(~{0})", "b": "(not {0})"}, vjp=()),
     _ew("left_shift", 2, "({0} << {1})", vjp=()),
     _ew("right_shift", 2, "({0} >> {1})", vjp=()),
-    # dtype conversion: attrs dtype
-    Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})"}, vjp=("g",)),
-    # reductions over attrs axes, result dtype in attrs dtype
-    Op("sum", REDUCE, 1, np.add, {}, init="{ZERO}", combine="{acc} + {0}", vjp="sum"),
-    Op("prod", REDUCE, 1, np.multiply, {}, init="{ONE}", combine="{acc} * {0}", vjp="prod"),
+    # complex parts: conjugate is NumPy's ufunc (the value itself for real operands); real and
+    # imag (NumPy's functions, the tracer passes them complex operands only) give the real dtype.
+    # No gradient rules: derivatives of complex values need a convention (conjugate cotangents)
+    # that autodiff/ does not follow yet.
+    _ew("conjugate", 1, {"*": "{0}"}, complex_spell="{0}.conjugate()", exact_on_halves=True),
+    Op("real", ELEMENTWISE, 1, None, {"c": "{0}.real"}),
+    Op("imag", ELEMENTWISE, 1, None, {"c": "{0}.imag"}),
+    # dtype conversion: attrs dtype; keyed by the result's kind ('b' to bool) or, for a complex
+    # value to a real dtype, 'c' (NumPy keeps the real part)
+    Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})",
+                                      "c": "{CAST}({0}.real)"}, vjp=("g",)),
+    # reductions over attrs axes, result dtype in attrs dtype (a "c" key, empty: it takes complex
+    # values, by its combine)
+    Op("sum", REDUCE, 1, np.add, {"c": ""}, init="{ZERO}", combine="{acc} + {0}", vjp="sum"),
+    Op("prod", REDUCE, 1, np.multiply, {"c": ""}, init="{ONE}", combine="{acc} * {0}", vjp="prod"),
     Op("max", REDUCE, 1, np.maximum, {}, init="{LOWEST}", combine=_NAN_MAX.format("{0}", "{acc}"),
        vjp="extremum"),
     Op("min", REDUCE, 1, np.minimum, {}, init="{HIGHEST}", combine=_NAN_MIN.format("{0}", "{acc}"),
@@ -269,6 +315,10 @@ SCAN_IDENTITY = {"add": "ZERO", "multiply": "ONE", "maximum": "LOWEST", "minimum
 def typed_constants(dtype: np.dtype) -> dict[str, object]:
     """The values behind the named constants a spelling may use, in the computation's dtype."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        t = dtype.type
+        return {"ZERO": t(0), "ONE": t(1), "TWO": t(2), "HALF": t(0.5), "MINUS_ONE": t(-1),
+                "NAN": t(complex(np.nan, np.nan)), "REAL_ZERO": t(0).real, "COMPLEX": dtype}
     if dtype.kind == "f":
         t = dtype.type
         lowest, highest = -np.inf, np.inf

@@ -139,7 +139,8 @@ def _check_plain_array(value, where_text: str) -> None:
                             f"pass np.asarray(...) of it{where()}")
 
 
-_WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+_WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                complex: np.dtype(np.complex128)}
 
 
 def leaf_spec(value, where_text: str) -> LeafSpec:
@@ -159,10 +160,8 @@ def leaf_spec(value, where_text: str) -> LeafSpec:
     if hasattr(value, "__cuda_array_interface__"):
         shape, dtype, strides, _ = interface(value)
         return LeafSpec("array", shape, check_dtype(dtype, where_text), strides, True)
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, complex)):
         return LeafSpec("weak", (), _WEAK_DTYPES[type(value)], weak=type(value))
-    if isinstance(value, complex):
-        check_dtype(np.complex128, where_text)
     raise ArgumentError(f"{where_text}: cannot trace a value of type {type(value).__name__}; pass "
                         f"arrays or numbers, or mark it static with static_argnames{where()}")
 

@@ -13,7 +13,7 @@ from .budget import MAX_OPS, too_many_ops
 
 SUPPORTED_DTYPES = tuple(np.dtype(d) for d in
                          ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                          "uint64", "float16", "float32", "float64"))
+                          "uint64", "float16", "float32", "float64", "complex64", "complex128"))
 
 _local = threading.local()
 

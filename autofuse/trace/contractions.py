@@ -58,6 +58,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     dtype (NumPy's vecdot: int8 stays int8, bool is any of the ands)."""
     what = "np.vecdot"
     x1, x2 = as_tracer(x1, what), as_tracer(x2, what)
+    if x1.dtype.kind == "c":            # NumPy conjugates the first operand
+        x1 = apply("conjugate", x1)
     product = apply("multiply", x1, x2)
     axis = normalize_axis(axis, product.ndim, what)
     for x in (x1, x2):

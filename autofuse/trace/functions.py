@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (compositions, contractions, creation, einsum, gather, layout, linalg, matmul, padding,
+from . import (complexes, compositions, contractions, creation, einsum, gather, layout, linalg, matmul, padding,
                reductions, repetition, scans, scatter, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
 from .gradient import gradient
@@ -177,6 +177,7 @@ FUNCTIONS = {
 }
 
 FUNCTIONS.update(compositions.FUNCTIONS)
+FUNCTIONS.update(complexes.FUNCTIONS)
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
 

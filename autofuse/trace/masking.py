@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError, describe, where
-from . import reductions, ufuncs
+from ..errors import NumPyValueError, UnsupportedError, describe, where
+from . import checks, reductions, ufuncs
 from .context import current
 from .tracer import Tracer, fresh
 
@@ -48,7 +48,14 @@ class MaskedSelection:
             return _mean(self, kwargs.pop("dtype", None), kwargs)
         fill = _IDENTITY.get(name)
         if fill is None:
-            fill = _lowest(self.dtype) if name == "max" else _highest(self.dtype)
+            ufuncs.refuse_complex(name, (self.dtype,), f"np.{name} of a boolean selection")
+            # NOTE: `initial` joins every max/min (NumPy's meaning), so it can be the fill.
+            fill = kwargs.pop("initial", np._NoValue)
+            if fill is np._NoValue:
+                fill = _lowest(self.dtype) if name == "max" else _highest(self.dtype)
+                _refuse_empty(self, name)
+        if self.values.size == 0 and name in ("max", "min"):
+            return fresh(ufuncs.to_node(fill, self.dtype, f"np.{name}"), scalar=True)
         filled = _where(self.mask, self.values, fill)
         return reductions.reduce(name, filled, None, False, **kwargs)
 
@@ -122,6 +129,20 @@ def select(x: Tracer, mask) -> MaskedSelection:
     key = mask
     mask = fresh(ufuncs.to_node(mask, np.dtype(bool), "boolean selection x[mask]"))
     return MaskedSelection(fresh(x.node), mask, key, where())
+
+
+def _refuse_empty(selection: MaskedSelection, name: str) -> None:
+    """NumPy's ValueError for max/min of a selection that selects nothing (no identity): checked
+    after the call (trace/checks.py), now where the mask is known."""
+    ufunc = "maximum" if name == "max" else "minimum"
+    message = (f"np.{name} of a boolean selection x[mask] ({describe(selection.values)}): zero-size "
+               f"array to reduction operation {ufunc} which has no identity{selection.line}")
+    mask = np.zeros(0, bool) if selection.values.size == 0 else checks.known(selection.mask)
+    if mask is not None:
+        if not np.any(mask):
+            raise NumPyValueError(message)
+        return
+    checks.raise_if(~np.any(selection.mask), NumPyValueError, message)
 
 
 def count(selection: MaskedSelection) -> Tracer:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, gather, indexing, layout, matmul, reductions, repetition, scans, sorting, ufuncs
+from . import complexes, functions, gather, indexing, layout, matmul, reductions, repetition, scans, sorting, ufuncs
 from .tracer import Tracer
 
 BINARY = {
@@ -144,6 +144,7 @@ def _install():
         sorting.argpartition(self, kth, axis, kind, order)
     Tracer.take = lambda self, indices, axis=None, out=None, mode="raise": gather.take(
         self, indices, axis, out, mode)
+    complexes.install()
     Tracer.repeat = lambda self, repeats, axis=None: repetition.repeat(self, repeats, axis)
 
 

@@ -9,7 +9,7 @@ from ..errors import NumPyValueError, ShapeError, UnsupportedError, where
 from .context import check_dtype, current
 from .layout import as_tracer, normalize_axes, normalize_axis, flatten
 from .tracer import Tracer, fresh
-from . import ufuncs
+from . import complexes, ufuncs
 
 _UFUNC_NAME = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
 
@@ -46,6 +46,8 @@ def reduce(name: str, x, axis=None, keepdims=False, dtype=None, **kwargs) -> Tra
     axes = normalize_axes(axis, x.ndim, f"np.{name}")
     ctx = current()
     node = x.node
+    if name in ("max", "min"):
+        ufuncs.refuse_complex(name, (x.dtype,), f"np.{name}")
     if name in ("any", "all"):
         if node.dtype != np.dtype(bool):
             node = ctx.emit("cast", [node], {"dtype": np.dtype(bool)})
@@ -70,6 +72,7 @@ def arg_reduce(name: str, x, axis=None, keepdims=False, **kwargs) -> Tracer:
     """argmax / argmin over one axis, or over the flattened array when axis is None."""
     _reject(name, kwargs)
     x = as_tracer(x, f"np.{name}")
+    ufuncs.refuse_complex(name, (x.dtype,), f"np.{name}")
     if axis is None:
         source = flatten(x) if x.ndim != 1 else x
         axis_n = 0
@@ -131,7 +134,10 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue
     if arrmean.dtype != total.dtype:
         arrmean = fresh(current().emit("cast", [arrmean.node], {"dtype": total.dtype}))
     deviation = ufuncs.apply("subtract", x, arrmean)
-    squared = ufuncs.apply("multiply", deviation, deviation)
+    if deviation.dtype.kind == "c":     # NumPy's |d|^2: (d * conj(d)).real
+        squared = complexes.real(ufuncs.apply("multiply", deviation, ufuncs.apply("conjugate", deviation)))
+    else:
+        squared = ufuncs.apply("multiply", deviation, deviation)
     ret = reduce("sum", squared, axis=axes, keepdims=keepdims, dtype=dtype)
     ddof = float(ddof) if isinstance(ddof, (float, np.floating)) or \
         (isinstance(ddof, Tracer) and ddof.dtype.kind == "f") else int(ddof)

@@ -21,6 +21,7 @@ from ..errors import NumPyValueError, ShapeError, UnsupportedError, where
 from .context import check_dtype, current
 from .layout import as_tracer, concatenate, flatten, normalize_axis
 from .tracer import Tracer, fresh
+from .ufuncs import refuse_complex
 
 SCAN_UFUNCS = ("add", "multiply", "maximum", "minimum", "logical_and", "logical_or")
 
@@ -51,6 +52,7 @@ def scan(ufunc: str, x, axis, dtype, what: str, include_initial: bool = False) -
     requested = check_dtype(dtype, what) if dtype is not None else None
     target = accumulation_dtype(ufunc, x.dtype, requested)
     check_dtype(target, what)
+    refuse_complex(ufunc, (target,), what)
     ctx = current()
     node = x.node
     if node.dtype != target:

@@ -25,6 +25,7 @@ from .context import current
 from .layout import as_tracer, concatenate, normalize_axes, normalize_axis, reshape, transpose
 from .reductions import reduce
 from .tracer import Tracer, fresh
+from .ufuncs import refuse_complex
 
 KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
@@ -45,6 +46,7 @@ def _along(op: str, x: Tracer, axis, what: str) -> Tracer:
     if x.ndim == 0:
         raise ShapeError(f"{what}: axis {axis} is out of bounds for array of dimension 0{where()}")
     axis = normalize_axis(axis, x.ndim, what)
+    refuse_complex(op, (x.dtype,), what)
     last = x.ndim - 1
     perm = [d for d in range(x.ndim) if d != axis] + [axis]
     moved = transpose(x, perm, what) if axis != last else x

@@ -56,7 +56,10 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = 0.0
     with np.errstate(divide="ignore"):
         factor = np.true_divide(1, fact)
-    product = matmul(centred, transpose(centred), what)
+    other = transpose(centred)
+    if other.dtype.kind == "c":                 # NumPy's X @ X.T.conj()
+        other = ufuncs.apply("conjugate", other)
+    product = matmul(centred, other, what)
     scaled = astype(ufuncs.apply("multiply", product, factor), product.dtype, copy=False)
     return squeeze(scaled)
 

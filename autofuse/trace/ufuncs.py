@@ -6,10 +6,12 @@ import numpy as np
 from ..errors import ArgumentError, DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
 from ..ir.infer import same_shape, ufunc_loop
 from ..ir.graph import Node
+from ..ir.ops import takes_complex
 from .context import check_dtype, current
 from .tracer import Tracer, fresh
 
-_WEAK_TYPES = (int, float)
+_WEAK_TYPES = (int, float, complex)
+_PYTHON_DTYPES = {int: np.int64, float: np.float64, complex: np.complex128}
 
 
 def operand_type(x, what: str):
@@ -22,8 +24,6 @@ def operand_type(x, what: str):
         return int if isinstance(x, int) else float     # (an int subclass: a traced size)
     if isinstance(x, (np.ndarray, np.generic)):
         return check_dtype(x.dtype, what)
-    if isinstance(x, complex):
-        raise DTypeError(f"{what}: complex numbers are not supported{where()}")
     if isinstance(x, (list, tuple)):
         return check_dtype(np.asarray(x).dtype, what)
     raise ArgumentError(f"{what}: cannot trace an operand of type {type(x).__name__}{where()}")
@@ -43,7 +43,7 @@ def to_node(x, dtype, what: str) -> Node:
                     ctx.weak_int_casts[index] = dtype
             node = ctx.emit("cast", [node], {"dtype": dtype})
         return node
-    if isinstance(x, (int, float, bool)) and not isinstance(x, np.generic):
+    if isinstance(x, (int, float, bool, complex)) and not isinstance(x, np.generic):
         try:
             value = np.asarray(x, dtype=dtype)
         except OverflowError as error:
@@ -74,7 +74,7 @@ def wrap_result(node: Node, operands) -> Tracer:
     return fresh(node, scalar=scalar)
 
 
-_PYTHON_TYPES = {"f": float, "i": int, "u": int, "b": bool}
+_PYTHON_TYPES = {"c": complex, "f": float, "i": int, "u": int, "b": bool}
 # Python's bool keeps these operators; every other operator computes on bools as ints
 _BOOL_OPERATORS = {"bitwise_and", "bitwise_or", "bitwise_xor", "less", "less_equal", "greater",
                    "greater_equal", "equal", "not_equal"}
@@ -85,7 +85,7 @@ def is_python_scalar(x) -> bool:
     from them by Python operators)."""
     if isinstance(x, Tracer):
         return x.weak is not None
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def _as_python_int(x):
@@ -120,7 +120,7 @@ def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
     if all(isinstance(t, type) for t in types):
         # NOTE: NumPy converts all-Python-scalar operands to arrays first (int -> int64, float ->
         # float64); resolve_dtypes would pick its object loop for two Python ints instead.
-        types = tuple(np.dtype(np.int64 if t is int else np.float64) for t in types)
+        types = tuple(np.dtype(_PYTHON_DTYPES[t]) for t in types)
     signature = None if dtype is None else (None,) * ufunc.nin + (check_dtype(dtype, what),)
     try:
         if signature is None:
@@ -131,6 +131,7 @@ def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
         names = ", ".join(t.__name__ if isinstance(t, type) else str(t) for t in types)
         raise DTypeError(f"{what} is not defined for operands of type {names}{where()}") from None
     result_shape(what, *(_shape_of(x) for x in operands))
+    refuse_complex(name, loop, what)
     if name == "power" and loop[1].kind == "i":
         _check_exponent(operands[1], what)
     nodes = [to_node(x, dt, what) for x, dt in zip(operands, loop[:-1])]
@@ -138,6 +139,15 @@ def apply(name: str, *operands, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         return write_out(node, out, what, casting)
     return wrap_result(node, operands)
+
+
+def refuse_complex(name: str, dtypes, what: str) -> None:
+    """UnsupportedError where op `name` would compute on complex operands it has no spelling for
+    (NumPy orders complex numbers lexicographically; autofuse does not)."""
+    if any(np.dtype(dtype).kind == "c" for dtype in dtypes) and not takes_complex(name):
+        raise UnsupportedError(f"{what} of complex operands is not supported by autofuse (ordering "
+                               f"and rounding of complex numbers are not); compare or round "
+                               f"np.real(z) and np.imag(z), or np.abs(z){where()}")
 
 
 def _check_exponent(exponent, what: str) -> None:

@@ -46,6 +46,8 @@ def module_text(kernel) -> str:
              "import math", "import numba", "import numpy as np", ""]
     for name, value in sorted(kernel.globals.items()):
         lines.append(f"{name} = {literal(value)}")
+    if "cmath." in kernel.text:
+        lines.insert(1, "import cmath")
     for helper in kernel.helpers:
         lines += ["", "", "@numba.njit(cache=True, error_model='numpy')", helper.strip()]
     lines += ["", "", f"@numba.njit(cache=True, error_model='numpy', nogil=True, "

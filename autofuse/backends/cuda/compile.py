@@ -59,6 +59,8 @@ def module_text(kernel, simulator: bool) -> str:
             lines += _index_type(name, value[1], simulator, *value[2:])
         else:
             lines.append(f"{name} = {literal(value)}")
+    if "cmath." in kernel.text:
+        lines.insert(1, "import cmath")
     for helper in kernel.helpers:
         lines += ["", "", "@cuda.jit(device=True)", helper.strip()]
     decorator = "@cuda.jit" if simulator else "# compiled with numba.cuda.compile_ptx"

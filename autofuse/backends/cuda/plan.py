@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
 from .device import Device
 from .emit import scans, sorting, staged_plan, tiles, two_stage
@@ -33,6 +34,16 @@ class Plan:
     staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
 
 
+def _refuse_complex_scan(group: Group) -> None:
+    """A scan's warp shuffles and look-back atomics move ints and floats only: complex scans have
+    no CUDA kernel (the CPU backend runs them)."""
+    for node in group.nodes:
+        if node.op == "scan" and node.dtype.kind == "c":
+            raise UnsupportedError(f"np.{node.attrs['ufunc']}.accumulate (cumsum, cumprod) of "
+                                   f"{node.dtype} values has no CUDA kernel; use backend='cpu'"
+                                   f"{'' if node.origin is None else ' (at ' + node.origin + ')'}")
+
+
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False,
            dynamic: bool = False, strides: dict | None = None) -> Plan:
     """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count, and no
@@ -46,6 +57,7 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
         rows, reason = sorting.plan(group, tuning, simulator)
         return Plan("sort", reason, sorting=rows)
     if group.kind == "scan":
+        _refuse_complex_scan(group)
         chosen = scans.plan(group, tuning, device, simulator)
         return Plan(chosen.strategy, chosen.reason, scan=chosen)
     if group.kind != "input":

@@ -106,6 +106,7 @@ class Combining:
         dtype = self.renderer.held(node.inputs[0].dtype if arg else node.dtype)
         # NOTE: warp shuffles move 32- and 64-bit values only: bools and narrow ints travel as
         # int32 and come back to their own type.
+        # Complex values travel as their two parts.
         narrow = dtype.kind == "b" or dtype.itemsize < 4
         for lane in lanes:
             other, other_idx = r.name("sw"), r.name("swi")
@@ -113,6 +114,10 @@ class Combining:
             shuffled = f"cuda.shfl_xor_sync(0xffffffff, {source}, {lane})"
             if narrow:
                 shuffled = f"({shuffled} != 0)" if dtype.kind == "b" else f"{r.ctor(dtype)}({shuffled})"
+            if dtype.kind == "c":
+                real, imag = (f"cuda.shfl_xor_sync(0xffffffff, {acc}.{part}, {lane})"
+                              for part in ("real", "imag"))
+                shuffled = f"{r.ctor(dtype)}(complex({real}, {imag}))"
             r.emit(f"{other} = {shuffled}")
             r.emit(f"{other_idx} = cuda.shfl_xor_sync(0xffffffff, {idx}, {lane})" if arg
                    else f"{other_idx} = 0")

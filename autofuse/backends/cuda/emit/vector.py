@@ -16,7 +16,10 @@ class Vectors:
 
     # -- vector access ---------------------------------------------------------------------------
     def lanes_for(self, params, width: int = 16) -> int:
-        """Elements of a vector: `width` bytes of the widest of `params`, at most max_lanes."""
+        """Elements of a vector: `width` bytes of the widest of `params`, at most max_lanes; 1
+        (no vectors) where one is complex: the vector intrinsics move ints and floats only."""
+        if any(p.node.dtype.kind == "c" for p in params):
+            return 1
         return min(self.tuning.max_lanes, width // max(storage_dtype(p.node.dtype).itemsize for p in params))
 
     def vector_lanes(self, shape, size: int, threads: int, width: int | None = None) -> int:

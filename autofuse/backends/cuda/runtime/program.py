@@ -229,7 +229,7 @@ def _flat(value, dtype) -> np.ndarray:
 
 def _poison(dtype):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return np.nan
     if dtype.kind == "b":
         return 7
