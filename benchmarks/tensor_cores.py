@@ -60,13 +60,13 @@ def systems_for(dtype, epilogue, precision, variants, torch, jax):
     import autofuse
     from autofuse.backends.cuda.tuning import Tuning
     fn = program(epilogue, np)
-    made = {"autofuse": lambda: autofuse.jit(fn, matmul_precision=precision)}
+    made = {"autofuse": lambda: autofuse.jit(fn, matmul_precision=precision, tuning=Tuning(mma=True))}
     for name, changes in variants.items():
         float64_only = any(field.startswith("mma_f64") for field in changes)
         if float64_only and dtype != "float64" or "mma_tile" in changes and dtype == "float64":
             continue           # (float64's fields change float64 kernels only, mma_tile others)
         made[f"autofuse-{name}"] = (lambda c: lambda: autofuse.jit(
-            fn, matmul_precision=precision, tuning=Tuning().replace(**c)))(changes)
+            fn, matmul_precision=precision, tuning=Tuning(mma=True).replace(**c)))(changes)
     if precision == "3xtf32":
         made["autofuse float32"] = lambda: autofuse.jit(fn)
     made["cupy"] = lambda: program(epilogue, cupy)

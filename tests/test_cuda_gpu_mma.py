@@ -40,8 +40,8 @@ PROGRAMS = {
 }
 ON = Tuning(mma=True)       # float64/float16 on tensor cores (off by default until measured)
 DTYPES = {"f64": (np.float64, {"tuning": ON}), "f16": (np.float16, {"tuning": ON}),
-          "tf32": (np.float32, {"matmul_precision": "tf32"}),
-          "3xtf32": (np.float32, {"matmul_precision": "3xtf32"})}
+          "tf32": (np.float32, {"matmul_precision": "tf32", "tuning": ON}),
+          "3xtf32": (np.float32, {"matmul_precision": "3xtf32", "tuning": ON})}
 
 
 @pytest.mark.parametrize("kind", sorted(DTYPES))

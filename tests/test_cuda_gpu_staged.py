@@ -44,7 +44,7 @@ def check(fn, args, tuning, tolerance=None):
 @pytest.mark.parametrize("default", [False, True], ids=["small tiles", "default tiles"])
 def test_simulator_cases_on_the_gpu(case, default):
     name, fn, args, tuning = case
-    check(fn, args, Tuning() if default else tuning)
+    check(fn, args, Tuning(products=staged_sim_cases.STAGED) if default else tuning)
 
 
 SHAPES = [((8192, 32, 48), (48, 48)), ((4096, 16, 16), (16, 16)), ((1024, 64, 64), (1024, 64, 64)),
@@ -57,6 +57,6 @@ SHAPES = [((8192, 32, 48), (48, 48)), ((4096, 16, 16), (16, 16)), ((1024, 64, 64
 def test_benchmark_shapes(shapes, dtype):
     a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
     bias = rng.standard_normal(shapes[1][-1]).astype(dtype)
-    found = check(lambda a, b, c: np.maximum(a @ b + c, 0), (a, b, bias), Tuning(),
+    found = check(lambda a, b, c: np.maximum(a @ b + c, 0), (a, b, bias), Tuning(products=staged_sim_cases.STAGED),
                   tolerance=2e-4 if dtype == np.float32 else 1e-10)
     assert any(s.startswith("staged") for s in found), found

@@ -13,6 +13,7 @@ import pytest
 
 import autofuse
 from autofuse.backends.cuda import compile as cuda_compile
+from autofuse.errors import ArgumentError
 from autofuse.backends.cuda.emit import mma_plan
 from autofuse.backends.cuda.intrinsics.mma_shapes import SHAPES
 from autofuse.backends.cuda.tuning import Tuning
@@ -53,14 +54,16 @@ def test_tensor_cores_can_be_turned_off_and_mixed_dtypes_stay_off():
     assert strategies(np.float64, tuning=Tuning(mma=False))[0].startswith("compact tiled")
     # off by default until measured on a GPU (Tuning.mma's note); opted-in precisions still
     assert strategies(np.float64, tuning=Tuning())[0].startswith("compact tiled")
-    assert strategies(np.float32, "tf32", tuning=Tuning())[0].startswith("tensor cores")
+    with pytest.raises(ArgumentError, match="Tuning.mma=True"):
+        autofuse.jit(relu_bias, matmul_precision="tf32")
     x, w = np.ones((300, 100), np.float16), np.ones((100, 200), np.float32)
     kernels = autofuse.jit(lambda x, w: x @ w, backend="cuda").lower(x, w).kernels
     assert not any(k.strategy.startswith("tensor cores") for k in kernels)
 
 
 def test_the_plan_names_its_instruction_tile_and_arithmetic():
-    jitted = autofuse.jit(relu_bias, backend="cuda", matmul_precision="3xtf32")
+    jitted = autofuse.jit(relu_bias, backend="cuda", matmul_precision="3xtf32",
+                          tuning=Tuning(mma=True))
     (kernel,) = jitted.lower(*operands(8192, 4096, 4096, np.float32)).kernels
     assert "three products" in kernel.reason and "m16n8k8" in kernel.reason
     assert kernel.launch["block"] == 256 and kernel.launch["grid"] == (32, 64, 1)

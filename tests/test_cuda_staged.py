@@ -23,8 +23,13 @@ def ones(*shapes, dtype=np.float32):
     return [np.ones(shape, dtype) for shape in shapes]
 
 
+# staged products are off by default until they pass their GPU tests (cuda/tuning.py's note)
+ON = autofuse.backends.cuda.Tuning(products=ProductLimits(staged=True, split_k=8192))
+
+
 def strategies(fn, args, backend="cuda"):
-    return [k.strategy for k in autofuse.jit(fn, backend=backend).lower(*args).kernels]
+    options = {"tuning": ON} if backend == "cuda" else {}
+    return [k.strategy for k in autofuse.jit(fn, backend=backend, **options).lower(*args).kernels]
 
 
 @pytest.mark.sim
@@ -67,8 +72,8 @@ def test_the_cpu_backend_keeps_its_reductions():
     np.testing.assert_allclose(got, x @ w + 1, rtol=1e-12, atol=1e-12)
 
 
-def test_the_staged_rule_can_be_turned_off():
-    tuning = autofuse.backends.cuda.Tuning(products=ProductLimits())
+def test_the_staged_rule_is_off_by_default():
+    tuning = autofuse.backends.cuda.Tuning()
     kernels = autofuse.jit(lambda a, b: a @ b, backend="cuda", tuning=tuning).lower(
         *ones((64, 32, 48), (48, 48))).kernels
     assert not kernels[0].strategy.startswith("staged")
@@ -80,7 +85,7 @@ def test_the_staged_rule_can_be_turned_off():
     (((8192, 8), (8, 8192)), np.float32), (((1024, 64, 64), (1024, 64, 64)), np.float64),
     (((4096, 17, 19), (19, 23)), np.float32)])
 def test_staged_kernels_compile_to_sm90_without_local_memory(shapes, dtype):
-    (kernel,) = autofuse.jit(lambda a, b, c: np.tanh(a @ b) + c, backend="cuda").lower(
+    (kernel,) = autofuse.jit(lambda a, b, c: np.tanh(a @ b) + c, backend="cuda", tuning=ON).lower(
         *ones(*shapes, shapes[-1][-1:], dtype=dtype)).kernels
     assert kernel.strategy.startswith("staged")
     assert len(kernel.source.splitlines()) < 400

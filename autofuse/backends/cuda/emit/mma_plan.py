@@ -94,15 +94,13 @@ def refusal(group, precision: str) -> str | None:
 
 
 def choose(group, strides: dict, tuning, simulator: bool = False) -> Plan | None:
-    """The tensor-core kernel's plan for this product group, or None (it does not apply, or a
-    float64/float16 product while Tuning.mma is off; "tf32"/"3xtf32" are asked for by name)."""
+    """The tensor-core kernel's plan for this product group, or None (Tuning.mma off, or it does
+    not apply)."""
     precision = tuning.matmul_precision
-    if refusal(group, precision) is not None:
+    if not tuning.mma or refusal(group, precision) is not None:
         return None
     node = group.matmul
     kind = kind_of(node, precision)
-    if not tuning.mma and kind in ("f64", "f16"):
-        return None
     shape = SHAPES[tuning.mma_f64_shape if kind == "f64" else
                    "mma_f16_m16n8k16" if kind == "f16" else "mma_tf32_m16n8k8"]
     if simulator:        # a warp a block, two tiles: the simulator runs threads as Python
