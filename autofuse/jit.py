@@ -219,7 +219,7 @@ def caller(entry, args: tuple):
         return lambda call_args: direct(call_args)[0]
     # (the CPU backend's only: the CUDA backend's device-memory tests were not rerun with it)
     generated = cached_call.build(entry, args, run) \
-        if direct is not None and entry.backend == "cpu" else None
+        if direct is not None and getattr(entry, "backend", None) == "cpu" else None
     return generated if generated is not None else functools.partial(run, entry)
 
 

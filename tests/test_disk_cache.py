@@ -127,7 +127,7 @@ def cuda_kernel(fn, *args):
 
 def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     """A cached cubin is reused only for the same module text, target and intrinsics: editing
-    intrinsics/vector.py or half.py (whose device functions generated kernels import) makes new
+    intrinsics/vector.py, half.py or the mma files (whose device functions generated kernels import) makes new
     entries."""
     pytest.importorskip("numba_cuda")
     from autofuse.backends.cuda import compile as cuda
@@ -137,7 +137,7 @@ def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
     from autofuse.backends.cuda.intrinsics import half as cuda_half
     from autofuse.backends.cuda.intrinsics import vector as cuda_vector
-    assert {path.name for path in cuda._INTRINSICS} == {"vector.py", "half.py"}
+    assert {path.name for path in cuda._INTRINSICS} == {"vector.py", "half.py", "mma.py", "mma_shapes.py"}
     assert all(open(m.__file__).read() in cuda._intrinsics_text()
                for m in (cuda_half, cuda_vector))
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
