@@ -335,7 +335,8 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     `matmul_precision`: CUDA float32 products on CUDA cores ("float32", the default), or on tensor
     cores as "tf32" (operands rounded to 10 fraction bits: ~1e-3 relative error, jax's default)
-    or "3xtf32" (a high and a low TF32 part each, three products: near float32's error).
+    or "3xtf32" (a high and a low TF32 part each, three products: near float32's error); the
+    tensor-core kernel is experimental (it fails its GPU tests): only with Tuning(mma=True).
 
     `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
     values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
