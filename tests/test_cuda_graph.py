@@ -235,7 +235,8 @@ def test_cuda_graph_option_is_checked_and_kept():
     f = autofuse.jit(lambda x: x * 2, backend="cuda", cuda_graph=True)
     lowered = f.lower(np.ones(4, np.float32))
     assert lowered._entry.options == {"cuda_graph": True, "float16": "numpy", "tuning": None,
-                                      "max_ops": autofuse.trace.budget.MAX_OPS}
+                                      "max_ops": autofuse.trace.budget.MAX_OPS,
+                                      "matmul_precision": "float32"}
     assert lowered.host_source is None                 # generated at the first call on a GPU
 
 
