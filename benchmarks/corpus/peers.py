@@ -16,29 +16,16 @@ import numpy as np
 
 def time_jax(name: str, arguments: tuple, static: dict, judge, dtype: str, median_seconds,
              device) -> dict:
-    """{"jax_first_s", "jax_s", "jax_correct"} or {"jax_error": why}."""
+    """A loop program's `lax.fori_loop` twin: {"jax_first_s", "jax_s", "jax_correct", ...} or
+    {"jax_error": why}."""
     try:
-        import jax
         from .loops_jax import TWIN_NAMES, twin
     except ImportError as error:
         return {"jax_error": f"{type(error).__name__}: {error}"}
     if name not in TWIN_NAMES:
         return {"jax_error": "no twin"}
-    try:
-        if np.dtype(dtype).itemsize == 8:
-            jax.config.update("jax_enable_x64", True)
-        function = jax.jit(twin(name), static_argnames=tuple(static))
-        on_device = [jax.device_put(a) if isinstance(a, np.ndarray) else a for a in arguments]
-        begin = time.perf_counter()
-        got = jax.block_until_ready(function(*on_device, **static))
-        first = time.perf_counter() - begin
-        result = judge(jax.tree_util.tree_map(np.asarray, got))
-        seconds, _ = median_seconds(
-            lambda: jax.block_until_ready(function(*on_device, **static)), device)
-    except Exception as error:       # a peer that fails is recorded, the row still stands
-        return {"jax_error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
-    return {"jax_first_s": first, "jax_s": seconds, "jax_correct": result["correct"],
-            "jax_note": result["note"]}
+    return _time_jitted(lambda jnp: twin(name), arguments, static, judge, dtype, median_seconds,
+                        device)
 
 
 def jax_numpy_twin(function, jnp):
@@ -55,8 +42,15 @@ def jax_numpy_twin(function, jnp):
 
 def time_jax_numpy(function, arguments: tuple, static: dict, judge, dtype: str, median_seconds,
                    device) -> dict:
-    """{"jax_first_s", "jax_s", "jax_correct", "jax_twin": "jax.numpy"} or {"jax_error": why}
-    for a program that is not a loop, run through jax.jit as written (jax_numpy_twin)."""
+    """A program that is not a loop, run through jax.jit as written (jax_numpy_twin); the record
+    says "jax_twin": "jax.numpy"."""
+    return {**_time_jitted(lambda jnp: jax_numpy_twin(function, jnp), arguments, static, judge,
+                           dtype, median_seconds, device), "jax_twin": "jax.numpy"}
+
+
+def _time_jitted(make, arguments: tuple, static: dict, judge, dtype: str, median_seconds,
+                 device) -> dict:
+    """jax.jit of `make(jax.numpy)` on the arguments: first call, warm median, judge's verdict."""
     try:
         import jax
         import jax.numpy as jnp
@@ -65,7 +59,7 @@ def time_jax_numpy(function, arguments: tuple, static: dict, judge, dtype: str, 
     try:
         if np.dtype(dtype).itemsize == 8:
             jax.config.update("jax_enable_x64", True)
-        compiled = jax.jit(jax_numpy_twin(function, jnp), static_argnames=tuple(static))
+        compiled = jax.jit(make(jnp), static_argnames=tuple(static))
         on_device = [jax.device_put(a) if isinstance(a, np.ndarray) else a for a in arguments]
         begin = time.perf_counter()
         got = jax.block_until_ready(compiled(*on_device, **static))
@@ -74,7 +68,6 @@ def time_jax_numpy(function, arguments: tuple, static: dict, judge, dtype: str, 
         seconds, _ = median_seconds(
             lambda: jax.block_until_ready(compiled(*on_device, **static)), device)
     except Exception as error:       # a peer that fails is recorded, the row still stands
-        return {"jax_error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}",
-                "jax_twin": "jax.numpy"}
+        return {"jax_error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
     return {"jax_first_s": first, "jax_s": seconds, "jax_correct": result["correct"],
-            "jax_note": result["note"], "jax_twin": "jax.numpy"}
+            "jax_note": result["note"]}
