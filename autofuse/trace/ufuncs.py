@@ -15,13 +15,15 @@ _PYTHON_DTYPES = {int: np.int64, float: np.float64, complex: np.complex128}
 
 
 def operand_type(x, what: str):
-    """The dtype NumPy resolves an operand by: a dtype, or int/float for a weak Python scalar."""
+    """The dtype NumPy resolves an operand by: a dtype, or int/float/complex for a weak Python
+    scalar."""
     if isinstance(x, Tracer):
         return x.weak if x.weak in _WEAK_TYPES else x.dtype
     if isinstance(x, bool) or isinstance(x, np.bool_):
         return np.dtype(bool)
     if isinstance(x, _WEAK_TYPES) and not isinstance(x, np.generic):
-        return int if isinstance(x, int) else float     # (an int subclass: a traced size)
+        # (an int subclass, such as a traced size, resolves as int)
+        return next(t for t in _WEAK_TYPES if isinstance(x, t))
     if isinstance(x, (np.ndarray, np.generic)):
         return check_dtype(x.dtype, what)
     if isinstance(x, (list, tuple)):
