@@ -145,8 +145,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """A 0-d bool array (NumPy returns a Python bool, which a trace cannot know)."""
-    return np.all(isclose(a, b, rtol, atol, equal_nan))
+    """A traced Python bool, as NumPy returns."""
+    return fresh(np.all(isclose(a, b, rtol, atol, equal_nan)).node, weak=bool)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
@@ -370,7 +370,7 @@ FUNCTIONS = {
     np.nansum: _reduction(_nan_filled("nansum", 0)), np.nanprod: _reduction(_nan_filled("nanprod", 1)),
     np.nanmax: _reduction(_nan_extreme("nanmax")), np.nanmin: _reduction(_nan_extreme("nanmin")),
     np.nanmean: _reduction(nanmean), np.nanvar: _reduction(nanvar), np.nanstd: _reduction(nanstd),
-    np.nan_to_num: nan_to_num, np.isclose: isclose, np.allclose: _reduction(allclose),
+    np.nan_to_num: nan_to_num, np.isclose: isclose, np.allclose: allclose,
     np.count_nonzero: _reduction(count_nonzero), np.sinc: sinc, np.average: _reduction(average),
     np.ptp: _reduction(ptp), np.meshgrid: meshgrid, np.split: split, np.array_split: array_split,
     np.rot90: rot90, np.diagonal: diagonal, np.trace: _reduction(trace), np.diag: diag,

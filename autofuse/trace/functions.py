@@ -7,8 +7,9 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (complexes, compositions, contractions, creation, einsum, gather, layout, linalg, matmul, padding,
-               reductions, repetition, scans, scatter, shifting, sorting, statistics, triangles, ufuncs)
+from . import (arrangement, complexes, compositions, contractions, convolution, creation, einsum,
+               gather, layout, linalg, matmul, numerics, padding, reductions, repetition, scans,
+               scatter, searching, shifting, sorting, statistics, triangles, ufuncs)
 from .context import current
 from .gradient import gradient
 from .layout import as_tracer
@@ -178,21 +179,40 @@ FUNCTIONS = {
 
 FUNCTIONS.update(compositions.FUNCTIONS)
 FUNCTIONS.update(complexes.FUNCTIONS)
+FUNCTIONS.update(searching.FUNCTIONS)
+FUNCTIONS.update(convolution.FUNCTIONS)
+FUNCTIONS.update(arrangement.FUNCTIONS)
+FUNCTIONS.update(numerics.FUNCTIONS)
+COMPOSED_UFUNCS = {**compositions.UFUNCS, **numerics.UFUNCS}
 
-UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder"}
+UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder", "deg2rad": "radians",
+                 "rad2deg": "degrees"}
 
 
 def supported_names() -> list[str]:
     names = {_public_name(fn) for fn in FUNCTIONS} | {f"np.{name}" for name in ELEMENTWISE_UFUNCS}
     names |= {f"np.{alias}" for alias in UFUNC_ALIASES} | {"np.vecdot"}
-    names |= {f"np.{name}" for name in compositions.UFUNCS}
+    names |= {f"np.{name}" for name in COMPOSED_UFUNCS}
     return sorted(names | {"np.matmul", "np.zeros", "np.ones", "np.full", "np.empty", "np.arange",
                            "np.linspace", "np.eye", "np.identity", "np.array", "np.asarray"})
+
+
+# functions whose result's shape NumPy takes from the values: what to write instead
+_SHAPE_FROM_VALUES = ("np.nonzero", "np.argwhere", "np.flatnonzero", "np.unique", "np.extract",
+                      "np.compress", "np.trim_zeros", "np.setdiff1d", "np.intersect1d",
+                      "np.union1d", "np.unique_values", "np.unique_counts", "np.unique_inverse",
+                      "np.unique_all")
 
 
 def unsupported(name: str) -> UnsupportedError:
     """The error for a NumPy call autofuse does not trace: the call and the user's line first,
     then the few supported names spelled most like it."""
+    if name in _SHAPE_FROM_VALUES:
+        return UnsupportedError(
+            f"{name}: the shape of its result depends on the values, which autofuse does not know "
+            f"while it traces{where()}\n  keep the shape instead: np.where(mask, x, 0), "
+            f"x[mask].sum(), np.count_nonzero(mask); or call {name} "
+            f"outside the jitted function")
     names = supported_names()
     close = difflib.get_close_matches(name, names, n=4, cutoff=0.6)
     if close:
@@ -234,8 +254,8 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         if unknown:
             raise UnsupportedError(f"np.vecdot: arguments {unknown} are not supported{where()}")
         return contractions.vecdot(*inputs, **kwargs)
-    if name in compositions.UFUNCS:
-        return compositions.UFUNCS[name](*inputs, **kwargs)
+    if name in COMPOSED_UFUNCS:
+        return COMPOSED_UFUNCS[name](*inputs, **kwargs)
     if name not in ELEMENTWISE_UFUNCS:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)

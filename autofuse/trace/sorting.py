@@ -74,6 +74,8 @@ def sort_in_place(x: Tracer, axis=-1, kind=None, order=None, *, stable=None) -> 
 
 
 def _check_kth(x: Tracer, kth, axis, what: str) -> None:
+    if isinstance(kth, Tracer):      # a Python int argument: the trace needs its value
+        kth = kth.python_use("kth") if kth.sequence else kth.tolist()
     length = x.size if axis is None else x.shape[normalize_axis(axis, x.ndim, what)] \
         if x.ndim else 1
     for k in np.atleast_1d(np.asarray(kth)).ravel():
