@@ -1,10 +1,9 @@
 """Searching a sorted axis: np.searchsorted, np.digitize and np.interp.
 
-A search is written as a fixed number of gathers, not as a loop the kernel runs: the position
-of each value grows by the powers of two from the largest at most the length down to 1, taking
-a step wherever the element before the new position still comes before the value. With the
-length known at trace time that is floor(log2(n)) + 1 gathers and selects per value, which fuse
-into one elementwise kernel over the values (O(m log n) work, as NumPy's binary search).
+A search is written as a fixed number of gathers, not as a loop the kernel runs: with the
+length n known at trace time, Shar's form of binary search takes at most floor(log2(n)) + 2
+gathers and selects per value, which fuse into one elementwise kernel over the values
+(O(m log n) work, as NumPy's binary search).
 
 Order is NumPy's sort order: NaN after every number, so the comparisons are NaN-aware.
 """
@@ -22,25 +21,32 @@ from .tracer import Tracer, fresh
 def _before(a, b):
     """a sorts strictly before b (NaN last, as np.sort puts it)."""
     if np.dtype(a.dtype).kind in "fc" or np.dtype(b.dtype).kind in "fc":
-        return (a < b) | (np.isnan(b) & ~np.isnan(a))
+        return (a < b) | (np.isnan(b) & (a == a))
     return a < b
 
 
 def _count(sorted_: Tracer, values: Tracer, precedes) -> Tracer:
     """How many leading elements of the 1-d `sorted_` satisfy `precedes(element, value)`, for
-    each value (a predicate true on a prefix of the sorted axis)."""
+    each value (a predicate true on a prefix of the sorted axis).
+
+    Shar's search: p, the largest power of two at most n, splits the axis into a first test
+    (is the answer at least p? then it lies in [n - p, n]) and a window of p positions halved
+    log2(p) times; every index it reads is in bounds, so no clamp is needed."""
     n = sorted_.shape[0]
-    position = np.zeros_like(values, dtype=np.int64)
+    base = np.zeros_like(values, dtype=np.int64)
     if n == 0:
-        return position
-    step = 1 << (n.bit_length() - 1)
+        return base
+
+    def test(index):
+        return precedes(emit(sorted_, (0,), [index], (), values.shape), values)
+    p = 1 << (n.bit_length() - 1)
+    if p < n:
+        base = np.where(test(base + (p - 1)), n - p, base)
+    step = p // 2
     while step:
-        candidate = position + step                            # takes elements [0, candidate)
-        last = np.minimum(candidate, n) - 1                    # (in bounds whatever the value)
-        element = emit(sorted_, (0,), [last], (), values.shape)
-        position = np.where((candidate <= n) & precedes(element, values), candidate, position)
+        base = np.where(test(base + (step - 1)), base + step, base)
         step //= 2
-    return position
+    return base + test(base).astype(np.int64)
 
 
 def _common(a: Tracer, v, what: str) -> tuple[Tracer, Tracer]:
@@ -128,8 +134,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if n == 1:      # NumPy's own case: NaN, neither below nor above the point, takes fp[0]
         result = np.where(x < xp[0], low, np.where(x > xp[0], high, fp[0]))
         return fresh(result.node, scalar=True) if scalar else result
-    # j: the last sample point at or before x (x < xp[0]: -1, x > xp[-1]: n)
-    j = _count(xp, x, lambda element, value: ~_before(value, element)) - 1
+    # j: the last sample point at or before x (x < xp[0]: -1, x > xp[-1]: n); NumPy's search
+    # compares plainly (a NaN x gives NaN below)
+    j = _count(xp, x, lambda element, value: element <= value) - 1
     j = np.where(x > xp[n - 1], n, j)
     inner = np.clip(j, 0, n - 2)
     x0, y0 = emit(xp, (0,), [inner], (), x.shape), emit(fp, (0,), [inner], (), x.shape)
