@@ -60,4 +60,4 @@ CASES = [
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import sim_cases
-    sys.exit(sim_cases.main(*sys.argv[1:2], cases=CASES))
+    sys.exit(sim_cases.main(*sys.argv[1:3], cases=CASES))

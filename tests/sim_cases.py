@@ -14,6 +14,7 @@ from autofuse.ir.products import ProductLimits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from programs import layernorm, softmax  # noqa: E402
+from simulated import in_shard  # noqa: E402
 
 rng = np.random.default_rng(3)
 # The tiled product kernel's cases keep their small products tiled (the planner would make
@@ -373,12 +374,12 @@ def configured(settings: dict):
     yield options
 
 
-def main(only: str = "", cases=None) -> int:
-    """Runs every case of `cases` (CASES by default), or those whose name contains `only`;
-    returns the mismatches."""
+def main(only: str = "", shard: str = "", cases=None) -> int:
+    """Runs every case of `cases` (CASES by default), or those whose name contains `only`, of
+    the shard "i/n" (simulated.in_shard); returns the mismatches."""
     failures = 0
-    for name, fn, args, *settings in CASES if cases is None else cases:
-        if only not in name:
+    for index, (name, fn, args, *settings) in enumerate(CASES if cases is None else cases):
+        if only not in name or not in_shard(index, shard):
             continue
         # settings: generator constants (upper case), jit options (lower case) and a
         # "reference" function where NumPy's own answer is not the one expected
@@ -411,4 +412,4 @@ def main(only: str = "", cases=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:2]))
+    sys.exit(main(*sys.argv[1:3]))

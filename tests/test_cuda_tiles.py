@@ -1,21 +1,18 @@
 """Row and column tiles (emit/tiles.py) and rows over lengths not a multiple of block x lanes:
 their logic in the CUDA simulator (tiles_sim_cases.py), their choice by the planner at the sizes
 of a GPU, and their sm_90 PTX."""
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import autofuse
 from autofuse.backends.cuda.tuning import DEFAULT as TUNING
+from simulated import SHARDS, run_cases
 
 pytest.importorskip("numba_cuda")
 from numba import config  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 F64 = re.compile(r"^\s*[a-z.]+\.f64\b", re.MULTILINE)
 
 
@@ -33,13 +30,10 @@ def layernorm0(x, r):
 
 
 @pytest.mark.sim
-def test_tiles_under_the_simulator(tmp_path):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "tiles_sim_cases.py")], env=env,
-                          capture_output=True, text=True, timeout=900)
-    lines = done.stdout.splitlines()
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert len(lines) >= 20 and all(line.endswith(": ok") for line in lines), done.stdout
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_tiles_under_the_simulator(tmp_path, shard):
+    lines = run_cases("tiles_sim_cases.py", tmp_path, shard, SHARDS)
+    assert len(lines) >= 10 and all(line.endswith(": ok") for line in lines), "\n".join(lines)
 
 
 # function, input shapes, the strategy the planner takes at these sizes (float32; the last float16)

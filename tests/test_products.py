@@ -1,9 +1,6 @@
 """The product planner (autofuse/ir/products.py): each strategy against NumPy on the CPU backend,
 the interpreter and the CUDA simulator; the reason in the fused text and the kernel records; a
 matrix-vector kernel's source is small."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,8 +8,8 @@ import pytest
 import autofuse
 from autofuse.ir.products import ProductLimits
 from products_cases import CASES
+from simulated import SHARDS, in_shard, run_cases
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _tolerance(dtype) -> dict:
@@ -96,14 +93,12 @@ def test_a_matrix_vector_kernel_is_small():
 
 
 @pytest.mark.sim
-def test_products_under_the_cuda_simulator(tmp_path):
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_products_under_the_cuda_simulator(tmp_path, shard):
     pytest.importorskip("numba_cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "products_cases.py")], env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = done.stdout.splitlines()
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert len(lines) == len(CASES) and all(line.endswith(": ok") for line in lines), done.stdout
+    lines = run_cases("products_cases.py", tmp_path, shard, SHARDS, timeout=600)
+    expected = sum(in_shard(i, f"{shard}/{SHARDS}") for i in range(len(CASES)))
+    assert len(lines) == expected and all(line.endswith(": ok") for line in lines), "\n".join(lines)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "cuda"])

@@ -84,4 +84,4 @@ CASES = [
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "", CASES))
+    sys.exit(main(*sys.argv[1:3], cases=CASES))

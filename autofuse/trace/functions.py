@@ -9,7 +9,7 @@ from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (arrangement, complexes, compositions, contractions, convolution, creation, einsum,
                gather, layout, linalg, matmul, numerics, padding, reductions, repetition, scans,
-               scatter, searching, shifting, sorting, statistics, triangles, ufuncs)
+               scatter, searching, shifting, sorting, statistics, triangles, ufuncs, windows)
 from .context import current
 from .gradient import gradient
 from .layout import as_tracer
@@ -183,6 +183,7 @@ FUNCTIONS.update(searching.FUNCTIONS)
 FUNCTIONS.update(convolution.FUNCTIONS)
 FUNCTIONS.update(arrangement.FUNCTIONS)
 FUNCTIONS.update(numerics.FUNCTIONS)
+FUNCTIONS.update(windows.FUNCTIONS)
 COMPOSED_UFUNCS = {**compositions.UFUNCS, **numerics.UFUNCS}
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder", "deg2rad": "radians",
