@@ -11,6 +11,7 @@ import pytest
 
 import autofuse
 import golden_sources
+from autofuse.backends import sharing
 from autofuse.backends.cpu.source import generate as cpu_generate
 from autofuse.backends.cuda.writer import generate as cuda_generate
 
@@ -77,14 +78,16 @@ def test_a_shared_kernel_is_the_groups_own_but_for_names(name):
         except autofuse.AutofuseError:
             continue
         strides = getattr(low._entry, "input_strides", {}) if backend == "cuda" else {}
+        lifted = sharing.plan([k.group for k in low.kernels], strides)
         for kernel in low.kernels:
             if "the same structure" not in kernel.reason:
                 continue
+            offsets = sharing.offsets(kernel.group, lifted.get(kernel.group.id, frozenset()))
             if backend == "cuda":
-                own = cuda_generate(kernel.group, kernel.name, strides).text
+                own = cuda_generate(kernel.group, kernel.name, strides, offsets=offsets).text
                 shared = low._entry.program.kernels[low.kernels.index(kernel)].source.text
             else:
-                own = cpu_generate(kernel.group, kernel.name).text
+                own = cpu_generate(kernel.group, kernel.name, offsets=offsets).text
                 shared = [s for s in low._entry.program.steps
                           if getattr(s, "group", None) is kernel.group][0].kernel.text
             assert canonical(own) == canonical(shared), (name, backend, kernel.name)
@@ -111,3 +114,117 @@ def test_sweeps_share_a_kernel_whatever_their_nodes_order(backend):
     assert len(sweeps) >= 6 and len({k.source for k in sweeps}) == 1
     if backend == "cpu":
         np.testing.assert_allclose(jitted(*args), leapfrog(*args), rtol=1e-5, atol=1e-5)
+
+
+# -- slices at other offsets: one kernel taking the starts as arguments ---------------------------
+
+def ewma(x, alpha):
+    """A row at a time: each step reads row i of x and row i - 1 of out and writes row i."""
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        out[i] = alpha * x[i] + (1 - alpha) * out[i - 1]
+    return out
+
+
+def blocks(x):
+    """2x3 blocks, each made from the block above it: starts vary along both axes."""
+    out = x.copy()
+    for i in range(2, x.shape[0] - 1, 2):
+        for j in range(0, x.shape[1] - 2, 3):
+            out[i:i + 2, j:j + 3] = out[i - 2:i, j:j + 3] * 0.5 + x[i:i + 2, j:j + 3]
+    return out
+
+
+def strided_steps(x):
+    """Slice assignments with a step, positive and negative, at moving starts."""
+    y = x.copy()
+    for k in range(1, 5):
+        y[k:k + 32:4] = y[k - 1:k + 31:4] * 0.5 + 1
+        y[-k::-5] += x[k] + 1.0
+    return y
+
+
+def shifted_sums(x):
+    """Reductions over windows that move: the row sums of x[i:i+4] for each i."""
+    return [np.sum(x[i:i + 4] ** 2, axis=0) for i in range(6)]
+
+
+def reversed_rows(x):
+    """Reversed slices read at moving starts."""
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0]):
+        out[i] = x[i::-1][0] + x[:i][::-1][0] * 2
+    return out
+
+
+LIFTED = [(ewma, lambda rng: (rng.random((24, 37)), 0.3)),
+          (blocks, lambda rng: (rng.random((9, 14)).astype(np.float32),)),
+          (strided_steps, lambda rng: (rng.random(40),)),
+          (shifted_sums, lambda rng: (rng.random((10, 7)).astype(np.float32),)),
+          (reversed_rows, lambda rng: (rng.random((12, 5)),))]
+
+
+@pytest.mark.parametrize("fn, make", LIFTED, ids=[fn.__name__ for fn, _ in LIFTED])
+def test_slices_at_moving_offsets_compute_numpys_answer(fn, make):
+    rng = np.random.default_rng()
+    args = make(rng)
+    want = fn(*args)
+    jitted = autofuse.jit(fn, backend="cpu")
+    got = jitted(*args)
+    got = got if isinstance(got, list) else [got]
+    for g, w in zip(got, want if isinstance(want, list) else [want]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    again = jitted(*args)                     # the generated host call passes the same starts
+    for g, w in zip(again if isinstance(again, list) else [again], got):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_a_loop_over_an_index_compiles_one_kernel(backend):
+    x = np.random.default_rng(5).random((40, 64))
+    low = autofuse.jit(ewma, backend=backend).lower(x, 0.3)
+    steps = [k for k in low.kernels if k.group.kind == "loop"]
+    assert len(steps) >= 39
+    assert len({k.source for k in steps}) <= 2
+    lifted = [k for k in steps if "passed as arguments" in k.reason]
+    assert len(lifted) >= 37
+    assert all("off0" in k.source for k in lifted)
+
+
+def test_only_the_starts_that_differ_become_arguments():
+    x = np.random.default_rng(6).random((12, 14)).astype(np.float32)
+    low = autofuse.jit(ewma, backend="cpu").lower(x, 0.5)
+    text = [k.source for k in low.kernels if "passed as arguments" in k.reason][0]
+    header = [line for line in text.splitlines() if line.startswith("def ")][0]
+    # (the rows read and written move: x[i], out[i - 1] and out[i] = ...; their column starts,
+    # 0 in every step, stay literals)
+    assert header.count("off") == 3, header
+    x = np.random.default_rng(6).random((9, 14)).astype(np.float32)
+    low = autofuse.jit(blocks, backend="cpu").lower(x)
+    text = [k.source for k in low.kernels if "passed as arguments" in k.reason][0]
+    header = [line for line in text.splitlines() if line.startswith("def ")][0]
+    assert header.count("off") == 6, header        # (blocks move along both axes)
+
+
+@pytest.mark.sim
+def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "lifted.py"
+    script.write_text(
+        "import numpy as np, autofuse, sys\n"
+        f"sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})\n"
+        "from test_kernel_sharing import ewma, blocks, reversed_rows\n"
+        "rng = np.random.default_rng()\n"
+        "for fn, args in [(ewma, (rng.random((9, 33)), 0.3)),\n"
+        "                 (blocks, (rng.random((5, 8)).astype(np.float32),)),\n"
+        "                 (reversed_rows, (rng.random((6, 5)),))]:\n"
+        "    got = np.asarray(autofuse.jit(fn, backend='cuda')(*args))\n"
+        "    np.testing.assert_allclose(got, fn(*args), rtol=1e-6, atol=1e-6)\n"
+        "print('ok')\n")
+    env = dict(__import__("os").environ, NUMBA_ENABLE_CUDASIM="1",
+               AUTOFUSE_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-3000:]

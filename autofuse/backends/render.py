@@ -53,15 +53,25 @@ def _atom(expression: str) -> bool:
     return False
 
 
-def affine(start: int, step: int, i: str) -> str:
-    """start + step * i, folded where the numbers allow."""
-    if i.isdigit():
+def affine(start: int | str, step: int, i: str) -> str:
+    """start + step * i, folded where the numbers allow; `start` may be a name (a kernel
+    argument: backends/sharing.py)."""
+    if i.isdigit() and not isinstance(start, str):
         return str(start + step * int(i))
+    if i.isdigit():
+        return start if step * int(i) == 0 else f"({start} + {step * int(i)})"
     # NOTE: `i` may be an expression (a reshape's "f1 // 2"): -1 * f1 // 2 is (-f1) // 2.
     term = i if step == 1 else f"{step} * {i}" if _atom(i) else f"{step} * ({i})"
     if start == 0:
         return term if step == 1 else f"({term})"
     return f"({start} + {term})"
+
+
+def plus(start: int | str, amount: int) -> str:
+    """start + amount as text, `start` a number or a name."""
+    if not isinstance(start, str):
+        return str(start + amount)
+    return start if amount == 0 else f"{start} + {amount}" if amount > 0 else f"{start} - {-amount}"
 
 
 class Renderer:
@@ -99,6 +109,8 @@ class Renderer:
         #                                    says does not change; None keeps a / b
         self.deferred: list | None = None  # conditions the values being rendered rely on (the
         #                                    backend computes them again where one fails)
+        self.lifted: dict = {}             # (node id, axis) -> the name of the kernel argument
+        #                                    holding that slice's start (backends/sharing.py)
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -286,8 +298,13 @@ class Renderer:
                                                   else f"({part}) % {size}"))
         return tuple(result)
 
+    def starts(self, node) -> tuple:
+        """A slice's (or slice assignment's) starts: ints, or the names of lifted ones."""
+        return tuple(self.lifted.get((node.id, axis), start)
+                     for axis, start in enumerate(node.attrs["start"]))
+
     def _slice(self, node, index):
-        start, step = node.attrs["start"], node.attrs["step"]
+        start, step = self.starts(node), node.attrs["step"]
         source_index = tuple(affine(a, s, i) for a, s, i in zip(start, step, index))
         return self.value(node.inputs[0], source_index)
 
@@ -313,21 +330,21 @@ class Renderer:
     def _setslice(self, node, index):
         base, update = node.inputs
         conditions, inner = [], []
-        for i, start, step, count, size in zip(index, node.attrs["start"], node.attrs["step"],
+        for i, start, step, count, size in zip(index, self.starts(node), node.attrs["step"],
                                                update.shape, base.shape):
             if start == 0 and step == 1 and count == size:
                 inner.append(i)
                 continue
-            offset = f"({i} - {start})" if start else i
+            offset = f"({i} - {start})" if start != 0 else i
             if step == 1:
-                conditions.append(f"{start} <= {i} < {start + count}")
+                conditions.append(f"{start} <= {i} < {plus(start, count)}")
                 inner.append(offset)
             elif step > 0:
-                conditions.append(f"{start} <= {i} <= {start + step * (count - 1)} and "
+                conditions.append(f"{start} <= {i} <= {plus(start, step * (count - 1))} and "
                                   f"{offset} % {step} == 0")
                 inner.append(f"{offset} // {step}")
             else:
-                last = start + step * (count - 1)
+                last = plus(start, step * (count - 1))
                 conditions.append(f"{last} <= {i} <= {start} and ({start} - {i}) % {-step} == 0")
                 inner.append(f"({start} - {i}) // {-step}")
         if not conditions:

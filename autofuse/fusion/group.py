@@ -11,6 +11,11 @@ AT_OWN_INDEX = frozenset({OWN_INDEX})
 KINDS = ("elementwise", "loop", "input", "scan", "output", "sort")
 
 
+# Ops whose `start` attribute a shared kernel may take as an argument (backends/sharing.py).
+SLICING = ("slice", "setslice")
+EVERY_START = frozenset({"every start"})    # structure(lifted=...): wildcard every slice start
+
+
 def outer_shape(shape: tuple, axes: tuple) -> tuple:
     return tuple(s for d, s in enumerate(shape) if d not in axes)
 
@@ -147,14 +152,16 @@ class Group:
                 return "loop"
         return "elementwise"
 
-    def structure(self, strides: dict, sizes=None) -> tuple:
+    def structure(self, strides: dict, sizes=None, lifted=frozenset()) -> tuple:
         """What the group computes, up to which nodes it computes it on: its kind; its inputs'
         kinds, shapes, dtypes and element strides (`strides`: node id -> strides, None when
         C-contiguous); each member's op, shape, dtype, attributes and operands (by position in
         the group, or an inline constant's value); its outputs by position. Groups with equal
         structures get the same kernel (a loop's sweeps on other buffers). `sizes`, where given,
         maps each shape (and each `shape` attribute) to what the structure records of it: a
-        kernel taking its sizes as arguments keeps only which extents are 1."""
+        kernel taking its sizes as arguments keeps only which extents are 1. `lifted`: the
+        (member position, axis) whose slice start the kernel takes as an argument
+        (backends/sharing.py), recorded as None; EVERY_START: all of them."""
         size = sizes or (lambda shape: shape)
         inputs_in_order, nodes_in_order = self.canonical()
         place = {n.id: ("input", k) for k, n in enumerate(inputs_in_order)}
@@ -163,16 +170,22 @@ class Group:
         def operand(source: Node):
             return place.get(source.id) or ("constant", source.dtype.str, source.attrs)
 
-        def attrs(node: Node):
-            if sizes is None or node.attrs.get("shape") is None:
+        def attrs(node: Node, j: int):
+            changed = {}
+            if sizes is not None and node.attrs.get("shape") is not None:
+                changed["shape"] = size(tuple(node.attrs["shape"]))
+            if lifted and node.op in SLICING:
+                changed["start"] = tuple(
+                    None if lifted is EVERY_START or (j, axis) in lifted else start
+                    for axis, start in enumerate(node.attrs["start"]))
+            if not changed:
                 return node.attrs
-            return tuple(sorted({**node.attrs.as_dict(),
-                                 "shape": size(tuple(node.attrs["shape"]))}.items()))
+            return tuple(sorted({**node.attrs.as_dict(), **changed}.items()))
 
         inputs = tuple((n.op == "input" and n.ndim == 0, size(n.shape), n.dtype.str,
                         strides.get(n.id)) for n in inputs_in_order)
-        members = tuple((n.op, size(n.shape), n.dtype.str, attrs(n),
-                         tuple(operand(s) for s in n.inputs)) for n in nodes_in_order)
+        members = tuple((n.op, size(n.shape), n.dtype.str, attrs(n, j),
+                         tuple(operand(s) for s in n.inputs)) for j, n in enumerate(nodes_in_order))
         return (self.kind, inputs, members, tuple(place[i] for i in self.outputs),
                 place[self.root.id])
 

@@ -17,7 +17,7 @@ from ...fusion import CostModel
 from ...ir.products import ProductLimits
 from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
-from .. import disk_cache
+from .. import disk_cache, sharing
 from ..literals import literal
 from . import binaries, blas, host, threads
 from .source import generate
@@ -103,9 +103,9 @@ class Step:
         if not (self.skip_empty and all(o.size == 0 for o in outs)):
             views = [o.reshape(-1) if arg.view == "flat" else o for o, arg in zip(outs, self.outputs)]
             if self.first:
-                self.first_call(args + views)
+                self.first_call(list(self.kernel.leading) + args + views)
             else:
-                self.function(*args, *views)
+                self.function(*self.kernel.leading, *args, *views)
         for out, arg in zip(outs, self.outputs):
             memory[arg.node.id] = out.reshape(arg.node.shape)
 
@@ -212,6 +212,7 @@ def prepare(entry) -> None:
     give the entry its program. Groups of one structure (a loop's sweeps) share the first one's
     function: written and compiled once."""
     steps, first = [], {}
+    lifted = sharing.plan([record.group for record in entry.kernels], {})
     for record in entry.kernels:
         group = record.group
         if not _compilable(group):
@@ -223,9 +224,11 @@ def prepare(entry) -> None:
             record.strategy = numpy_sort
             steps.append(InterpretedStep(group))
             continue
-        structure = group.structure({})
+        places = lifted.get(group.id, frozenset())
+        structure = group.structure({}, lifted=places)
         if structure not in first:
-            kernel = generate(group, f"{group.kind}_{group.id}")
+            kernel = generate(group, f"{group.kind}_{group.id}",
+                              offsets=sharing.offsets(group, places))
             text = module_text(kernel)
             first[structure] = Step(group, kernel, load(kernel, text), text)
             record.source, record.strategy = text, kernel.strategy
@@ -234,6 +237,8 @@ def prepare(entry) -> None:
         origin = first[structure]
         kernel = origin.kernel.rebound(group.correspondence(origin.group))
         record.source, record.strategy = origin.text, kernel.strategy
-        record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure)"
+        record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure" \
+            + (f"; its slices start at {kernel.leading}, passed as arguments)" if kernel.offsets
+               else ")")
         steps.append(Step(group, kernel, origin.function, origin.text))
     entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels}, entry.name)

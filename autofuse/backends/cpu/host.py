@@ -72,7 +72,8 @@ def _step(index: int, step, names: dict, space: dict) -> list[str]:
     kernel = step.kernel
     lines = [f"    # {step.group.kind}_{step.group.id}: {kernel.strategy}"]
     space[f"f{index}"] = step.function
-    arguments = [_argument(index, k, arg, names, space) for k, arg in enumerate(step.inputs)]
+    arguments = [str(value) for value in kernel.leading]      # lifted slice starts
+    arguments += [_argument(index, k, arg, names, space) for k, arg in enumerate(step.inputs)]
     empty = step.skip_empty and all(arg.node.size == 0 for arg in step.outputs)
     for arg in step.outputs:
         node = arg.node

@@ -48,6 +48,7 @@ class KernelSource:
     parallel: bool
     strategy: str
     helpers: list = field(default_factory=list)     # helper function sources
+    offsets: list = field(default_factory=list)     # sharing.Offset: slice starts passed first
 
     def rebound(self, mapping: dict) -> "KernelSource":
         """This kernel for another group of the same structure: each argument holds the node at
@@ -56,4 +57,10 @@ class KernelSource:
             return [dataclasses.replace(a, node=mapping[a.node.id],
                                         chain=tuple(mapping[n.id] for n in a.chain))
                     for a in arguments]
-        return dataclasses.replace(self, inputs=move(self.inputs), outputs=move(self.outputs))
+        return dataclasses.replace(self, inputs=move(self.inputs), outputs=move(self.outputs),
+                                   offsets=[o.moved(mapping[o.node.id]) for o in self.offsets])
+
+    @property
+    def leading(self) -> tuple:
+        """The values passed before the arrays: this group's lifted slice starts."""
+        return tuple(offset.value for offset in self.offsets)

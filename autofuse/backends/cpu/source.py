@@ -8,7 +8,7 @@ from ...fusion.group import Group, keepdims_shape, outer_shape
 from ...ir.graph import Node
 from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
-from .. import helpers
+from .. import helpers, sharing
 from ..accumulators import Accumulators
 from ..render import Renderer, short
 from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SHORT_LANES, SPLIT_ELEMENTS,
@@ -40,8 +40,9 @@ def _column_accumulator(node: Node) -> np.dtype:
 
 
 class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
-    def __init__(self, group: Group, name: str, dynamic: bool = False):
+    def __init__(self, group: Group, name: str, dynamic: bool = False, offsets: tuple = ()):
         self.group = group
+        self.offsets = list(offsets)    # sharing.Offset: starts the function takes as arguments
         self.name = name
         self.dynamic = dynamic      # sizes may become arguments: no choice may saturate on them
         self.inputs = [Argument(n) for n in group.inputs]
@@ -54,6 +55,7 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
         self.renderer = Renderer(group, self.load)
         self.renderer.ones = not dynamic
         self.renderer.spellings = CPU_SPELLINGS
+        self.renderer.lifted = sharing.names(self.offsets)
         self.accumulators = Accumulators(self.renderer)
 
     # -- loads and stores ------------------------------------------------------------------------
@@ -349,7 +351,8 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
     # -- the module --------------------------------------------------------------------------------
     def finish(self, strategy: str, parallel: bool) -> KernelSource:
         r = self.renderer
-        params = [f"a{k}" for k in range(len(self.inputs))] + [f"o{k}" for k in range(len(self.outputs))]
+        params = [offset.name for offset in self.offsets]
+        params += [f"a{k}" for k in range(len(self.inputs))] + [f"o{k}" for k in range(len(self.outputs))]
         lines = [f"def {self.name}({', '.join(params)}):"] + r.lines + ["    return 0"]
         helper_sources = []
         values = dict(r.globals)
@@ -359,11 +362,12 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
             helper_sources.append(text)
             values.update(constants)
         return KernelSource(self.name, "\n".join(lines), values, self.inputs, self.outputs,
-                            parallel, strategy, helper_sources)
+                            parallel, strategy, helper_sources, self.offsets)
 
 
-def generate(group: Group, name: str, dynamic: bool = False) -> KernelSource:
-    return CpuSource(group, name, dynamic).write()
+def generate(group: Group, name: str, dynamic: bool = False, offsets: tuple = ()) -> KernelSource:
+    """The function of `group`; `offsets` (sharing.Offset): slice starts it takes as arguments."""
+    return CpuSource(group, name, dynamic, offsets).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

@@ -21,6 +21,7 @@ import os
 import sys
 
 from ...fusion import CostModel
+from .. import sharing
 from .compile import CompiledKernel, module_text
 from .emit import mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
@@ -71,24 +72,29 @@ def prepare(entry) -> None:
     strides = {} if simulator else getattr(entry, "input_strides", {})
     tuning, device = tuning_of(entry.options), device_for(simulator)
     kernels, first = [], {}
+    lifted = sharing.plan([record.group for record in entry.kernels], strides)
     for record in entry.kernels:
         group = record.group
+        places = lifted.get(group.id, frozenset())
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
         general = group.kind == "output" and not staged_plan.marked(group)
         structure = (general and mma_plan.structure(group, strides, tuning)) \
-            or group.structure(strides)
+            or group.structure(strides, lifted=places)
         origin = first.get(structure)
         if origin is None:
             source = generate(group, record.name, strides, simulator,
                               round_halves=entry.options.get("float16", "numpy") == "numpy",
-                              tuning=tuning, device=device)
+                              tuning=tuning, device=device,
+                              offsets=sharing.offsets(group, places))
             kernel = first[structure] = CompiledKernel(record, source, module_text(source, simulator),
                                                        simulator)
             reason = source.reason
         else:
             source = origin.source.rebound(group.correspondence(origin.group), strides)
             kernel = CompiledKernel(record, source, origin.text, simulator, origin)
-            reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure)"
+            reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure" \
+                + (f"; its slices start at {tuple(o.value for o in source.sizes if o.name.startswith('off'))}, "
+                   f"passed as arguments)" if places else ")")
         text = kernel.text
         # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.
         record.source, record.strategy, record.reason = text, source.strategy, reason

@@ -3,6 +3,7 @@ plans a group (plan.py) and writes its kernel."""
 from __future__ import annotations
 
 from ...fusion.group import Group
+from .. import sharing
 from .device import HOPPER, Device
 from .emit import staged, tiles, two_stage
 from .emit.columns import Columns
@@ -52,11 +53,14 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
              round_halves: bool = True, tuning: Tuning = DEFAULT,
-             device: Device = HOPPER, dynamic: bool = False) -> KernelSource:
+             device: Device = HOPPER, dynamic: bool = False, offsets: tuple = ()) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
-    float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/)."""
+    float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `offsets`
+    (sharing.Offset): slice starts it takes as int64 arguments, after its outputs."""
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
+    writer.renderer.lifted = sharing.names(offsets)
+    writer.sizes += list(offsets)
     writer.renderer.ones = not dynamic
     writer.renderer.round_halves = round_halves
     plan = choose(group, tuning, device, simulator, dynamic, input_strides)

@@ -85,7 +85,8 @@ def plan(source, shape, size: int, threads: int) -> Strip | str:
     indices = [[(f"r{b}", column) for column in lane_names] for b in range(height)]
     conditions: list = []
     reads = source.probe_reads([index for row in indices for index in row], conditions)
-    known = {f"r{b}" for b in range(height)} | set(lane_names)
+    known = {f"r{b}" for b in range(height)} | set(lane_names) | \
+        set(source.renderer.lifted.values())     # (slice starts passed as arguments)
     conditions = list(dict.fromkeys(conditions))
     if any(not identifiers(c) <= known for c in conditions):
         return "a slice assignment's bounds depend on a computed value"

@@ -282,7 +282,8 @@ class Vectors:
         body = r.lines[mark:]
         del r.lines[mark:]
         r.pop()
-        known = {name for index in lane_index for name in index} | {"ev", "e"}
+        known = {name for index in lane_index for name in index} | {"ev", "e"} | \
+            set(r.lifted.values())        # (slice starts passed as arguments: fixed per launch)
         unique = list(dict.fromkeys(conditions))
         if not unique or any(not identifiers(c) <= known for c in unique):
             return False
