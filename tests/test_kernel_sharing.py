@@ -12,6 +12,7 @@ import pytest
 import autofuse
 import golden_sources
 from autofuse.backends import sharing
+from autofuse.fusion.in_place import region_base
 from autofuse.backends.cpu.source import generate as cpu_generate
 from autofuse.backends.cuda.writer import generate as cuda_generate
 
@@ -78,16 +79,19 @@ def test_a_shared_kernel_is_the_groups_own_but_for_names(name):
         except autofuse.AutofuseError:
             continue
         strides = getattr(low._entry, "input_strides", {}) if backend == "cuda" else {}
-        lifted = sharing.plan([k.group for k in low.kernels], strides)
+        lifted = sharing.plan([k.group for k in low.kernels], strides, values=backend == "cpu")
+        graph = low._entry.graph
+        users, results = graph.users(), {n.id for n in graph.outputs}
         for kernel in low.kernels:
             if "the same structure" not in kernel.reason:
                 continue
-            offsets = sharing.offsets(kernel.group, lifted.get(kernel.group.id, frozenset()))
+            offsets = sharing.arguments(kernel.group, lifted.get(kernel.group.id, frozenset()))
             if backend == "cuda":
                 own = cuda_generate(kernel.group, kernel.name, strides, offsets=offsets).text
                 shared = low._entry.program.kernels[low.kernels.index(kernel)].source.text
             else:
-                own = cpu_generate(kernel.group, kernel.name, offsets=offsets).text
+                into = region_base(kernel.group, users, results)
+                own = cpu_generate(kernel.group, kernel.name, offsets=offsets, into=into).text
                 shared = [s for s in low._entry.program.steps
                           if getattr(s, "group", None) is kernel.group][0].kernel.text
             assert canonical(own) == canonical(shared), (name, backend, kernel.name)

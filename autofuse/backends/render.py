@@ -109,8 +109,9 @@ class Renderer:
         #                                    says does not change; None keeps a / b
         self.deferred: list | None = None  # conditions the values being rendered rely on (the
         #                                    backend computes them again where one fails)
-        self.lifted: dict = {}             # (node id, axis) -> the name of the kernel argument
-        #                                    holding that slice's start (backends/sharing.py)
+        self.lifted: dict = {}             # ("start", node id, axis) or ("value", node id,
+        #                                    operand) -> the name of the kernel argument holding
+        #                                    that slice start or scalar (backends/sharing.py)
         self._count = 0
 
     # -- statements and names ------------------------------------------------------------------
@@ -205,15 +206,17 @@ class Renderer:
         return method(node, index)
 
     def elementwise(self, node: Node, index: tuple) -> str:
-        args = [self.value(source, broadcast_index(source.shape, node.shape, index, self.ones))
-                for source in node.inputs]
+        args = [self.lifted.get(("value", node.id, k)) or
+                self.value(source, broadcast_index(source.shape, node.shape, index, self.ones))
+                for k, source in enumerate(node.inputs)]
         computation = node.inputs[-1].dtype if node.op == "where" else node.inputs[0].dtype
         if node.op == "divide" and self.invariant_divide is not None and \
                 self.held(computation) == SINGLE and not self.unchanging(index) and \
                 self.unchanging(broadcast_index(node.inputs[1].shape, node.shape, index,
                                                 self.ones)):
             divisor = node.inputs[1]
-            value = divisor.attrs["value"].array if is_inline_constant(divisor) else None
+            value = divisor.attrs["value"].array if is_inline_constant(divisor) and \
+                ("value", node.id, 1) not in self.lifted else None
             quotient = self.invariant_divide(args[0], args[1], value)
             if quotient is not None:
                 return self.convert(node.dtype, quotient, op_result=True) \
@@ -300,7 +303,7 @@ class Renderer:
 
     def starts(self, node) -> tuple:
         """A slice's (or slice assignment's) starts: ints, or the names of lifted ones."""
-        return tuple(self.lifted.get((node.id, axis), start)
+        return tuple(self.lifted.get(("start", node.id, axis), start)
                      for axis, start in enumerate(node.attrs["start"]))
 
     def _slice(self, node, index):

@@ -1,85 +1,116 @@
 """Which kernels groups share: groups of one structure share a kernel outright (a loop's sweeps
-on other buffers), and groups that differ only in where their slices start share one that takes
-those starts as arguments.
+on other buffers), and groups that differ only in where their slices start, or in the scalar
+constants their elementwise ops read, share one that takes those as arguments.
 
-A loop over an index (`out[i] = a * x[i] + b * out[i - 1]`, a row at a time) makes one group a
-step, each reading and writing rows at other offsets: their structures differ only in the
-`start` of their slices and slice assignments, so each would be written and compiled anew (an
-EWMA over 40 rows: 39 kernels, 10 s of numba on the CPU). Here those starts become int64
-arguments of one kernel (`Offset`), which each group's launch passes its own values of: the
-text is the same, the compile happens once. Only the starts that differ within such a family are
-lifted; the others stay literals (a stencil's fixed offsets keep the kernels' fast paths).
+A loop over an index (`out[i] = a * x[i] + b * out[i - 1]`, a row at a time; `y[i] = f(x[i]) + i`)
+makes one group a step, each reading and writing rows at other offsets, perhaps with the loop's
+counter as a constant: their structures differ only in the `start` of their slices and slice
+assignments and in those constants' values, so each would be written and compiled anew (an EWMA
+over 40 rows: 39 kernels, 10 s of numba on the CPU). Here those become arguments of one kernel
+(`Lifted`), which each group's launch passes its own values of: the text is the same, the compile
+happens once. Only what differs within such a family is lifted; the rest stays literal (a
+stencil's fixed offsets keep the kernels' fast paths, a constant keeps its folding).
 
-This module is the decision (`plan`); the renderer writes a lifted start as its name
-(render.Renderer.lifted) and each backend passes the values (CUDA: among a kernel's size
-arguments, which `Offset` reads like kernel.Size; CPU: before the arrays).
+This module is the decision (`plan`); the renderer writes a lifted start or constant as its name
+(render.Renderer.lifted) and each backend passes the values (CUDA: starts among a kernel's size
+arguments, which `Lifted` reads like kernel.Size, constants not yet; CPU: both, before the arrays).
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 
-from ..fusion.group import EVERY_START, SLICING, Group
+from ..fusion.group import EVERY, EVERY_START, SLICING, Group
 from ..ir.graph import Node
+from ..ir.ops import ELEMENTWISE
 
-# Group kinds whose kernels read slice starts only through the renderer (a sort's or scan's
-# planner reads them itself; a product's operands are planned by their layout).
+# Group kinds whose kernels read slice starts and constants only through the renderer (a sort's
+# or scan's planner reads starts itself; a product's operands are planned by their layout).
 LIFTABLE = ("elementwise", "loop", "input")
 
 
 @dataclass(frozen=True)
-class Offset:
-    """A runtime int64 argument of a shared kernel: where slice (or slice assignment) `node`
-    starts along `axis`. Read as CUDA's kernel.Size arguments are (name, node, value, moved)."""
+class Lifted:
+    """A runtime argument of a shared kernel: where slice (or slice assignment) `node` starts
+    along `axis` (an int64), or (`operand` set) the scalar constant `node` reads at that operand
+    position (of the constant's dtype). Read as CUDA's kernel.Size arguments are (name, node,
+    value, moved)."""
     name: str
     node: Node
-    axis: int
-    stride: bool = False            # (a Size's field: an offset is never a stride)
+    axis: int = 0
+    operand: int | None = None
+    stride: bool = False            # (a Size's field: never a stride)
 
     @property
-    def value(self) -> int:
+    def value(self):
+        if self.operand is not None:
+            return self.node.inputs[self.operand].attrs["value"].array[()]
         return int(self.node.attrs["start"][self.axis])
 
-    def moved(self, node: Node, strides: dict | None = None) -> "Offset":
+    @property
+    def key(self) -> tuple:
+        """What the renderer looks the name up by."""
+        if self.operand is not None:
+            return ("value", self.node.id, self.operand)
+        return ("start", self.node.id, self.axis)
+
+    def moved(self, node: Node, strides: dict | None = None) -> "Lifted":
         return dataclasses.replace(self, node=node)
 
 
-def plan(groups: list, strides: dict) -> dict:
-    """{group id: frozenset of (member position, axis)} whose starts its kernel takes as
-    arguments: for each family of groups equal up to their slice starts, the places whose starts
-    differ between its members (absent: none)."""
+def plan(groups: list, strides: dict, values: bool = True) -> dict:
+    """{group id: frozenset of places} its kernel takes as arguments (group.structure's
+    `lifted`): for each family of groups equal up to their slice starts (and, with `values`,
+    their elementwise ops' scalar constants), the places that differ between its members."""
+    wildcard = EVERY if values else EVERY_START
     families: dict = {}
     for group in groups:
-        if group.kind in LIFTABLE and any(n.op in SLICING for n in group.nodes):
-            families.setdefault(group.structure(strides, lifted=EVERY_START), []).append(group)
+        if group.kind in LIFTABLE:
+            families.setdefault(group.structure(strides, lifted=wildcard), []).append(group)
     lifted = {}
     for members in families.values():
         if len(members) < 2:
             continue
         seen: dict = {}
         for group in members:
-            for place, start in _starts(group):
-                seen.setdefault(place, set()).add(start)
-        varying = frozenset(place for place, values in seen.items() if len(values) > 1)
+            for place, value in _places(group, values):
+                seen.setdefault(place, set()).add(value)
+        varying = frozenset(place for place, found in seen.items() if len(found) > 1)
         if varying:
             lifted.update((group.id, varying) for group in members)
     return lifted
 
 
-def _starts(group: Group):
-    """((member position, axis), start) of each slicing member, in the canonical order."""
-    for j, node in enumerate(group.canonical()[1]):
+def _places(group: Group, values: bool):
+    """(place, its value in this group) of each start and (with `values`) each scalar constant
+    operand of an elementwise member, members in the canonical order."""
+    members = group.canonical()[1]
+    inside = {n.id for n in members} | {n.id for n in group.inputs}
+    for j, node in enumerate(members):
         if node.op in SLICING:
             for axis, start in enumerate(node.attrs["start"]):
-                yield (j, axis), start
+                yield ("start", j, axis), start
+        if values and node.kind == ELEMENTWISE:
+            for k, source in enumerate(node.inputs):
+                if source.id not in inside:
+                    yield ("value", j, k), source.attrs["value"]
 
 
-def offsets(group: Group, lifted: frozenset) -> list:
-    """The Offset arguments of `group`'s kernel for the lifted places: off0, off1, ... in order."""
+def arguments(group: Group, lifted: frozenset) -> list:
+    """The Lifted arguments of `group`'s kernel for the lifted places, in order: off0, off1, ...
+    for starts, k0, k1, ... for constants."""
     members = group.canonical()[1]
-    return [Offset(f"off{k}", members[j], axis) for k, (j, axis) in enumerate(sorted(lifted))]
+    found, starts, constants = [], 0, 0
+    for kind, j, position in sorted(lifted):
+        if kind == "start":
+            found.append(Lifted(f"off{starts}", members[j], axis=position))
+            starts += 1
+        else:
+            found.append(Lifted(f"k{constants}", members[j], operand=position))
+            constants += 1
+    return found
 
 
-def names(offsets_of: list) -> dict:
-    """{(node id, axis): argument name}: what the renderer writes for each lifted start."""
-    return {(offset.node.id, offset.axis): offset.name for offset in offsets_of}
+def names(arguments_of: list) -> dict:
+    """{Lifted.key: argument name}: what the renderer writes for each lifted place."""
+    return {argument.key: argument.name for argument in arguments_of}

@@ -33,6 +33,10 @@ class CostModel:
     max_nesting: int = 24
     # Arithmetic is not free: an op of cost c on n elements weighs c * n * this many bytes.
     bytes_per_op: float = 0.25
+    # Whether the backend writes a slice assignment's region in place, into its base's memory
+    # (fusion/in_place.py): then a chain of slice assignments is cut before each link that
+    # writes a small region, so that link's kernel computes the region alone.
+    region_updates: bool = False
 
 
 DEFAULT = CostModel()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import LAYOUT, MATMUL, REDUCE, SCAN, SORT
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SORT
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
@@ -13,7 +13,9 @@ KINDS = ("elementwise", "loop", "input", "scan", "output", "sort")
 
 # Ops whose `start` attribute a shared kernel may take as an argument (backends/sharing.py).
 SLICING = ("slice", "setslice")
-EVERY_START = frozenset({"every start"})    # structure(lifted=...): wildcard every slice start
+# structure(lifted=...): every slice start (and every scalar constant an elementwise member reads)
+EVERY_START = frozenset({"every start"})
+EVERY = frozenset({"every start and scalar"})
 
 
 def outer_shape(shape: tuple, axes: tuple) -> tuple:
@@ -159,16 +161,23 @@ class Group:
         the group, or an inline constant's value); its outputs by position. Groups with equal
         structures get the same kernel (a loop's sweeps on other buffers). `sizes`, where given,
         maps each shape (and each `shape` attribute) to what the structure records of it: a
-        kernel taking its sizes as arguments keeps only which extents are 1. `lifted`: the
-        (member position, axis) whose slice start the kernel takes as an argument
-        (backends/sharing.py), recorded as None; EVERY_START: all of them."""
+        kernel taking its sizes as arguments keeps only which extents are 1. `lifted`: what the
+        kernel takes as arguments (backends/sharing.py), recorded as None: ("start", member
+        position, axis) a slice's start, ("value", member position, operand position) a scalar
+        constant an elementwise member reads; EVERY: all of them, EVERY_START: every start."""
         size = sizes or (lambda shape: shape)
         inputs_in_order, nodes_in_order = self.canonical()
         place = {n.id: ("input", k) for k, n in enumerate(inputs_in_order)}
         place.update((n.id, ("node", j)) for j, n in enumerate(nodes_in_order))
 
-        def operand(source: Node):
-            return place.get(source.id) or ("constant", source.dtype.str, source.attrs)
+        def operand(reader: Node, j: int, k: int, source: Node):
+            found = place.get(source.id)
+            if found is not None:
+                return found
+            if lifted and (("value", j, k) in lifted or
+                           (lifted is EVERY and reader.kind == ELEMENTWISE)):
+                return ("constant", source.dtype.str, None)
+            return ("constant", source.dtype.str, source.attrs)
 
         def attrs(node: Node, j: int):
             changed = {}
@@ -176,7 +185,8 @@ class Group:
                 changed["shape"] = size(tuple(node.attrs["shape"]))
             if lifted and node.op in SLICING:
                 changed["start"] = tuple(
-                    None if lifted is EVERY_START or (j, axis) in lifted else start
+                    None if lifted is EVERY or lifted is EVERY_START or ("start", j, axis) in lifted
+                    else start
                     for axis, start in enumerate(node.attrs["start"]))
             if not changed:
                 return node.attrs
@@ -185,7 +195,8 @@ class Group:
         inputs = tuple((n.op == "input" and n.ndim == 0, size(n.shape), n.dtype.str,
                         strides.get(n.id)) for n in inputs_in_order)
         members = tuple((n.op, size(n.shape), n.dtype.str, attrs(n, j),
-                         tuple(operand(s) for s in n.inputs)) for j, n in enumerate(nodes_in_order))
+                         tuple(operand(n, j, k, s) for k, s in enumerate(n.inputs)))
+                        for j, n in enumerate(nodes_in_order))
         return (self.kind, inputs, members, tuple(place[i] for i in self.outputs),
                 place[self.root.id])
 

@@ -11,6 +11,7 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SORT
 from .cost import CostModel
 from .group import Group, keepdims_shape, outer_shape
+from .in_place import small_region
 from .scans import scan_reason, scans_merge_reason
 from .sorting import into_sort_group, sort_into
 
@@ -166,6 +167,11 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
     if is_output and not _stores(g, p.shape):
         return (f"{{p}} is also a result of the function, and its shape {p.shape} is outside the "
                 f"consumer's iteration space")
+    if cost.region_updates and p.op == "setslice" and any(
+            user.op == "setslice" and user.inputs[0].id == p.id and small_region(user)
+            for user in readers_in(p, g, users)):
+        return ("{p} is the array a slice assignment of this kernel writes a small region of: "
+                "written in place, into {p}'s memory, the kernel computes that region alone")
     if p.kind in (ELEMENTWISE, LAYOUT):
         maps = read_maps(p, g, users)
         if len(maps) > 1:

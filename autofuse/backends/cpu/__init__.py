@@ -15,6 +15,7 @@ import numpy as np
 from ...debug import STATE as _DEBUG, run_steps as _debug_steps
 from ...fusion import CostModel
 from ...ir.products import ProductLimits
+from ...fusion.in_place import region_base
 from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache, sharing
@@ -25,8 +26,9 @@ from .sorting import by_numpy
 
 # Rows of a reduction are re-read from cache on the CPU, not held on chip, so any row fuses. Sorts
 # of rows up to 16 elements fuse with their producers and consumers; longer rows are sorted alone,
-# by NumPy (sorting.by_numpy says why).
-COST = CostModel(max_row=1 << 30, max_sort_row=16)
+# by NumPy (sorting.by_numpy says why). Slice assignments write their region in place where
+# nothing can tell (fusion/in_place.py).
+COST = CostModel(max_row=1 << 30, max_sort_row=16, region_updates=True)
 # Products with a vector on the left stay BLAS calls: measured at 2048x2048, the column loop took
 # 16 ms where BLAS takes 0.6 ms (A @ x: 1.2 ms either way; A.T @ y: 17 ms, BLAS 35-43 ms).
 PRODUCTS = ProductLimits(vector_left=False)
@@ -98,7 +100,8 @@ class Step:
 
     def run(self, memory: dict) -> None:
         args = [_view(memory, arg) for arg in self.inputs]
-        outs = [new_output(arg.node.shape if arg.node.ndim else (1,), arg.node.dtype)
+        outs = [memory[arg.into.id] if arg.into is not None else
+                new_output(arg.node.shape if arg.node.ndim else (1,), arg.node.dtype)
                 for arg in self.outputs]
         if not (self.skip_empty and all(o.size == 0 for o in outs)):
             views = [o.reshape(-1) if arg.view == "flat" else o for o, arg in zip(outs, self.outputs)]
@@ -207,12 +210,21 @@ class Program:
         return results
 
 
+def _lifted_text(kernel) -> str:
+    """What a shared function is passed for this group: "slice starts (2, 1) and scalars (3.0,)"."""
+    starts = tuple(a.value for a in kernel.offsets if a.operand is None)
+    scalars = tuple(a.value.item() for a in kernel.offsets if a.operand is not None)
+    return " and ".join(text for text in (starts and f"slice starts {starts}",
+                                          scalars and f"scalars {scalars}") if text)
+
+
 def prepare(entry) -> None:
     """Compile each group of `entry` (its kernel records get their strategy and source) and
     give the entry its program. Groups of one structure (a loop's sweeps) share the first one's
     function: written and compiled once."""
     steps, first = [], {}
     lifted = sharing.plan([record.group for record in entry.kernels], {})
+    users, results = entry.graph.users(), {node.id for node in entry.graph.outputs}
     for record in entry.kernels:
         group = record.group
         if not _compilable(group):
@@ -225,10 +237,11 @@ def prepare(entry) -> None:
             steps.append(InterpretedStep(group))
             continue
         places = lifted.get(group.id, frozenset())
-        structure = group.structure({}, lifted=places)
+        into = region_base(group, users, results)
+        structure = (group.structure({}, lifted=places), into is not None)
         if structure not in first:
             kernel = generate(group, f"{group.kind}_{group.id}",
-                              offsets=sharing.offsets(group, places))
+                              offsets=sharing.arguments(group, places), into=into)
             text = module_text(kernel)
             first[structure] = Step(group, kernel, load(kernel, text), text)
             record.source, record.strategy = text, kernel.strategy
@@ -238,7 +251,7 @@ def prepare(entry) -> None:
         kernel = origin.kernel.rebound(group.correspondence(origin.group))
         record.source, record.strategy = origin.text, kernel.strategy
         record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure" \
-            + (f"; its slices start at {kernel.leading}, passed as arguments)" if kernel.offsets
+            + (f"; {_lifted_text(kernel)} passed as arguments)" if kernel.offsets
                else ")")
         steps.append(Step(group, kernel, origin.function, origin.text))
     entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels}, entry.name)

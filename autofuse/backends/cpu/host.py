@@ -72,7 +72,13 @@ def _step(index: int, step, names: dict, space: dict) -> list[str]:
     kernel = step.kernel
     lines = [f"    # {step.group.kind}_{step.group.id}: {kernel.strategy}"]
     space[f"f{index}"] = step.function
-    arguments = [str(value) for value in kernel.leading]      # lifted slice starts
+    arguments = []
+    for k, value in enumerate(kernel.leading):       # lifted slice starts and scalars
+        if isinstance(value, int):
+            arguments.append(str(value))
+        else:                                         # (a NumPy scalar keeps its dtype)
+            space[f"s{index}_{k}"] = value
+            arguments.append(f"s{index}_{k}")
     arguments += [_argument(index, k, arg, names, space) for k, arg in enumerate(step.inputs)]
     empty = step.skip_empty and all(arg.node.size == 0 for arg in step.outputs)
     for arg in step.outputs:
@@ -80,7 +86,10 @@ def _step(index: int, step, names: dict, space: dict) -> list[str]:
         name = f"v{node.id}"
         space[f"t{node.id}"] = node.dtype
         allocated = node.shape if node.ndim else (1,)
-        lines.append(f"    o{node.id} = empty_output({allocated}, t{node.id})")
+        if arg.into is not None:                # (written in place: fusion/in_place.py)
+            lines.append(f"    o{node.id} = {names[arg.into.id]}")
+        else:
+            lines.append(f"    o{node.id} = empty_output({allocated}, t{node.id})")
         arguments.append(f"o{node.id}.ravel()" if arg.view == "flat" else f"o{node.id}")
         names[node.id] = name
     if not empty:

@@ -36,6 +36,7 @@ class Argument:
     node: Node
     view: str = "as_is"         # "as_is", "flat" (1-D), "one" (0-d as shape (1,)), "operand"
     chain: tuple = ()           # operand nodes evaluated on the host (matmul operands)
+    into: Node | None = None    # an output written into this input's memory (in place)
 
 
 @dataclass
@@ -48,19 +49,20 @@ class KernelSource:
     parallel: bool
     strategy: str
     helpers: list = field(default_factory=list)     # helper function sources
-    offsets: list = field(default_factory=list)     # sharing.Offset: slice starts passed first
+    offsets: list = field(default_factory=list)     # sharing.Lifted: starts and scalars passed first
 
     def rebound(self, mapping: dict) -> "KernelSource":
         """This kernel for another group of the same structure: each argument holds the node at
         its place there (`mapping`: node id here -> node there)."""
         def move(arguments):
             return [dataclasses.replace(a, node=mapping[a.node.id],
-                                        chain=tuple(mapping[n.id] for n in a.chain))
+                                        chain=tuple(mapping[n.id] for n in a.chain),
+                                        into=a.into and mapping[a.into.id])
                     for a in arguments]
         return dataclasses.replace(self, inputs=move(self.inputs), outputs=move(self.outputs),
                                    offsets=[o.moved(mapping[o.node.id]) for o in self.offsets])
 
     @property
     def leading(self) -> tuple:
-        """The values passed before the arrays: this group's lifted slice starts."""
+        """The values passed before the arrays: this group's lifted slice starts and scalars."""
         return tuple(offset.value for offset in self.offsets)

@@ -10,7 +10,7 @@ from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers, sharing
 from ..accumulators import Accumulators
-from ..render import Renderer, short
+from ..render import Renderer, affine, short
 from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SHORT_LANES, SPLIT_ELEMENTS,
                      Argument, KernelSource)
 from .columns import Columns
@@ -40,9 +40,11 @@ def _column_accumulator(node: Node) -> np.dtype:
 
 
 class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
-    def __init__(self, group: Group, name: str, dynamic: bool = False, offsets: tuple = ()):
+    def __init__(self, group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
+                 into: Node | None = None):
         self.group = group
-        self.offsets = list(offsets)    # sharing.Offset: starts the function takes as arguments
+        self.offsets = list(offsets)    # sharing.Lifted: starts and scalars taken as arguments
+        self.into = into                # the slice assignment's base, written in place (in_place)
         self.name = name
         self.dynamic = dynamic      # sizes may become arguments: no choice may saturate on them
         self.inputs = [Argument(n) for n in group.inputs]
@@ -83,9 +85,30 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
             strategy, parallel = self.sort_rows()
         elif kind == "scan":
             strategy, parallel = self.scan()
+        elif self.into is not None:
+            strategy, parallel = self.region()
         else:
             strategy, parallel = self.pointwise()
         return self.finish(strategy, parallel)
+
+    def region(self):
+        """The slice assignment's region alone, written into its base's memory (fusion/in_place.py
+        says when nothing can tell): the loops run over the update's elements."""
+        root = self.group.root
+        update = root.inputs[1]
+        self.outputs[0].into = self.into
+        self._zero_d_views()
+        size = int(np.prod(update.shape, dtype=np.int64))
+        parallel = size >= PARALLEL_ELEMENTS
+        index = tuple(f"i{d}" for d in range(update.ndim))
+        opened = self.loops(list(index), list(update.shape), parallel)
+        r = self.renderer
+        value = r.value(update, index)
+        target = tuple(affine(a, s, i) for a, s, i in zip(r.starts(root), root.attrs["step"], index))
+        r.emit(f"o0[{', '.join(target)}] = {value}")
+        self.close(opened)
+        return f"in place: the {'x'.join(map(str, update.shape))} region, into its base's memory", \
+            parallel
 
     def pointwise(self):
         shape = self.group.root.shape
@@ -365,9 +388,12 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
                             parallel, strategy, helper_sources, self.offsets)
 
 
-def generate(group: Group, name: str, dynamic: bool = False, offsets: tuple = ()) -> KernelSource:
-    """The function of `group`; `offsets` (sharing.Offset): slice starts it takes as arguments."""
-    return CpuSource(group, name, dynamic, offsets).write()
+def generate(group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
+             into: Node | None = None) -> KernelSource:
+    """The function of `group`; `offsets` (sharing.Lifted): slice starts and scalars it takes as
+    arguments;
+    `into`: the base its slice assignment writes in place (fusion/in_place.region_base)."""
+    return CpuSource(group, name, dynamic, offsets, into).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

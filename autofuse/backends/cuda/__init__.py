@@ -72,7 +72,8 @@ def prepare(entry) -> None:
     strides = {} if simulator else getattr(entry, "input_strides", {})
     tuning, device = tuning_of(entry.options), device_for(simulator)
     kernels, first = [], {}
-    lifted = sharing.plan([record.group for record in entry.kernels], strides)
+    lifted = sharing.plan([record.group for record in entry.kernels], strides,
+                           values=False)   # (a scalar argument's type: not yet)
     for record in entry.kernels:
         group = record.group
         places = lifted.get(group.id, frozenset())
@@ -85,7 +86,7 @@ def prepare(entry) -> None:
             source = generate(group, record.name, strides, simulator,
                               round_halves=entry.options.get("float16", "numpy") == "numpy",
                               tuning=tuning, device=device,
-                              offsets=sharing.offsets(group, places))
+                              offsets=sharing.arguments(group, places))
             kernel = first[structure] = CompiledKernel(record, source, module_text(source, simulator),
                                                        simulator)
             reason = source.reason
@@ -93,7 +94,7 @@ def prepare(entry) -> None:
             source = origin.source.rebound(group.correspondence(origin.group), strides)
             kernel = CompiledKernel(record, source, origin.text, simulator, origin)
             reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure" \
-                + (f"; its slices start at {tuple(o.value for o in source.sizes if o.name.startswith('off'))}, "
+                + (f"; slice starts {tuple(o.value for o in source.sizes if isinstance(o, sharing.Lifted))} "
                    f"passed as arguments)" if places else ")")
         text = kernel.text
         # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.
