@@ -18,6 +18,7 @@ from .loops import Loops
 from .matmul import Matmul
 from .sorting import Sorting
 from .scans import Scans
+from .scatter import DEFAULT_SCATTER, Scatter, ScatterTuning
 
 def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
@@ -39,9 +40,11 @@ def _column_accumulator(node: Node) -> np.dtype:
     return _accumulator(node)
 
 
-class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
-    def __init__(self, group: Group, name: str, dynamic: bool = False):
+class CpuSource(Loops, Matmul, Columns, Sorting, Scans, Scatter):
+    def __init__(self, group: Group, name: str, dynamic: bool = False,
+                 scatter_tuning: ScatterTuning = DEFAULT_SCATTER):
         self.group = group
+        self.scatter_tuning = scatter_tuning
         self.name = name
         self.dynamic = dynamic      # sizes may become arguments: no choice may saturate on them
         self.inputs = [Argument(n) for n in group.inputs]
@@ -81,6 +84,8 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
             strategy, parallel = self.sort_rows()
         elif kind == "scan":
             strategy, parallel = self.scan()
+        elif kind == "scatter":
+            strategy, parallel = self.scatter()
         else:
             strategy, parallel = self.pointwise()
         return self.finish(strategy, parallel)
@@ -362,8 +367,11 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
                             parallel, strategy, helper_sources)
 
 
-def generate(group: Group, name: str, dynamic: bool = False) -> KernelSource:
-    return CpuSource(group, name, dynamic).write()
+def generate(group: Group, name: str, dynamic: bool = False,
+             scatter_tuning: ScatterTuning = DEFAULT_SCATTER) -> KernelSource:
+    """The numba function of `group`; `scatter_tuning`: when a scatter-add runs on threads
+    (cpu/scatter.py)."""
+    return CpuSource(group, name, dynamic, scatter_tuning).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]
