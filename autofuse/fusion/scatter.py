@@ -6,7 +6,8 @@ axis. Producers of the indices and values that are computed where they are read 
 ops, index maps, gathers, iotas) fuse into it: `np.bincount(((x - lo) * scale).astype(int))`
 reads x once. The base is copied into the result whole before any value lands, so it is read
 from memory, unless it is a fill (a broadcast of one constant, as np.zeros makes), which the
-kernel writes itself. Nothing reads a scatter's result inside a kernel: it is complete only once
+kernel writes itself. A table gathered at computed indices (a histogram's edges) is stored
+rather than computed again for every value. Nothing reads a scatter's result inside a kernel: it is complete only once
 every value is added, so its readers read it from memory. Reductions, sorts, scans and matrix
 products feeding a scatter are materialized, and scatter kernels are not merged with others.
 """
@@ -44,6 +45,11 @@ def scatter_reason(p: Node, g, readers: list, is_output: bool) -> str | None:
         return "{p} is also a result of the function; a scatter kernel writes only its sums"
     if p.kind not in (ELEMENTWISE, LAYOUT) and p.op != "iota":
         return f"{{p}} ({p.op}) is computed by its own kernel before the scatter-add"
+    if any(r.op == "gather" and r.inputs[0].id == p.id for r in readers) and not is_fill(p):
+        # NOTE: a gather reads its table at a computed index, so a table computed in the kernel
+        # is computed again for every read (a histogram's edges: twice a value).
+        return ("{p} is a table read at computed indices: it is computed once and stored rather "
+                "than again for every value")
     return None
 
 
