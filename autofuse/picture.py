@@ -28,6 +28,7 @@ KIND_COLORS = {
     "scan": "#fef9c3",          # yellow: a scan (input fusion) with producers and epilogue
     "output": "#ede9fe",        # purple: matmul with its epilogue
     "sort": "#fef9c3",          # yellow: rows sorted on chip, with their order statistics
+    "scatter": "#fce7f3",       # pink: values added at computed indices, with their producers
 }
 FORMATS = ("svg", "png", "pdf", "dot")
 

@@ -127,7 +127,20 @@ def matmul_rule(node, g):
     return [_emit("matmul", [g, bt]), _emit("matmul", [at, g])]
 
 
+def scatter_add_rule(node, g):
+    """The base's cotangent passes through; each value's is the cotangent at its index (a gather
+    along the first axis); indices get none."""
+    base, indices, values = node.inputs
+    index = fresh(indices)
+    if values.ndim > 1:
+        index = _emit("reshape", [index], {"shape": indices.shape + (1,) * (values.ndim - 1)})
+        index = _emit("broadcast_to", [index], {"shape": values.shape})
+    gathered = _emit("gather", [g, index], {"indexed": (0,), "kept": tuple(range(1, values.ndim))})
+    return [g, None, gathered]
+
+
 RULES = {"sum": sum_rule, "prod": prod_rule, "extremum": extremum_rule,
          "broadcast_to": broadcast_to_rule, "transpose": transpose_rule, "reshape": reshape_rule,
          "slice": slice_rule, "setslice": setslice_rule, "concatenate": concatenate_rule,
-         "matmul": matmul_rule, "scan": scan_rule}
+         "matmul": matmul_rule, "scan": scan_rule,
+         "scatter_add": scatter_add_rule}

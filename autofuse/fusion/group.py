@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SORT
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SCATTER, SORT
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
 AT_OWN_INDEX = frozenset({OWN_INDEX})
 
-KINDS = ("elementwise", "loop", "input", "scan", "output", "sort")
+KINDS = ("elementwise", "loop", "input", "scan", "output", "sort", "scatter")
 
 
 # Ops whose `start` attribute a shared kernel may take as an argument (backends/sharing.py).
@@ -41,6 +41,7 @@ class Group:
         self._reductions: list[Node] = []
         self._sort: Node | None = None
         self._scans: list[Node] = []
+        self._scatter: Node | None = None
         self.root = root
         self.add(root)
         self.outputs: dict[int, Node] = {}
@@ -68,6 +69,11 @@ class Group:
         return self._scans[0] if self._scans else None
 
     @property
+    def scatter(self) -> Node | None:
+        """The group's scatter-add (a scatter group holds one: fusion/scatter.py), or None."""
+        return self._scatter
+
+    @property
     def reduce_space(self) -> tuple[tuple, tuple] | None:
         """(shape reduced, axes) shared by the group's reductions, or None."""
         reductions = self.reductions
@@ -88,6 +94,8 @@ class Group:
             return {self.sort.shape, self.sort.shape[:-1], self.sort.shape[:-1] + (1,)}
         if self.scan is not None:
             return {self.scan.shape}
+        if self.scatter is not None:
+            return {self.scatter.inputs[2].shape}
         return {self.root.shape}
 
     def depends_on_reduction(self, node: Node) -> bool:
@@ -119,6 +127,8 @@ class Group:
                 self._sort = node
             if node.kind == SCAN:
                 self._scans.append(node)
+            if node.kind == SCATTER and self._scatter is None:
+                self._scatter = node
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
         self.nesting[node.id] = depth
@@ -147,6 +157,8 @@ class Group:
             return "sort"
         if self.scan is not None:
             return "scan"
+        if self.scatter is not None:
+            return "scatter"
         for node in self.nodes:
             if node.kind == LAYOUT or node.op == "iota":
                 return "loop"

@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SORT
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SCATTER, SORT
 from .cost import CostModel
 from .group import Group, keepdims_shape, outer_shape
 from .in_place import small_region
 from .scans import scan_reason, scans_merge_reason
+from .scatter import scatter_reason, scatters_merge_reason
 from .sorting import into_sort_group, sort_into
+from .work import index_map
 
 OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
 
@@ -49,6 +51,12 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     attributes)."""
     maps = set()
     for user in readers_in(p, g, users):
+        if user.kind == SCATTER:
+            for position, source in enumerate(user.inputs):
+                if source.id == p.id:
+                    step = index_map(user, position)
+                    maps.add(("identity",) if step is None else step)
+            continue
         if user.kind in (ELEMENTWISE, REDUCE, MATMUL, SCAN) or user.op == "broadcast_to" \
                 or (user.op == "setslice"
                                                                 and user.inputs[0].id == p.id) \
@@ -147,7 +155,7 @@ def _spaces_reason(groups: list[Group]) -> str | None:
         return "a matmul kernel is not merged with other kernels"
     if any(g.sort is not None for g in groups):
         return "a sort kernel is not merged with other kernels"
-    reason = scans_merge_reason(groups)
+    reason = scans_merge_reason(groups) or scatters_merge_reason(groups)
     if reason is not None:
         return reason
     spaces = {g.reduce_space for g in groups if g.reduce_space is not None}
@@ -178,6 +186,8 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
                     f"transpose); computing it once and storing it beats recomputing it for each, "
                     f"which compounds across chained stencils")
+    if p.kind == SCATTER or g.scatter is not None:
+        return scatter_reason(p, g, readers_in(p, g, users), is_output)
     if (p.kind == SORT or g.sort is not None) and (p.kind == SCAN or g.scan is not None):
         return "a sort and a scan are separate kernels"
     if p.kind == SORT:

@@ -8,7 +8,7 @@ kernel's own index, so a member's evaluations are a set of ints and the kernel's
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, REDUCE, SCAN
+from ..ir.ops import ELEMENTWISE, REDUCE, SCAN, SCATTER
 
 OWN_INDEX = 0
 
@@ -20,6 +20,12 @@ def index_map(reader: Node, position: int):
         # NOTE: np.broadcast_to and an operator's implicit broadcast are one map (the gradient of
         # a broadcast reads a per-row value both ways): one key, so it is computed once.
         return None if source.shape == reader.shape else ("broadcast", source.shape, reader.shape)
+    if reader.kind == SCATTER:
+        # NOTE: a scatter kernel's own index is a value's (fusion/scatter.py): values are read
+        # there, indices at its first coordinate, the base (a fill) over the base's shape.
+        if position == 2 or (position == 1 and source.shape == reader.inputs[2].shape):
+            return None
+        return ("scatter", position, reader.inputs[2].shape)
     if reader.kind == SCAN or (reader.op == "setslice" and position == 0) \
             or (reader.op == "gather" and position > 0):
         return None

@@ -161,6 +161,17 @@ def _gather(inputs, attrs):
     return shape, data.dtype
 
 
+def _scatter_add(inputs, attrs):
+    base, indices, values = inputs
+    if base.ndim == 0 or indices.ndim != 1 or indices.dtype != np.int64:
+        raise ShapeError(f"scatter_add into {base.shape} needs a base of at least one axis and "
+                         f"1-d int64 indices, got {indices.dtype} {indices.shape}")
+    if values.shape != indices.shape + base.shape[1:] or values.dtype != base.dtype:
+        raise ShapeError(f"scatter_add of {values.dtype} {values.shape} into {base.dtype} "
+                         f"{base.shape} at {indices.shape} indices")
+    return base.shape, base.dtype
+
+
 def _matmul(inputs, attrs):
     a, b = inputs
     if a.ndim < 2 or b.ndim < 2 or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
@@ -186,6 +197,7 @@ _LAYOUT_AND_SOURCES = {
     "setslice": _setslice,
     "concatenate": _concatenate,
     "gather": _gather,
+    "scatter_add": _scatter_add,
     "matmul": _matmul,
     "sort": _sort,
     "argsort": _argsort,

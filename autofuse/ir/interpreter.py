@@ -112,6 +112,18 @@ def _gather(node, args, attrs):
     return data[tuple(key)] if node.size else np.zeros(node.shape, data.dtype)
 
 
+def _scatter_add(node, args, attrs):
+    """np.add.at on a copy of the base, in the values' order; an index outside the base (after
+    wrapping a negative one) adds nothing (the call reports it: trace/checks.py)."""
+    base, indices, values = args
+    result = np.array(base, dtype=node.dtype, copy=True)
+    size = result.shape[0]
+    wrapped = np.where(indices < 0, indices + size, indices)
+    inside = (wrapped >= 0) & (wrapped < size)
+    np.add.at(result, wrapped[inside], np.asarray(values)[inside])
+    return result
+
+
 _EVALUATORS = {
     "broadcast_to": lambda node, args, attrs: np.broadcast_to(args[0], attrs["shape"]),
     "transpose": lambda node, args, attrs: np.transpose(args[0], attrs["perm"]),
@@ -120,6 +132,7 @@ _EVALUATORS = {
     "setslice": _setslice,
     "concatenate": lambda node, args, attrs: np.concatenate(args, axis=attrs["axis"]),
     "gather": _gather,
+    "scatter_add": _scatter_add,
     "matmul": lambda node, args, attrs: np.matmul(*args),
     # NOTE: argsort is stable: ties keep their order (any order is a valid unstable argsort, and
     # the kernels give this one). Values sort by NumPy's default kind (its fastest; equal values

@@ -20,6 +20,7 @@ LAYOUT = "layout"
 MATMUL = "matmul"
 SORT = "sort"
 SCAN = "scan"
+SCATTER = "scatter"
 SOURCE = "source"
 
 
@@ -274,6 +275,11 @@ _ROWS = [
     # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,
     # in the node's dtype (the tracer casts to NumPy's accumulation dtype first)
     Op("scan", SCAN, 1, None, {}, vjp="scan"),
+    # scatter_add(base, indices, values): base (n, *rest) with each values row (k, *rest) added at
+    # its int64 index (k,) along the first axis, repeated indices accumulating (np.add.at); a
+    # negative index counts from the end, one still outside adds nothing (the tracer has the call
+    # check them, trace/checks.py). values are in base's dtype.
+    Op("scatter_add", SCATTER, 3, None, {}, vjp="scatter_add"),
     # layout: index maps
     Op("broadcast_to", LAYOUT, 1, vjp="broadcast_to"),
     Op("transpose", LAYOUT, 1, vjp="transpose"),

@@ -9,7 +9,7 @@ from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (arrangement, complexes, compositions, contractions, convolution, creation, einsum,
                gather, layout, linalg, matmul, numerics, padding, reductions, repetition, scans,
-               scatter, searching, shifting, sorting, statistics, triangles, ufuncs, windows)
+               histogram, scatter, searching, shifting, sorting, statistics, triangles, ufuncs, windows)
 from .context import current
 from .gradient import gradient
 from .layout import as_tracer
@@ -180,6 +180,7 @@ FUNCTIONS = {
 FUNCTIONS.update(compositions.FUNCTIONS)
 FUNCTIONS.update(complexes.FUNCTIONS)
 FUNCTIONS.update(searching.FUNCTIONS)
+FUNCTIONS.update(histogram.FUNCTIONS)
 FUNCTIONS.update(convolution.FUNCTIONS)
 FUNCTIONS.update(arrangement.FUNCTIONS)
 FUNCTIONS.update(numerics.FUNCTIONS)

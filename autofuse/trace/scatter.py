@@ -1,7 +1,8 @@
 """Assignment through an integer array along the first axis: `x[idx] = v`, `x[idx] += v` (NumPy's
-meaning: the last write to a repeated index wins, nothing accumulates) and `np.add.at(x, idx, v)`
-(which accumulates), traced as a comparison of every position with every index: a where of the
-last matching value, or a masked sum. Its work is len(x) times len(idx) comparisons."""
+meaning: the last write to a repeated index wins, nothing accumulates), traced as a comparison of
+every position with every index (len(x) times len(idx) work); and `np.add.at(x, idx, v)` (which
+accumulates), one scatter_add op: len(idx) additions, in a scatter kernel with the producers of
+the indices and values (fusion/scatter.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -73,13 +74,20 @@ def add_at(x, key, value) -> None:
         raise UnsupportedError(f"{what}: the first operand must be an array of the traced function"
                                f"{where()}")
     index = _single_index(key, what)
-    match, count = _match(x, index, what)
-    if count == 0:
+    checks.indices_in_bounds(index, x.shape[0], 0, what, f"array {x.shape}, indices "
+                                                         f"{np.shape(index)}")
+    flat = reshape(as_tracer(index, what).astype(np.int64), (-1,), what)
+    if flat.size == 0:
         return
-    values = _values(x, index, value, count, what)
-    spread = reshape(match, match.shape + (1,) * (x.ndim - 1), what)
-    total = np.where(spread, values[None], 0).sum(axis=1, dtype=x.dtype)
-    x.assign(np.add(x, total).astype(x.dtype).node, what)
+    values = _values(x, index, value, flat.size, what)
+    x.assign(scatter_add(x, flat, values).node, what)
+
+
+def scatter_add(base: Tracer, indices: Tracer, values: Tracer) -> Tracer:
+    """`base` with each row of `values` (len(indices), *base.shape[1:]) added at its int64 index
+    along the first axis: the scatter_add op. An index outside the base after wrapping a
+    negative one adds nothing; the caller checks indices where NumPy would refuse them."""
+    return fresh(current().emit("scatter_add", [base.node, indices.node, values.node]))
 
 
 def put_along_axis(arr, indices, values, axis) -> None:

@@ -18,6 +18,7 @@ from .loops import Loops
 from .matmul import Matmul
 from .sorting import Sorting
 from .scans import Scans
+from .scatter import DEFAULT_SCATTER, Scatter, ScatterTuning
 
 def _accumulator(node: Node) -> np.dtype:
     """float32 sums and products accumulate in float64 on the CPU (cheap there, and exact-er)."""
@@ -39,12 +40,13 @@ def _column_accumulator(node: Node) -> np.dtype:
     return _accumulator(node)
 
 
-class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
+class CpuSource(Loops, Matmul, Columns, Sorting, Scans, Scatter):
     def __init__(self, group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
-                 into: Node | None = None):
+                 into: Node | None = None, scatter_tuning: ScatterTuning = DEFAULT_SCATTER):
         self.group = group
         self.offsets = list(offsets)    # sharing.Lifted: starts and scalars taken as arguments
         self.into = into                # the slice assignment's base, written in place (in_place)
+        self.scatter_tuning = scatter_tuning
         self.name = name
         self.dynamic = dynamic      # sizes may become arguments: no choice may saturate on them
         self.inputs = [Argument(n) for n in group.inputs]
@@ -85,6 +87,8 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
             strategy, parallel = self.sort_rows()
         elif kind == "scan":
             strategy, parallel = self.scan()
+        elif kind == "scatter":
+            strategy, parallel = self.scatter()
         elif self.into is not None:
             strategy, parallel = self.region()
         else:
@@ -389,11 +393,13 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans):
 
 
 def generate(group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
-             into: Node | None = None) -> KernelSource:
-    """The function of `group`; `offsets` (sharing.Lifted): slice starts and scalars it takes as
-    arguments;
-    `into`: the base its slice assignment writes in place (fusion/in_place.region_base)."""
-    return CpuSource(group, name, dynamic, offsets, into).write()
+             into: Node | None = None,
+             scatter_tuning: ScatterTuning = DEFAULT_SCATTER) -> KernelSource:
+    """The numba function of `group`; `offsets` (sharing.Lifted): slice starts and scalars it
+    takes as arguments; `into`: the base its slice assignment writes in place
+    (fusion/in_place.region_base); `scatter_tuning`: when a scatter-add runs on threads
+    (cpu/scatter.py)."""
+    return CpuSource(group, name, dynamic, offsets, into, scatter_tuning).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

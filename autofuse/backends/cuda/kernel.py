@@ -220,6 +220,8 @@ class KernelBase:
         spans = [int(np.prod(self.group.root.shape, dtype=np.int64))]
         if self.group.kind == "input":
             spans.append(int(np.prod(self.group.reduce_space[0], dtype=np.int64)))
+        if self.group.kind == "scatter":
+            spans.append(self.group.scatter.inputs[2].size)
         for param in self.params + self.outputs:
             shape = param.node.shape
             strides = param.strides or contiguous(shape)

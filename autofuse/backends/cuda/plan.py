@@ -56,6 +56,8 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind == "sort":
         rows, reason = sorting.plan(group, tuning, simulator)
         return Plan("sort", reason, sorting=rows)
+    if group.kind == "scatter":
+        return _scatter(group)
     if group.kind == "scan":
         _refuse_complex_scan(group)
         chosen = scans.plan(group, tuning, device, simulator)
@@ -69,6 +71,20 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if products:
         chosen = replace(chosen, reason=f"{'; '.join(products)} ({chosen.reason})")
     return chosen
+
+
+def _scatter(group: Group) -> Plan:
+    """A scatter-add: atomics over a grid-stride loop of the values (emit/scatter.py); complex
+    values have none (an atomic adds one number)."""
+    node = group.scatter
+    if node.dtype.kind == "c":
+        raise UnsupportedError(f"np.add.at (a scatter-add) of {node.dtype} values has no CUDA "
+                               f"kernel (its atomics add one real number); use backend='cpu'"
+                               f"{'' if node.origin is None else ' (at ' + node.origin + ')'}")
+    values = node.inputs[2]
+    return Plan("scatter", f"{values.size} values added at computed indices into {node.size} "
+                f"elements: an atomic add each in a grid-stride loop, the last block writing "
+                f"base plus sums")
 
 
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,

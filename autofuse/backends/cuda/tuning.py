@@ -125,6 +125,9 @@ class Tuning:
     #                                   sorted in shared memory (where 48 KiB hold them)
     sort_threads: int = 512           # threads a block of a sort kernel, at most
     library_sort: bool = True         # longer rows: CuPy's or torch's sort, for their arrays
+    # -- scatter-adds (emit/scatter.py) ---------------------------------------------------------
+    scatter_threads: int = 256        # threads a block of a scatter-add kernel
+    scatter_blocks_per_sm: int = 8    # blocks an SM at most (a grid-stride loop over the values)
     # -- stencils --------------------------------------------------------------------------
     strip_rows: int = 4               # rows of a strip kernel (0: never take it)
     strip_edge_lanes: bool = True     # edge strips: a row's lanes unrolled (vs one element at a

@@ -14,6 +14,7 @@ from .emit.matmul import Matmul
 from .emit.rows import Rows
 from .emit.sorting import Sorts
 from .emit.scans import Scans
+from .emit.scatter import Scatters
 from .emit.split import Split
 from .emit.transpose import Transposes
 from .emit.vector import Vectors
@@ -23,7 +24,7 @@ from .tuning import DEFAULT, Tuning
 
 
 class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split, Combining,
-                   Matmul, Sorts, Scans, KernelBase):
+                   Matmul, Sorts, Scans, Scatters, KernelBase):
     """Writes one fusion group's kernel by the plan it is given (write)."""
 
     def write(self, plan: Plan) -> KernelSource:
@@ -33,6 +34,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
             return staged.write(self, plan.staged)
         if plan.strategy == "pointwise":
             return self.pointwise()
+        if plan.strategy == "scatter":
+            return self.scatter()
         if plan.strategy == "sort":
             return self.sort_rows(plan.sorting)
         if plan.scan is not None:
