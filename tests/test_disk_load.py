@@ -163,3 +163,30 @@ def test_signatures_match_numba_typing():
     assert native.signature_of([unaligned])[0][4] is False
     assert native.signature_of([[1.0]]) is None
     assert native.signature_of([np.ma.masked_array([1.0])]) is None
+
+
+def test_calls_are_routed_by_their_full_signature():
+    """Function keys a call by dtype identity, ndim and flag bits after the first call of each
+    signature: every argument reaches the callable of its own signature, also when calls of
+    different layouts, writability and byte orders alternate."""
+    seen = []
+
+    def dispatcher(*args):
+        seen.append(native.signature_of(args))
+        return native.signature_of(args)
+
+    function = native._function_class(2)(Path("/nonexistent/k_x.py"), "k", {}, lambda: dispatcher)
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    swapped = base.astype(">f4")
+    arrays = [base, base.T, base[:, ::2], readonly, swapped, np.asfortranarray(base),
+              base.astype(np.float64), base[None], np.ones((0, 4), np.float32)]
+    out = np.zeros(3, np.int64)
+    for _ in range(3):
+        for array in arrays:
+            assert function(array, out) == native.signature_of([array, out])
+    assert len(seen) == 3 * len(arrays)
+    signatures = {native.signature_of([a]) for a in arrays}
+    assert len(function.opened) == len(signatures)
+    assert all(key[0] != id(swapped.dtype) for key in function.fast)    # (not NumPy's own dtype)

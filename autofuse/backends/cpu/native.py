@@ -98,16 +98,28 @@ def load(module: Path, name: str, numba_function):
         return None
     if index.get("version") != INDEX_VERSION or not records:
         return None
-    return Function(module, name, records, numba_function)
+    arity = len(next(iter(records)))
+    return _function_class(arity)(module, name, records, numba_function)
 
 
 def _signature(args) -> tuple:
     return tuple((str(d), int(n), str(l), bool(r), bool(a)) for d, n, l, r, a in args)
 
 
+# NumPy's array flags a signature depends on (NPY_ARRAY_C_CONTIGUOUS, _F_CONTIGUOUS, _ALIGNED,
+# _WRITEABLE): arrays of one dtype, ndim and these bits have one `signature_of`
+FLAGS = 0x0001 | 0x0002 | 0x0100 | 0x0400
+
+
 class Function:
     """A kernel's callable: its shared library for a signature written, numba's dispatcher for
-    any other."""
+    any other.
+
+    A call is keyed by each argument's dtype, ndim and the flag bits above (`_fast`): NumPy's
+    own dtype objects live as long as the process, so their ids stand for them; the first call
+    of a key computes its full signature (`_resolve`). Keyed this way a call costs about what
+    numba's dispatcher costs (its typing is in C); computing signature_of every call doubled it.
+    """
 
     def __init__(self, module: Path, name: str, records: dict, numba_function):
         self.module = module
@@ -115,12 +127,16 @@ class Function:
         self.records = records
         self.numba_function = numba_function
         self.opened = {}            # signature -> callable
+        self.fast = {}              # (id(dtype), ndim, flag bits) per argument -> callable
 
-    def __call__(self, *args):
+    def _resolve(self, *args):
         key = signature_of(args)
         function = self.opened.get(key)
         if function is None:
             function = self.opened[key] = self._open(key)
+        if key is not None and all(np.dtype(a.dtype.str) is a.dtype for a in args):
+            self.fast[tuple(v for a in args for v in (id(a.dtype), a.ndim, a.flags.num & FLAGS))] \
+                = function
         return function(*args)
 
     def _open(self, key):
@@ -130,6 +146,30 @@ class Function:
             if function is not None:
                 return function
         return _Remembering(self, key, stale=record is not None)
+
+    def __call__(self, *args):
+        return self._resolve(*args)
+
+
+_ARITIES: dict = {}
+
+
+def _function_class(arity: int) -> type:
+    """Function with a `__call__` written out for `arity` arguments (no *args packing)."""
+    if arity not in _ARITIES:
+        names = ", ".join(f"a{i}" for i in range(arity))
+        plain = " and ".join(f"type(a{i}) is ndarray" for i in range(arity)) or "True"
+        key = "".join(f"id(a{i}.dtype), a{i}.ndim, a{i}.flags.num & FLAGS, " for i in range(arity))
+        text = (f"def __call__(self, {names}):\n"
+                f"    if {plain}:\n"
+                f"        function = self.fast.get(({key}))\n"
+                f"        if function is not None:\n"
+                f"            return function({names})\n"
+                f"    return self._resolve({names})\n")
+        space = {"ndarray": np.ndarray, "FLAGS": FLAGS}
+        exec(compile(text, f"<autofuse native call of {arity} arguments>", "exec"), space)
+        _ARITIES[arity] = type(f"Function{arity}", (Function,), {"__call__": space["__call__"]})
+    return _ARITIES[arity]
 
 
 class _Remembering:
@@ -148,6 +188,7 @@ class _Remembering:
         save(dispatcher, self.owner.module, self.owner.name,
              replace={self.key} if self.stale else set())
         self.owner.opened[self.key] = dispatcher
+        self.owner.fast.clear()         # (keys that led here lead to the dispatcher now)
         return result
 
 
