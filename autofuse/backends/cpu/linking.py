@@ -24,9 +24,10 @@ import tempfile
 
 SLOT_PREFIX = "autofuse_slot_"
 ENVIRONMENT_PREFIX = "_ZN08NumbaEnv"
-# Types a trampoline passes through unchanged in the C calling convention (no extension of
-# narrow integers, no aggregates by value)
-PASSED = ("void", "i32", "i64", "ptr", "float", "double")
+# Types a trampoline forwards (it jumps to the slot's function with the caller's registers:
+# `musttail`), and argument attributes that would change how they are passed (then it declines)
+PASSED = ("void", "i1", "i8", "i16", "i32", "i64", "ptr", "float", "double")
+PASSING = ("byval", "sret", "inreg", "inalloca", "preallocated", "signext", "zeroext")
 LINKERS = (("ld", "-shared"), ("cc", "-shared", "-nostdlib"), ("gcc", "-shared", "-nostdlib"))
 
 
@@ -90,11 +91,20 @@ def _slotted(module, bound: set[str]) -> dict:
             raise NotLinkable(f"{function.name} takes variable arguments")
         if not all(str(element) in PASSED for element in kind.elements):
             raise NotLinkable(f"{function.name} is {kind}: a trampoline passes {PASSED} only")
+        attributes = {_name(a) for argument in function.arguments for a in argument.attributes}
+        if attributes & set(PASSING):
+            raise NotLinkable(f"{function.name} passes arguments as {sorted(attributes)}")
         slots[function.name] = kind
     for variable in module.global_variables:
         if variable.name.startswith("_numba_unresolved$"):
             raise NotLinkable("the code refers to a function numba resolves late")
     return slots
+
+
+def _name(attribute) -> str:
+    """An argument attribute's name (llvmlite gives bytes such as b'align 8')."""
+    text = attribute.decode() if isinstance(attribute, bytes) else str(attribute)
+    return text.split(" ")[0].split("(")[0]
 
 
 def _trampolines(module, slots: dict) -> str:
@@ -107,9 +117,9 @@ def _trampolines(module, slots: dict) -> str:
         lines.append(f'define hidden {result} @"{name}"({formals}) {{')
         lines.append(f'  %f = load ptr, ptr @"{SLOT_PREFIX}{name}"')
         if result == "void":
-            lines += [f"  tail call void %f({formals})", "  ret void", "}"]
+            lines += [f"  musttail call void %f({formals})", "  ret void", "}"]
         else:
-            lines += [f"  %r = tail call {result} %f({formals})", f"  ret {result} %r", "}"]
+            lines += [f"  %r = musttail call {result} %f({formals})", f"  ret {result} %r", "}"]
     return "\n".join(lines) + "\n"
 
 
