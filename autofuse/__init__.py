@@ -16,8 +16,10 @@ Where each stage lives (stages.build runs them in this order for a new signature
   cost model cost.py; sorting.py: what joins a sort);
 - per group, a kernel (kernels.py: the records `f.lower(...).kernels` shows):
   CPU: backends/cpu/ (source.py writes one numba function a group, __init__.py compiles and runs
-  it, host.py writes a signature's call; binaries.py loads cached binaries, threads.py sizes
-  numba's threads to the free cores);
+  it, host.py writes a signature's call; linking.py links a compiled kernel as a shared
+  library, native.py loads and calls it in later processes without numba, with runtime.py's
+  numba C runtime; binaries.py loads numba's cached binaries, threads.py sizes numba's threads
+  to the free cores);
   CUDA: backends/cuda/ - a group's strategy is chosen in plan.py, its source written by
   writer.py with the emitters of emit/, compiled in compile.py (PTX, cubin, disk cache), and
   launched by runtime/ (program.py, with host.py's or graph.py's generated host call);

@@ -1,9 +1,11 @@
-"""The CPU backend's disk cache: a second process loads compiled kernels instead of compiling,
-a change of generated source or numba version makes new entries, clear_disk_cache empties it."""
+"""The CPU backend's disk cache: a second process loads compiled kernels instead of compiling
+(as shared libraries, without numba; with numba's own cache where those are missing), a change
+of generated source or numba version makes new entries, clear_disk_cache empties it."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,6 +16,7 @@ import pytest
 
 import autofuse
 from autofuse.backends import disk_cache
+from autofuse.backends.cpu import linking
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +29,7 @@ SCRIPT = textwrap.dedent("""
     import numpy as np
     import autofuse
     from autofuse.backends import cpu
+    from autofuse.backends.cpu import native
 
     @autofuse.jit
     def f(x, b):
@@ -37,18 +41,22 @@ SCRIPT = textwrap.dedent("""
     result = f(x, b)
     first = time.perf_counter() - start
     entry = next(iter(f._cache.values()))
-    stats = [s.function.stats for s in entry.program.steps]
+    steps = entry.program.steps
+    stats = [s.function.stats for s in steps if not isinstance(s.function, native.Function)]
     # numba's compiler starts by loading every typing and lowering registry (its linalg among
     # them); loading a cached binary needs none of it (cpu/binaries.py)
     compiler = "numba.np.linalg" in sys.modules
     print(json.dumps(dict(result=result.tolist(), first=first, compiler=compiler,
                           hits=sum(sum(s.cache_hits.values()) for s in stats),
                           misses=sum(sum(s.cache_misses.values()) for s in stats),
-                          kernels=len(stats))))
+                          native=len(steps) - len(stats), numba="numba" in sys.modules,
+                          kernels=len(steps))))
 """)
 
 
 def run_script(cache: Path, scale: float = 2.0, fake_numba: str = "") -> dict:
+    """One new process's call; its `native` kernels were loaded as shared libraries, the
+    others' numba `hits` and `misses` count loads and compiles from numba's cache."""
     env = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache))
     script = SCRIPT.format(root=str(ROOT), scale=scale, fake_numba=fake_numba)
     out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
@@ -65,13 +73,22 @@ def test_second_process_loads_instead_of_compiling(tmp_path):
     assert first["misses"] == first["kernels"] >= 1 and first["hits"] == 0
     modules, binaries = files(tmp_path, "k_*.py"), files(tmp_path, "*.nbc")
     assert modules and binaries and files(tmp_path, "*.nbi")
+    libraries = files(tmp_path, "*.so")
     second = run_script(tmp_path)
     assert second["result"] == first["result"]
-    assert second["hits"] == second["kernels"] and second["misses"] == 0
+    if linking.linker() is not None:        # (shared libraries are linked by ld or cc)
+        assert second["native"] == second["kernels"] and not second["numba"]
     assert first["compiler"] and not second["compiler"]
     # nothing new was written: same modules, same compiled binaries
     assert files(tmp_path, "k_*.py") == modules and files(tmp_path, "*.nbc") == binaries
+    assert files(tmp_path, "*.so") == libraries
     assert second["first"] < first["first"]
+    # without the shared libraries, numba loads its own cached binaries, compiling nothing
+    shutil.rmtree(tmp_path / "cpu" / "native", ignore_errors=True)
+    third = run_script(tmp_path)
+    assert third["result"] == first["result"]
+    assert third["hits"] == third["kernels"] and third["misses"] == 0
+    assert not third["compiler"]
 
 
 def test_changed_source_or_numba_version_makes_new_entries(tmp_path):

@@ -1,15 +1,18 @@
 """The CPU backend (the embedded default): each fusion group as one numba-compiled function.
 
 Generated modules are written to the disk cache under a content hash and imported from there, so
-numba's own cache (`cache=True`, keyed by the file) makes a new process skip compilation.
+numba's own cache (`cache=True`, keyed by the file) makes a new process skip compilation; the
+process that compiles a kernel also links it as a shared library (linking.py), which a later
+process loads without importing numba at all (native.py). numba is imported only where a kernel
+has no such library here.
 """
 from __future__ import annotations
 
 import importlib.util
 import sys
 import threading
+from pathlib import Path
 
-import numba
 import numpy as np
 
 from ...debug import STATE as _DEBUG, run_steps as _debug_steps
@@ -20,7 +23,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache, sharing
 from ..literals import literal
-from . import binaries, blas, host, threads
+from . import blas, host, native, runtime, threads
 from .source import generate
 from .sorting import by_numpy
 
@@ -57,14 +60,32 @@ def module_text(kernel) -> str:
     return "\n".join(lines)
 
 
-def load(kernel, text: str, fresh: bool = False):
-    """Import the generated module from the disk cache and return its function; `fresh` first
-    drops numba's cached binaries of it (and the imported module), so that it compiles anew."""
-    key = disk_cache.digest(text, GENERATOR_VERSION, numba.__version__, np.__version__,
+def module_path(text: str) -> Path:
+    """Where the generated module `text` is cached (its name hashes the text and toolchain)."""
+    key = disk_cache.digest(text, GENERATOR_VERSION, runtime.numba_version(), np.__version__,
                             sys.version)
-    path = disk_cache.cache_dir() / "cpu" / f"k_{key}.py"
+    return disk_cache.cache_dir() / "cpu" / f"k_{key}.py"
+
+
+def load(kernel, text: str, fresh: bool = False):
+    """The kernel's function: its shared library where this machine has one (native.py), else
+    numba's dispatcher of the generated module, imported from the disk cache; `fresh` first
+    drops numba's cached binaries of it, the imported module and the native index, so that it
+    compiles anew."""
+    path = module_path(text)
     disk_cache.write_checked(path, text.encode())
-    module_name = f"autofuse_generated_{key}"
+    if fresh:
+        native.forget(path, kernel.name)
+    else:
+        function = native.load(path, kernel.name, lambda: _dispatcher(kernel, path, False))
+        if function is not None:
+            return function
+    return _dispatcher(kernel, path, fresh)
+
+
+def _dispatcher(kernel, path: Path, fresh: bool):
+    from . import binaries      # (imports numba: only where a kernel has no library here)
+    module_name = f"autofuse_generated_{path.stem[2:]}"
     with _import_lock:
         if fresh:
             sys.modules.pop(module_name, None)
@@ -115,12 +136,15 @@ class Step:
     def first_call(self, args: list) -> None:
         """numba loads the kernel's binary from its disk cache at the first call: a corrupted or
         half-written cache file fails there, so a failed first call drops the cached binaries and
-        compiles once more (a genuine error fails again, and propagates)."""
+        compiles once more (a genuine error fails again, and propagates). A kernel numba ran
+        is then written as a shared library for later processes (native.save)."""
         try:
             self.function(*args)
         except Exception:
             self.function = load(self.kernel, self.text, fresh=True)
             self.function(*args)
+        if not isinstance(self.function, native.Function):
+            native.save(self.function, module_path(self.text), self.kernel.name)
         self.first = False
 
 

@@ -13,13 +13,17 @@ program takes every thread: over a long kernel, a thread's share of busy cores i
 than the wait for its turn. Results do not depend on the count: the generated kernels cut their
 work into pieces of a fixed count, never one per thread. Where /proc/loadavg does not exist,
 numba's own count stays.
+
+The count is set through the threading layer runtime.py started where it started one (kernels
+loaded as shared libraries: numba is not imported), else through numba.set_num_threads; both
+set the same per-thread count of the same layer.
 """
 from __future__ import annotations
 
 import threading
 import time
 
-import numba
+from . import runtime
 
 SAMPLE_SECONDS = 0.1       # how old the reading of running tasks may be
 # Programs with this much work (_work: elements, or a product's multiply-adds) or more keep all
@@ -34,7 +38,7 @@ class Pool:
     """The thread count calls use now (`fit()` sets it for the calling thread)."""
 
     def __init__(self):
-        self.cores = numba.config.NUMBA_NUM_THREADS      # numba's upper bound ($NUMBA_NUM_THREADS)
+        self.cores = runtime.thread_count()     # numba's upper bound ($NUMBA_NUM_THREADS)
         self.wanted = self.cores
         self.checked = float("-inf")
         self.local = threading.local()
@@ -45,13 +49,13 @@ class Pool:
             self.checked = now
             self.wanted = self.threads(running_tasks())
         if getattr(self.local, "threads", None) != self.wanted:
-            numba.set_num_threads(self.wanted)
+            set_num_threads(self.wanted)
             self.local.threads = self.wanted
 
     def widen(self) -> None:
         """All of numba's threads for the calling thread (a large program's call)."""
         if getattr(self.local, "threads", self.cores) != self.cores:
-            numba.set_num_threads(self.cores)
+            set_num_threads(self.cores)
             self.local.threads = self.cores
 
     def threads(self, running: int | None) -> int:
@@ -61,6 +65,16 @@ class Pool:
             return self.cores
         others = max(0, running - self.wanted)
         return max(1, self.cores - others)
+
+
+def set_num_threads(count: int) -> None:
+    """numba.set_num_threads(count), without importing numba where runtime.py runs the layer."""
+    layer = runtime.threads()
+    if layer is not None:
+        layer.set_num_threads(count)
+    else:
+        import numba
+        numba.set_num_threads(count)
 
 
 def running_tasks() -> int | None:
