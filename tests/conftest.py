@@ -1,8 +1,14 @@
 """Shared helpers for the front-end tests: random inputs, the NumPy-exact comparison, shapes."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+
+# Kernels are not written as shared libraries in test processes (0.15-0.2 s a kernel, thousands of
+# kernels); tests/test_disk_load.py and test_disk_cache.py turn it on in the processes they start.
+os.environ.setdefault("AUTOFUSE_CPU_LIBRARIES", "0")
 
 DTYPES = (np.dtype(bool), np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32),
           np.dtype(np.float64))

@@ -57,7 +57,7 @@ SCRIPT = textwrap.dedent("""
 def run_script(cache: Path, scale: float = 2.0, fake_numba: str = "") -> dict:
     """One new process's call; its `native` kernels were loaded as shared libraries, the
     others' numba `hits` and `misses` count loads and compiles from numba's cache."""
-    env = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache))
+    env = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache), AUTOFUSE_CPU_LIBRARIES="1")
     script = SCRIPT.format(root=str(ROOT), scale=scale, fake_numba=fake_numba)
     out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
                          capture_output=True, text=True, timeout=300).stdout

@@ -64,7 +64,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def run(cache: Path, seed: int = 0, layout: str = "C", **env) -> dict:
-    environment = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache), PYTHONPATH=ROOT, **env)
+    environment = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache), PYTHONPATH=ROOT,
+                       AUTOFUSE_CPU_LIBRARIES="1", **env)
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(seed), layout], env=environment,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -137,14 +137,15 @@ class Step:
         """numba loads the kernel's binary from its disk cache at the first call: a corrupted or
         half-written cache file fails there, so a failed first call drops the cached binaries and
         compiles once more (a genuine error fails again, and propagates). A kernel numba ran
-        is then written as a shared library for later processes (native.save)."""
+        is then written as a shared library for later processes, on another thread
+        (native.SAVER)."""
         try:
             self.function(*args)
         except Exception:
             self.function = load(self.kernel, self.text, fresh=True)
             self.function(*args)
         if not isinstance(self.function, native.Function):
-            native.save(self.function, module_path(self.text), self.kernel.name)
+            native.SAVER.add(self.function, module_path(self.text), self.kernel.name)
         self.first = False
 
 

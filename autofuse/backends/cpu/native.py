@@ -22,11 +22,14 @@ shared by different machines never hands one another's code.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import json
 import os
+import queue
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +38,9 @@ from .. import disk_cache
 from . import runtime
 
 INDEX_VERSION = 1
+# "0": no libraries are written or loaded in this process (numba loads every kernel, as before);
+# the test suite sets it, since writing costs 0.15-0.2 s a kernel and it compiles thousands
+SWITCH = "AUTOFUSE_CPU_LIBRARIES"
 # numba settings that do not change the code it compiles (threads are chosen at run time)
 UNKEYED = ("NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY",
            "NUMBA_CACHE_DIR", "NUMBA_DEBUG_CACHE")
@@ -53,7 +59,8 @@ def machine() -> str | None:
 
 
 def _machine() -> str | None:
-    if not sys.platform.startswith("linux") or os.environ.get("NUMBA_NRT_STATS"):
+    if not sys.platform.startswith("linux") or os.environ.get("NUMBA_NRT_STATS") or \
+            os.environ.get(SWITCH, "1") == "0":
         return None
     try:
         with open("/proc/cpuinfo", "rb") as file:
@@ -279,3 +286,66 @@ def forget(module: Path, name: str) -> None:
     key = machine()
     if key is not None:
         index_path(module, name, key).unlink(missing_ok=True)
+
+
+# -- writing libraries off the first call's path ------------------------------------------------
+# Linking a kernel as a library takes 0.15-0.2 s (re-emitting numba's code, then `ld`); done on the
+# first call it made every cold first call that much longer per distinct kernel. A thread does it
+# instead, holding numba's compiler lock (LLVM's context is not safe from two threads at once), so
+# it runs while the program goes on; at exit the process waits for what is queued, at most
+# EXIT_WAIT_SECONDS (a library not written is written by the next process that compiles it).
+EXIT_WAIT_SECONDS = 60.0
+QUIET_SECONDS = 0.5
+
+
+class Saver:
+    """A queue of kernels to write as libraries, and the thread that writes them (started at the
+    first kernel queued). Each dispatcher is queued once per process."""
+
+    def __init__(self):
+        self.queue: queue.Queue = queue.Queue()
+        self.queued: set = set()
+        self.lock = threading.Lock()
+        self.thread = None
+
+    def add(self, dispatcher, module: Path, name: str) -> None:
+        key = (id(dispatcher), str(module), name)
+        with self.lock:
+            if key in self.queued:
+                return
+            self.queued.add(key)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="autofuse-library-writer",
+                                               daemon=True)
+                self.thread.start()
+                atexit.register(self.wait, EXIT_WAIT_SECONDS)
+        self.queue.put((dispatcher, module, name))
+
+    def _run(self) -> None:
+        from numba.core.compiler_lock import global_compiler_lock
+        while True:
+            batch = [self.queue.get()]
+            # (a program's first call compiles its kernels one after another: wait until it has
+            # gone QUIET_SECONDS without queueing one, so writing does not hold up compiling)
+            while True:
+                try:
+                    batch.append(self.queue.get(timeout=QUIET_SECONDS))
+                except queue.Empty:
+                    break
+            for dispatcher, module, name in batch:
+                try:
+                    with global_compiler_lock:
+                        save(dispatcher, module, name)
+                except Exception:   # a library not written: later processes use numba for it
+                    pass
+                finally:
+                    self.queue.task_done()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every queued kernel is written (or `timeout` seconds pass); True if so."""
+        done = threading.Event()
+        threading.Thread(target=lambda: (self.queue.join(), done.set()), daemon=True).start()
+        return done.wait(timeout)
+
+
+SAVER = Saver()
