@@ -12,6 +12,7 @@ import pytest
 import autofuse
 import golden_sources
 from autofuse.backends import sharing
+from autofuse.backends.cuda import passable as cuda_passable
 from autofuse.fusion.in_place import region_base
 from autofuse.backends.cpu.source import generate as cpu_generate
 from autofuse.backends.cuda.writer import generate as cuda_generate
@@ -79,7 +80,8 @@ def test_a_shared_kernel_is_the_groups_own_but_for_names(name):
         except autofuse.AutofuseError:
             continue
         strides = getattr(low._entry, "input_strides", {}) if backend == "cuda" else {}
-        lifted = sharing.plan([k.group for k in low.kernels], strides, values=backend == "cpu")
+        lifted = sharing.plan([k.group for k in low.kernels], strides,
+                              *([cuda_passable] if backend == "cuda" else []))
         graph = low._entry.graph
         users, results = graph.users(), {n.id for n in graph.outputs}
         for kernel in low.kernels:

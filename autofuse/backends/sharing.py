@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..fusion.group import EVERY, EVERY_START, SLICING, Group
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE
@@ -48,6 +50,17 @@ class Lifted:
         return int(self.node.attrs["start"][self.axis])
 
     @property
+    def dtype(self) -> np.dtype:
+        """The argument's type: int64 for a start, the constant's dtype for a scalar."""
+        if self.operand is not None:
+            return self.node.inputs[self.operand].dtype
+        return np.dtype(np.int64)
+
+    def argument(self):
+        """The value as a kernel takes it (a NumPy scalar of `dtype`)."""
+        return self.dtype.type(self.value)
+
+    @property
     def key(self) -> tuple:
         """What the renderer looks the name up by."""
         if self.operand is not None:
@@ -58,11 +71,12 @@ class Lifted:
         return dataclasses.replace(self, node=node)
 
 
-def plan(groups: list, strides: dict, values: bool = True) -> dict:
+def plan(groups: list, strides: dict, scalars=lambda dtype: True) -> dict:
     """{group id: frozenset of places} its kernel takes as arguments (group.structure's
-    `lifted`): for each family of groups equal up to their slice starts (and, with `values`,
-    their elementwise ops' scalar constants), the places that differ between its members."""
-    wildcard = EVERY if values else EVERY_START
+    `lifted`): for each family of groups equal up to their slice starts and their elementwise
+    ops' scalar constants (those whose dtype `scalars` accepts; None: none), the places that
+    differ between its members."""
+    wildcard = EVERY if scalars is not None else EVERY_START
     families: dict = {}
     for group in groups:
         if group.kind in LIFTABLE:
@@ -73,7 +87,7 @@ def plan(groups: list, strides: dict, values: bool = True) -> dict:
             continue
         seen: dict = {}
         for group in members:
-            for place, value in _places(group, values):
+            for place, value in _places(group, scalars):
                 seen.setdefault(place, set()).add(value)
         varying = frozenset(place for place, found in seen.items() if len(found) > 1)
         if varying:
@@ -81,18 +95,18 @@ def plan(groups: list, strides: dict, values: bool = True) -> dict:
     return lifted
 
 
-def _places(group: Group, values: bool):
-    """(place, its value in this group) of each start and (with `values`) each scalar constant
-    operand of an elementwise member, members in the canonical order."""
+def _places(group: Group, scalars):
+    """(place, its value in this group) of each start and each scalar constant operand of an
+    elementwise member that `scalars` accepts, members in the canonical order."""
     members = group.canonical()[1]
     inside = {n.id for n in members} | {n.id for n in group.inputs}
     for j, node in enumerate(members):
         if node.op in SLICING:
             for axis, start in enumerate(node.attrs["start"]):
                 yield ("start", j, axis), start
-        if values and node.kind == ELEMENTWISE:
+        if scalars is not None and node.kind == ELEMENTWISE:
             for k, source in enumerate(node.inputs):
-                if source.id not in inside:
+                if source.id not in inside and scalars(source.dtype):
                     yield ("value", j, k), source.attrs["value"]
 
 
@@ -114,3 +128,11 @@ def arguments(group: Group, lifted: frozenset) -> list:
 def names(arguments_of: list) -> dict:
     """{Lifted.key: argument name}: what the renderer writes for each lifted place."""
     return {argument.key: argument.name for argument in arguments_of}
+
+
+def describe(arguments_of: list) -> str:
+    """What a shared kernel is passed for one group: "slice starts (2, 1) and scalars (3.0,)"."""
+    starts = tuple(a.value for a in arguments_of if a.operand is None)
+    scalars = tuple(a.value.item() for a in arguments_of if a.operand is not None)
+    return " and ".join(text for text in (starts and f"slice starts {starts}",
+                                          scalars and f"scalars {scalars}") if text)

@@ -235,14 +235,6 @@ class Program:
         return results
 
 
-def _lifted_text(kernel) -> str:
-    """What a shared function is passed for this group: "slice starts (2, 1) and scalars (3.0,)"."""
-    starts = tuple(a.value for a in kernel.offsets if a.operand is None)
-    scalars = tuple(a.value.item() for a in kernel.offsets if a.operand is not None)
-    return " and ".join(text for text in (starts and f"slice starts {starts}",
-                                          scalars and f"scalars {scalars}") if text)
-
-
 def prepare(entry) -> None:
     """Compile each group of `entry` (its kernel records get their strategy and source) and
     give the entry its program. Groups of one structure (a loop's sweeps) share the first one's
@@ -276,7 +268,7 @@ def prepare(entry) -> None:
         kernel = origin.kernel.rebound(group.correspondence(origin.group))
         record.source, record.strategy = origin.text, kernel.strategy
         record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure" \
-            + (f"; {_lifted_text(kernel)} passed as arguments)" if kernel.offsets
+            + (f"; {sharing.describe(kernel.offsets)} passed as arguments)" if kernel.offsets
                else ")")
         steps.append(Step(group, kernel, origin.function, origin.text))
     entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels}, entry.name)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
+
 from ...fusion import CostModel
 from .. import sharing
 from .compile import CompiledKernel, module_text
@@ -64,6 +66,12 @@ def device_for(simulator: bool) -> Device:
     return from_attributes(driver.ensure_context())
 
 
+def passable(dtype) -> bool:
+    """Whether a scalar constant of `dtype` may be a kernel argument (backends/sharing.py): not a
+    float16 one (held in a float32 register) nor a complex one (wider than a parameter slot)."""
+    return dtype.kind != "c" and dtype != np.float16
+
+
 def prepare(entry) -> None:
     """Plan and write each group's kernel (the entry's kernel records get the strategy, reason,
     source, launch and PTX), and give the entry its program. Groups of one structure (a loop's
@@ -72,8 +80,7 @@ def prepare(entry) -> None:
     strides = {} if simulator else getattr(entry, "input_strides", {})
     tuning, device = tuning_of(entry.options), device_for(simulator)
     kernels, first = [], {}
-    lifted = sharing.plan([record.group for record in entry.kernels], strides,
-                           values=False)   # (a scalar argument's type: not yet)
+    lifted = sharing.plan([record.group for record in entry.kernels], strides, passable)
     for record in entry.kernels:
         group = record.group
         places = lifted.get(group.id, frozenset())
@@ -94,7 +101,7 @@ def prepare(entry) -> None:
             source = origin.source.rebound(group.correspondence(origin.group), strides)
             kernel = CompiledKernel(record, source, origin.text, simulator, origin)
             reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure" \
-                + (f"; slice starts {tuple(o.value for o in source.sizes if isinstance(o, sharing.Lifted))} "
+                + (f"; {sharing.describe([s for s in source.sizes if isinstance(s, sharing.Lifted)])} "
                    f"passed as arguments)" if places else ")")
         text = kernel.text
         # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.

@@ -31,7 +31,7 @@ def signature_text(kernel) -> str:
     """The kernel's parameter types in words (part of the cubin's cache key; needs no numba)."""
     parts = [("value " if p.by_value else "pointer ") + p.node.dtype.str for p in kernel.params]
     parts += ["pointer " + p.node.dtype.str for p in kernel.outputs]
-    parts += ["value int64"] * len(kernel.sizes)
+    parts += ["value " + size.dtype.str for size in kernel.sizes]
     parts += [f"{name} {dtype.str}" for name, _, dtype in kernel.scratch]
     return ", ".join(parts)
 
@@ -96,7 +96,7 @@ def signature(kernel):
             sig.append(types.CPointer(from_dtype(storage_dtype(param.node.dtype))))
     for param in kernel.outputs:
         sig.append(types.CPointer(from_dtype(storage_dtype(param.node.dtype))))
-    sig += [types.int64] * len(kernel.sizes)
+    sig += [from_dtype(size.dtype) for size in kernel.sizes]
     for name, _, dtype in kernel.scratch:
         element = from_dtype(dtype)
         # NOTE: atomics need an array: the counter and look-back state are numba-array parameters.

@@ -57,6 +57,12 @@ class Size:
             return int(self.node.shape[self.axis])
         return int((self.strides or contiguous(self.node.shape))[self.axis])
 
+    dtype = np.dtype(np.int64)
+
+    def argument(self) -> np.int64:
+        """The value as the kernel takes it."""
+        return np.int64(self.value)
+
     def moved(self, node: Node, strides: dict) -> "Size":
         return dataclasses.replace(self, node=node, strides=strides.get(node.id))
 

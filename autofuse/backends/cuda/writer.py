@@ -59,7 +59,7 @@ def generate(group: Group, name: str, input_strides: dict, simulator: bool = Fal
              device: Device = HOPPER, dynamic: bool = False, offsets: tuple = ()) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
     float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `offsets`
-    (sharing.Lifted): slice starts it takes as int64 arguments, after its outputs."""
+    (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs."""
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
     writer.renderer.lifted = sharing.names(offsets)

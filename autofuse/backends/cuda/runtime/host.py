@@ -103,7 +103,7 @@ def plan(program, static_memory=None) -> tuple[list, list] | str:
                 pointers[node] = static_memory(node, shape, dtype)
                 slots.append(Slot("static", pointers[node]))
         # sizes and strides of a kernel general over them: fixed for the signature
-        slots += [Slot("static", np.int64(size.value)) for size in step.kernel.source.sizes]
+        slots += [Slot("static", size.argument()) for size in step.kernel.source.sizes]
         if step.kernel.source.scratch:    # the split reduction's partials and counter: fixed
             slots += [Slot("static", value) for value in step.scratch_arguments(program.library)]
         if step.always:                   # else every output is empty: nothing to launch

@@ -54,7 +54,7 @@ class CudaStep:
         for (node, shape, dtype), owner in zip(self.outputs, self.owners):
             out = memory[node] = empty(shape, dtype) if owner == node else memory[owner]
             args.append(pointer(out))
-        args += [np.int64(size.value) for size in self.kernel.source.sizes]
+        args += [size.argument() for size in self.kernel.source.sizes]
         if self.kernel.source.scratch:
             args += self.scratch_arguments(library)
         if self.always:
@@ -209,7 +209,7 @@ class SimulatorProgram:
             outs = [np.full(max(1, p.node.size), _poison(p.node.dtype), storage_dtype(p.node.dtype))
                     for p in source.outputs]
             args += outs
-            args += [np.int64(size.value) for size in source.sizes]
+            args += [size.argument() for size in source.sizes]
             args += [np.zeros(count, dtype) for _, count, dtype in source.scratch]
             if any(p.node.size for p in source.outputs):
                 function[source.grid, source.block](*args)
