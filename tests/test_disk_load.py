@@ -191,3 +191,43 @@ def test_calls_are_routed_by_their_full_signature():
     signatures = {native.signature_of([a]) for a in arrays}
     assert len(function.opened) == len(signatures)
     assert all(key[0] != id(swapped.dtype) for key in function.fast)    # (not NumPy's own dtype)
+
+
+LOOP = textwrap.dedent("""
+    import json, sys
+    import numpy as np, autofuse
+    from autofuse.backends.cpu import native
+
+    def ewma(x, alpha):
+        out = np.empty_like(x)
+        out[0] = x[0]
+        for i in range(1, x.shape[0]):
+            out[i] = alpha * x[i] + (1 - alpha) * out[i - 1] + np.float32(i)
+        return out
+
+    x = np.random.default_rng(int(sys.argv[1])).random((30, 64)).astype(np.float32)
+    g = autofuse.jit(ewma)
+    got, again = g(x, np.float32(0.25)), g(x, np.float32(0.25))
+    np.testing.assert_allclose(got, ewma(x, np.float32(0.25)), rtol=1e-5)
+    np.testing.assert_array_equal(got, again)
+    steps = next(iter(g._cache.values())).program.steps
+    print(json.dumps({"native": [isinstance(s.function, native.Function) for s in steps],
+                      "numba": "numba" in sys.modules, "result": got.tobytes().hex()}))
+""")
+
+
+def test_kernels_taking_starts_and_scalars_load_without_numba(tmp_path):
+    """A loop's steps share one kernel that takes its slice starts and scalar constants as
+    arguments (backends/sharing.py): its library takes NumPy scalars as numba's wrapper does."""
+    environment = dict(os.environ, AUTOFUSE_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT,
+                       AUTOFUSE_CPU_LIBRARIES="1")
+    outputs = []
+    for seed in (1, 1):
+        done = subprocess.run([sys.executable, "-c", LOOP, str(seed)], env=environment,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    first, second = outputs
+    assert first["numba"] and not second["numba"]
+    assert all(second["native"]) and len(second["native"]) >= 29
+    assert first["result"] == second["result"]

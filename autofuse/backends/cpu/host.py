@@ -73,12 +73,9 @@ def _step(index: int, step, names: dict, space: dict) -> list[str]:
     lines = [f"    # {step.group.kind}_{step.group.id}: {kernel.strategy}"]
     space[f"f{index}"] = step.function
     arguments = []
-    for k, value in enumerate(kernel.leading):       # lifted slice starts and scalars
-        if isinstance(value, int):
-            arguments.append(str(value))
-        else:                                         # (a NumPy scalar keeps its dtype)
-            space[f"s{index}_{k}"] = value
-            arguments.append(f"s{index}_{k}")
+    for k, value in enumerate(kernel.leading):       # lifted slice starts and scalars, as
+        space[f"s{index}_{k}"] = value                # NumPy scalars of their types
+        arguments.append(f"s{index}_{k}")
     arguments += [_argument(index, k, arg, names, space) for k, arg in enumerate(step.inputs)]
     empty = step.skip_empty and all(arg.node.size == 0 for arg in step.outputs)
     for arg in step.outputs:

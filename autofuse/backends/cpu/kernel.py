@@ -65,4 +65,4 @@ class KernelSource:
     @property
     def leading(self) -> tuple:
         """The values passed before the arrays: this group's lifted slice starts and scalars."""
-        return tuple(offset.value for offset in self.offsets)
+        return tuple(offset.argument() for offset in self.offsets)

@@ -81,9 +81,13 @@ def index_path(module: Path, name: str, key: str) -> Path:
 
 
 def signature_of(args) -> tuple | None:
-    """What numba's dispatcher types each argument by, or None where one is not a plain array."""
+    """What numba's dispatcher types each argument by, or None where one is neither a plain array
+    nor a NumPy scalar (a shared kernel's slice start or constant: backends/sharing.py)."""
     key = []
     for value in args:
+        if isinstance(value, (np.number, np.bool_)):
+            key.append(_scalar(value.dtype.str))
+            continue
         if type(value) is not np.ndarray:
             return None
         flags = value.flags
@@ -107,6 +111,12 @@ def load(module: Path, name: str, numba_function):
         return None
     arity = len(next(iter(records)))
     return _function_class(arity)(module, name, records, numba_function)
+
+
+def _scalar(dtype: str) -> tuple:
+    """A NumPy scalar's place in a signature (an array's is dtype, ndim, layout, read-only,
+    aligned)."""
+    return (dtype, -1, "S", False, True)
 
 
 def _signature(args) -> tuple:
@@ -142,8 +152,8 @@ class Function:
         if function is None:
             function = self.opened[key] = self._open(key)
         if key is not None and all(np.dtype(a.dtype.str) is a.dtype for a in args):
-            self.fast[tuple(v for a in args for v in (id(a.dtype), a.ndim, a.flags.num & FLAGS))] \
-                = function
+            self.fast[tuple(v for a in args for v in (type(a) is np.ndarray, id(a.dtype), a.ndim,
+                                                      a.flags.num & FLAGS))] = function
         return function(*args)
 
     def _open(self, key):
@@ -165,15 +175,17 @@ def _function_class(arity: int) -> type:
     """Function with a `__call__` written out for `arity` arguments (no *args packing)."""
     if arity not in _ARITIES:
         names = ", ".join(f"a{i}" for i in range(arity))
-        plain = " and ".join(f"type(a{i}) is ndarray" for i in range(arity)) or "True"
-        key = "".join(f"id(a{i}.dtype), a{i}.ndim, a{i}.flags.num & FLAGS, " for i in range(arity))
+        plain = " and ".join(f"(type(a{i}) is ndarray or isinstance(a{i}, scalar))"
+                             for i in range(arity)) or "True"
+        key = "".join(f"type(a{i}) is ndarray, id(a{i}.dtype), a{i}.ndim, a{i}.flags.num & FLAGS, "
+                      for i in range(arity))
         text = (f"def __call__(self, {names}):\n"
                 f"    if {plain}:\n"
                 f"        function = self.fast.get(({key}))\n"
                 f"        if function is not None:\n"
                 f"            return function({names})\n"
                 f"    return self._resolve({names})\n")
-        space = {"ndarray": np.ndarray, "FLAGS": FLAGS}
+        space = {"ndarray": np.ndarray, "FLAGS": FLAGS, "scalar": (np.number, np.bool_)}
         exec(compile(text, f"<autofuse native call of {arity} arguments>", "exec"), space)
         _ARITIES[arity] = type(f"Function{arity}", (Function,), {"__call__": space["__call__"]})
     return _ARITIES[arity]
@@ -273,6 +285,9 @@ def _numba_signature(signature) -> list | None:
     from numba.np.numpy_support import as_dtype
     args = []
     for kind in signature:
+        if isinstance(kind, (types.Integer, types.Float, types.Boolean)):
+            args.append(list(_scalar(as_dtype(kind).str)))
+            continue
         if not isinstance(kind, types.Array) or not isinstance(kind.dtype, (types.Number,
                                                                             types.Boolean)):
             return None
