@@ -217,7 +217,15 @@ class Group:
         depth first from the root and then the outputs, operands in order, each member after its
         operands. A loop's first sweep reads a slice made there and the next sweeps the same
         slice made a step before (an older node), so ordered by id their members differ
-        (wave_2d: two strip kernels for one computation); in this order they are the same."""
+        (wave_2d: two strip kernels for one computation); in this order they are the same.
+        Kept once made (a backend asks for it several times a group), until the group changes."""
+        key = (self.root.id, tuple(self.outputs), len(self.nodes), len(self.members))
+        if getattr(self, "_canonical_key", None) == key:
+            return self._canonical
+        self._canonical_key, self._canonical = key, self._canonical_order()
+        return self._canonical
+
+    def _canonical_order(self) -> tuple[list, list]:
         members, inputs, seen = [], [], set()
         for start in [self.root, *self.outputs.values(), *self.nodes]:
             stack = [(start, False)]

@@ -10,11 +10,12 @@ from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers, sharing
 from ..accumulators import Accumulators
-from ..render import Renderer, affine, short
+from ..render import Renderer, short
 from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SHORT_LANES, SPLIT_ELEMENTS,
                      Argument, KernelSource)
 from .columns import Columns
 from .loops import Loops
+from .regions import Regions
 from .matmul import Matmul
 from .sorting import Sorting
 from .scans import Scans
@@ -40,7 +41,7 @@ def _column_accumulator(node: Node) -> np.dtype:
     return _accumulator(node)
 
 
-class CpuSource(Loops, Matmul, Columns, Sorting, Scans, Scatter):
+class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
     def __init__(self, group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
                  into: Node | None = None, scatter_tuning: ScatterTuning = DEFAULT_SCATTER):
         self.group = group
@@ -94,25 +95,6 @@ class CpuSource(Loops, Matmul, Columns, Sorting, Scans, Scatter):
         else:
             strategy, parallel = self.pointwise()
         return self.finish(strategy, parallel)
-
-    def region(self):
-        """The slice assignment's region alone, written into its base's memory (fusion/in_place.py
-        says when nothing can tell): the loops run over the update's elements."""
-        root = self.group.root
-        update = root.inputs[1]
-        self.outputs[0].into = self.into
-        self._zero_d_views()
-        size = int(np.prod(update.shape, dtype=np.int64))
-        parallel = size >= PARALLEL_ELEMENTS
-        index = tuple(f"i{d}" for d in range(update.ndim))
-        opened = self.loops(list(index), list(update.shape), parallel)
-        r = self.renderer
-        value = r.value(update, index)
-        target = tuple(affine(a, s, i) for a, s, i in zip(r.starts(root), root.attrs["step"], index))
-        r.emit(f"o0[{', '.join(target)}] = {value}")
-        self.close(opened)
-        return f"in place: the {'x'.join(map(str, update.shape))} region, into its base's memory", \
-            parallel
 
     def pointwise(self):
         shape = self.group.root.shape
