@@ -94,8 +94,8 @@ def _same_elements(read: Node, assignment: Node) -> bool:
 
 def _own_index(read: Node, group: Group, users: dict, update: Node) -> bool:
     """Whether every member between `read` and the update reads it at the element it computes:
-    elementwise ops of the update's shape, so element k of the region is read only by the
-    iteration that writes element k."""
+    elementwise ops that do not broadcast it and reshapes (which keep elements in order), so
+    element k of the region is read only by the iteration that writes element k."""
     stack, seen = [read], {read.id}
     while stack:
         node = stack.pop()
@@ -106,7 +106,7 @@ def _own_index(read: Node, group: Group, users: dict, update: Node) -> bool:
                 if user.inputs[1].id != node.id:
                     return False
                 continue
-            if user.kind != ELEMENTWISE or user.shape != update.shape:
+            if not (user.op == "reshape" or (user.kind == ELEMENTWISE and user.shape == node.shape)):
                 return False
             seen.add(user.id)
             stack.append(user)

@@ -143,11 +143,17 @@ def _identity(node: Node, inputs: tuple) -> Node | None:
         return first
     if op == "negative" and first.op == "negative" and first.inputs[0].shape == node.shape:
         return first.inputs[0]
+    if op == "setslice" and same and inputs[1].op == "slice" and \
+            inputs[1].inputs[0].id == first.id and \
+            inputs[1].attrs["start"] == node.attrs["start"] and \
+            inputs[1].attrs["step"] == node.attrs["step"]:
+        return first         # x[a:b] = x[a:b] (what `x[i] += v` leaves after its in-place add)
     return None
 
 
 def algebraic(graph: Graph) -> Graph:
-    """Exact identities: x*1, x/1, x-0, --x, no-op reshapes/transposes/casts; chains of layout ops."""
+    """Exact identities: x*1, x/1, x-0, --x, no-op reshapes/transposes/casts, a region assigned
+    to itself; chains of layout ops."""
     rewriter = Rewriter(graph)
     for node in graph.nodes:
         inputs = rewriter.inputs_of(node)
