@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (arrangement, complexes, compositions, contractions, convolution, creation, einsum,
+from . import (along_axis, arrangement, complexes, compositions, contractions, convolution, creation, einsum,
                gather, layout, lexsort, linalg, matmul, nanquantiles, numerics, padding, reductions,
                repetition, scans, histogram, scatter, searching, shifting, sorting, statistics,
                triangles, ufuncs, windows)
@@ -188,6 +188,7 @@ FUNCTIONS.update(arrangement.FUNCTIONS)
 FUNCTIONS.update(numerics.FUNCTIONS)
 FUNCTIONS.update(windows.FUNCTIONS)
 FUNCTIONS.update(lexsort.FUNCTIONS)
+FUNCTIONS.update(along_axis.FUNCTIONS)
 COMPOSED_UFUNCS = {**compositions.UFUNCS, **numerics.UFUNCS}
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder", "deg2rad": "radians",
