@@ -7,9 +7,10 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
-from . import (arrangement, complexes, compositions, contractions, convolution, creation, einsum,
-               gather, layout, linalg, matmul, numerics, padding, reductions, repetition, scans,
-               histogram, scatter, searching, shifting, sorting, statistics, triangles, ufuncs, windows)
+from . import (along_axis, arrangement, complexes, compositions, contractions, convolution, creation, einsum,
+               gather, layout, lexsort, linalg, matmul, nanquantiles, numerics, padding, reductions,
+               repetition, scans, histogram, scatter, searching, shifting, sorting, statistics,
+               triangles, ufuncs, windows)
 from .context import current
 from .gradient import gradient
 from .layout import as_tracer
@@ -170,6 +171,7 @@ FUNCTIONS = {
     np.argpartition: sorting.argpartition, np.median: sorting.median,
     np.nanmedian: sorting.nanmedian, np.quantile: sorting.quantile,
     np.percentile: sorting.percentile,
+    np.nanquantile: nanquantiles.nanquantile, np.nanpercentile: nanquantiles.nanpercentile,
     np.cumsum: scans.cumsum, np.cumprod: scans.cumprod,
     np.cumulative_sum: scans.cumulative_sum, np.cumulative_prod: scans.cumulative_prod,
     np.take: gather.take, np.take_along_axis: gather.take_along_axis,
@@ -185,6 +187,8 @@ FUNCTIONS.update(convolution.FUNCTIONS)
 FUNCTIONS.update(arrangement.FUNCTIONS)
 FUNCTIONS.update(numerics.FUNCTIONS)
 FUNCTIONS.update(windows.FUNCTIONS)
+FUNCTIONS.update(lexsort.FUNCTIONS)
+FUNCTIONS.update(along_axis.FUNCTIONS)
 COMPOSED_UFUNCS = {**compositions.UFUNCS, **numerics.UFUNCS}
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder", "deg2rad": "radians",

@@ -4,6 +4,9 @@ trace runs on this thread and the call comes from user code; everywhere else the
 NumPy does not dispatch these through __array_function__ (they take no array), yet traced code
 fills `np.zeros(n)` by slice assignment all the time, so the module attributes are swapped for
 the duration of a trace (counted, so concurrent traces in several threads nest correctly).
+np.vectorize objects, made inside the traced function or before it, are called through NumPy's
+class's __call__, which converts its arguments to arrays: that method is swapped the same way,
+for calls with traced arguments (trace/vectorize.py).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import creation
+from . import creation, vectorize
 from .context import current
 from .tracer import Tracer
 
@@ -66,6 +69,16 @@ def _converter(name):
     return convert
 
 
+_VECTORIZE_CALL = np.vectorize.__call__
+
+
+def _vectorized_call(self, *args, **kwargs):
+    if current() is not None and self.pyfunc is not np._NoValue and (
+            _holds_tracer(args) or _holds_tracer(tuple(kwargs.values()))):
+        return vectorize.call(self, args, kwargs)
+    return _VECTORIZE_CALL(self, *args, **kwargs)
+
+
 _REPLACEMENTS = {**{name: _creator(name) for name in _HANDLERS},
                  **{name: _converter(name) for name in _CONVERTERS}}
 
@@ -78,6 +91,7 @@ def numpy_creation_traced():
         if _active == 1:
             for name, replacement in _REPLACEMENTS.items():
                 setattr(np, name, replacement)
+            np.vectorize.__call__ = _vectorized_call
     try:
         yield
     finally:
@@ -86,3 +100,4 @@ def numpy_creation_traced():
             if _active == 0:
                 for name, original in _ORIGINALS.items():
                     setattr(np, name, original)
+                np.vectorize.__call__ = _VECTORIZE_CALL

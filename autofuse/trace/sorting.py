@@ -103,7 +103,7 @@ def partition_in_place(x: Tracer, kth, axis=-1, kind="introselect", order=None) 
 
 
 # -- order statistics ----------------------------------------------------------------------------
-def _rows(x: Tracer, axis, what: str) -> tuple[Tracer, tuple, tuple]:
+def rows_along(x: Tracer, axis, what: str) -> tuple[Tracer, tuple, tuple]:
     """(x with the reduced axes merged into one last axis, the result's shape, its keepdims
     shape)."""
     axes = normalize_axes(axis, x.ndim, what)
@@ -169,24 +169,21 @@ def _one_quantile(s: Tracer, q: np.generic, method: str, weak: bool) -> Tracer:
     return _lerp(_at(s, int(previous) % n), _at(s, int(following) % n), t)
 
 
-def _finish(result: Tracer, outer: tuple, keep: tuple, q_shape: tuple, keepdims: bool) -> Tracer:
+def finish(result: Tracer, outer: tuple, keep: tuple, q_shape: tuple, keepdims: bool) -> Tracer:
     shape = q_shape + (keep if keepdims else outer)
     if result.shape != shape:
         result = reshape(result, shape, "keepdims")
     return fresh(result.node, scalar=result.ndim == 0)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-             *, weights=None, interpolation=None, what="np.quantile", scale=1) -> Tracer:
-    if out is not None or weights is not None or interpolation is not None:
-        raise UnsupportedError(f"{what}: out=, weights= and interpolation= are not supported"
-                               f"{where()}")
+def quantiles(q, method: str, what: str, scale=1) -> tuple[np.ndarray, bool]:
+    """q checked as NumPy checks it (divided by `scale`: 100 for percentiles), and whether it is
+    a Python scalar (NumPy then promotes the result weakly, keeping the array's dtype)."""
     if method not in METHODS:
         raise UnsupportedError(f"{what}: method={method!r} is not supported (only "
                                f"{', '.join(METHODS)}){where()}")
     if isinstance(q, Tracer):
         q._concrete(f"{what}: q")
-    weak = type(q) in (int, float)
     qs = np.asarray(q) if scale == 1 else np.true_divide(q, scale)
     if qs.dtype.kind not in "iuf":
         raise DTypeError(f"{what}: q must be numbers, got {qs.dtype}{where()}")
@@ -196,21 +193,30 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         bounds = "[0, 100]" if scale == 100 else "[0, 1]"
         raise NumPyValueError(f"{what}: {'Percentiles' if scale == 100 else 'Quantiles'} must be "
                               f"in the range {bounds}{where()}")
+    return qs, type(q) in (int, float)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+             *, weights=None, interpolation=None, what="np.quantile", scale=1) -> Tracer:
+    if out is not None or weights is not None or interpolation is not None:
+        raise UnsupportedError(f"{what}: out=, weights= and interpolation= are not supported"
+                               f"{where()}")
+    qs, weak = quantiles(q, method, what, scale)
     x = as_tracer(a, what)
     if x.dtype.kind == "b" and method in ("linear", "midpoint") and qs.dtype.kind == "f":
         raise DTypeError(f"{what}: numpy boolean subtract (interpolating bools) is not "
                          f"supported by NumPy{where()}")
-    rows, outer, keep = _rows(x, axis, what)
+    rows, outer, keep = rows_along(x, axis, what)
     if rows.shape[-1] == 0:
         raise NumPyValueError(f"{what} of an empty axis (NumPy raises IndexError){where()}")
     s = sort(rows)
     results = [_nan_check(s, _one_quantile(s, value, method, weak)) for value in qs.ravel()]
     if qs.ndim == 0:
-        return _finish(results[0], outer, keep, (), keepdims)
+        return finish(results[0], outer, keep, (), keepdims)
     if not results:
         raise UnsupportedError(f"{what}: an empty q{where()}")
     stacked = concatenate([reshape(r, (1,) + r.shape, what) for r in results], 0, what)
-    return _finish(stacked, outer, keep, qs.shape, keepdims)
+    return finish(stacked, outer, keep, qs.shape, keepdims)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -236,18 +242,18 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tra
         raise UnsupportedError(f"{what}: out= is not supported{where()}")
     x = as_tracer(a, what)
     dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
-    rows, outer, keep = _rows(x, axis, what)
+    rows, outer, keep = rows_along(x, axis, what)
     n = rows.shape[-1]
     if n == 0:     # NumPy: the mean of an empty slice (with a RuntimeWarning)
         empty = fresh(current().constant(np.full(outer, np.nan, dtype)))
-        return _finish(empty, outer, keep, (), keepdims)
+        return finish(empty, outer, keep, (), keepdims)
     s = sort(rows)
     middle = n // 2
     if n % 2:
         result = _middle_mean(_at(s, middle), None, dtype)
     else:
         result = _middle_mean(_at(s, middle - 1), _at(s, middle), dtype)
-    return _finish(_nan_check(s, result), outer, keep, (), keepdims)
+    return finish(_nan_check(s, result), outer, keep, (), keepdims)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tracer:
@@ -259,7 +265,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> 
     x = as_tracer(a, what)
     if x.dtype.kind != "f":
         return median(x, axis, keepdims=keepdims)
-    rows, outer, keep = _rows(x, axis, what)
+    rows, outer, keep = rows_along(x, axis, what)
     n = rows.shape[-1]
     if n == 0:
         return median(x, axis, keepdims=keepdims)
@@ -285,4 +291,4 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> 
     none = reshape(ufuncs.apply("equal", count, 0), outer, what)
     nan = fresh(current().constant(np.full((), np.nan, s.dtype)))
     result = fresh(current().emit("where", [none.node, nan.node, result.node]))
-    return _finish(result, outer, keep, (), keepdims)
+    return finish(result, outer, keep, (), keepdims)
