@@ -128,7 +128,30 @@ def test_moving_average_by_convolution_compiles(rng, backend):
           backend=backend)
 
 
+@pytest.mark.parametrize("count", [0, 1, 5, 16, 17, 200])
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin(rng, count, invert):
+    """Compared one by one up to ISIN_COMPARED test elements, searched in their sorted order past
+    it: ints against ints, floats with NaN and signed zeros against floats, ints against floats."""
+    ints, tests = rng.integers(-20, 20, (4, 9)), rng.integers(-20, 20, count)
+    check(lambda a, t: np.isin(a, t, invert=invert), ints, tests)
+    floats = rng.standard_normal((3, 7)).round(1)
+    floats[0, :3] = [np.nan, -0.0, np.inf]
+    table = np.concatenate([floats.reshape(-1)[::3], [np.nan, 0.0]])[:count]
+    check(lambda a, t: np.isin(a, t, invert=invert), floats, table)
+    check(lambda a, t: np.isin(a, t, invert=invert), ints, tests.astype(np.float32) / 2)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_isin_of_constants_and_scalars(rng, backend):
+    i = rng.integers(0, 10, 30)
+    check(lambda i: np.isin(i, [1, 2, 3]), i, backend=backend)
+    check(lambda i: np.isin(3, i), i, backend=backend)
+    check(lambda i: np.isin(i, np.arange(40) * 2, kind="sort"), i, backend=backend)
+
+
 @pytest.mark.parametrize("fn, args", [
+    (lambda a, t: np.isin(a, t, kind="hash"), (np.ones(2), np.ones(3))),
     (lambda a, v: np.convolve(a, v), (np.ones(0), np.ones(3))),
     (lambda a, v: np.correlate(a, v), (np.ones((2, 2)), np.ones(3))),
     (lambda a, v: np.convolve(a, v, mode="middle"), (np.ones(4), np.ones(3))),

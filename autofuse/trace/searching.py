@@ -1,4 +1,5 @@
-"""Searching a sorted axis: np.searchsorted, np.digitize and np.interp.
+"""Searching a sorted axis: np.searchsorted, np.digitize, np.interp, and np.isin (a search of the
+sorted test elements).
 
 A search is written as a fixed number of gathers, not as a loop the kernel runs: with the
 length n known at trace time, Shar's form of binary search takes at most floor(log2(n)) + 2
@@ -153,4 +154,36 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return fresh(result.node, scalar=True) if scalar else result
 
 
-FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp}
+# np.isin compares each element with every test element up to this many of them (one fused
+# comparison each); more are sorted once and searched (log2 of their count gathers an element).
+ISIN_COMPARED = 16
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """np.isin: whether each element equals one of `test_elements` (compared in the dtype NumPy
+    compares them in; NaN equals nothing). `assume_unique` and `kind` only choose NumPy's
+    algorithm: the answer is the same."""
+    what = "np.isin"
+    if kind not in (None, "sort", "table"):
+        raise NumPyValueError(f"{what}: Invalid kind: '{kind}'. Please use None, 'sort' or "
+                              f"'table'.{where()}")
+    element, tests = _common(as_tracer(element, what), test_elements, what)
+    tests = tests.reshape(-1)
+    count = tests.shape[0]
+    if count == 0:
+        found = np.zeros(element.shape, dtype=bool)
+    elif count <= ISIN_COMPARED:
+        found = element == tests[0]
+        for k in range(1, count):
+            found = found | (element == tests[k])
+    else:
+        ordered = np.sort(tests)
+        position = np.minimum(_count(ordered, element, _before), count - 1)
+        found = emit(ordered, (0,), [position], (), element.shape) == element
+    found = as_tracer(found, what)
+    found = ~found if invert else found
+    return fresh(found.node)           # (an array, 0-d for a scalar element, as NumPy's)
+
+
+FUNCTIONS = {np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp,
+             np.isin: isin}
