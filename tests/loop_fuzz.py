@@ -42,6 +42,22 @@ FLOAT_SLICES = {
         "{t}[1:, :] = 0.5 * ({t}[:-1, :] + {b}[1:, :])",
         "{t}[:, 1:] = np.where({a}[:, 1:] > 0, {a}[:, :-1] * 0.5, {b}[:, 1:] * 0.5)"],
 }
+# Assignments at the loop counter `i` (rows, columns or elements that move with the step; `{n}`,
+# `{m}`: the first and last extents): steps that share one kernel taking the starts as arguments
+# and, on the CPU, write their region in place (backends/sharing.py, fusion/in_place.py).
+FLOAT_MOVING = {
+    1: ["{t}[i % {n}] = {a}[(i + 1) % {n}] * 0.5 + {t}[(i + {n} - 1) % {n}] * 0.25",
+        "{t}[i % {n}] += {b}[i % {n}] * 0.5 - {t}[i % {n}] * 0.5",
+        "{t}[i % {n}:] = {t}[i % {n}:] * 0.5 + 0.25"],
+    2: ["{t}[i % {n}] = 0.5 * {t}[(i + 1) % {n}] + {a}[i % {n}] * 0.25",
+        "{t}[:, i % {m}] = np.tanh({a}[:, i % {m}]) + 0.1 * {t}[:, (i + 1) % {m}]",
+        "{t}[i % {n}, 1:] = {t}[i % {n}, :-1] * 0.5 + {b}[i % {n}, 1:] * 0.25"],
+}
+INT_MOVING = {
+    1: ["{t}[i % {n}] = ({a}[(i + 1) % {n}] + {t}[(i + {n} - 1) % {n}]) % 13"],
+    2: ["{t}[i % {n}] = ({t}[(i + 1) % {n}] + {a}[i % {n}] + i) % 11",
+        "{t}[:, i % {m}] += {b}[:, i % {m}] % 5"],
+}
 INT_SLICES = {
     1: ["{t}[1:] = ({a}[1:] + {b}[:-1]) % 13", "{t}[::2] = ({a}[::2] * 2) % 7"],
     2: ["{t}[1:-1, 1:-1] = ({a}[:-2, 1:-1] + {a}[2:, 1:-1] + {a}[1:-1, 2:]) % 13",
@@ -79,19 +95,23 @@ def _generate(choose: _Chooser) -> LoopProgram:
     lines = [f"c{k} = v{choose.integer(0, arguments - 1)}.copy()" for k in range(carried)]
     if floating:
         lines.append("s = 0.0")
-    lines.append(f"for _ in range({trips}):")
+    lines.append(f"for i in range({trips}):")
     updates = FLOAT_UPDATES if floating else INT_UPDATES
     slices = (FLOAT_SLICES if floating else INT_SLICES)[len(shape)]
+    moving = (FLOAT_MOVING if floating else INT_MOVING)[len(shape)]
     names = [f"c{k}" for k in range(carried)] + [f"v{k}" for k in range(arguments)]
     body = choose.integer(1, 4)
     for _ in range(body):
-        kind = choose.choice(["update", "slice", "slice", "swap", "scalar"])
+        kind = choose.choice(["update", "slice", "slice", "moving", "swap", "scalar"])
         target = f"c{choose.integer(0, carried - 1)}"
         a, b = choose.choice(names), choose.choice(names)
         if kind == "update":
             lines.append("    " + choose.choice(updates).format(t=target, a=a, b=b))
         elif kind == "slice":
             lines.append("    " + choose.choice(slices).format(t=target, a=a, b=b))
+        elif kind == "moving":
+            lines.append("    " + choose.choice(moving).format(t=target, a=a, b=b, n=shape[0],
+                                                                m=shape[-1]))
         elif kind == "swap" and carried > 1:
             lines.append("    c0, c1 = c1, c0")
         elif kind == "scalar" and floating:

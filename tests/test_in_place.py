@@ -8,22 +8,7 @@ import pytest
 
 import autofuse
 from autofuse.fusion.in_place import region_base
-
-
-def ewma(x, alpha):
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for i in range(1, x.shape[0]):
-        out[i] = alpha * x[i] + (1 - alpha) * out[i - 1]
-    return out
-
-
-def rows(x):
-    """Independent rows with the loop counter as a constant."""
-    out = np.empty_like(x)
-    for i in range(x.shape[0]):
-        out[i] = np.abs(x[i]) * 2 + i
-    return out
+from benchmarks.index_loops import ewma, rows, running
 
 
 def increments(x):
@@ -90,6 +75,7 @@ PROGRAMS = [
     (ewma, lambda rng: (rng.random((30, 17)), 0.3)),
     (ewma, lambda rng: (rng.random((12, 4, 5)).astype(np.float32), np.float32(0.25))),
     (rows, lambda rng: (rng.standard_normal((9, 33)),)),
+    (running, lambda rng: (rng.random((7, 5)),)),
     (increments, lambda rng: (rng.random(20),)),
     (jacobi, lambda rng: (rng.random(24),)),
     (gauss_seidel_rows, lambda rng: (rng.random((8, 6)),)),

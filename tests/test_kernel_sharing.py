@@ -14,6 +14,7 @@ import golden_sources
 from autofuse.backends import sharing
 from autofuse.backends.cuda import passable as cuda_passable
 from autofuse.fusion.in_place import region_base
+from benchmarks.index_loops import ewma
 from autofuse.backends.cpu.source import generate as cpu_generate
 from autofuse.backends.cuda.writer import generate as cuda_generate
 
@@ -124,15 +125,6 @@ def test_sweeps_share_a_kernel_whatever_their_nodes_order(backend):
 
 # -- slices at other offsets: one kernel taking the starts as arguments ---------------------------
 
-def ewma(x, alpha):
-    """A row at a time: each step reads row i of x and row i - 1 of out and writes row i."""
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for i in range(1, x.shape[0]):
-        out[i] = alpha * x[i] + (1 - alpha) * out[i - 1]
-    return out
-
-
 def blocks(x):
     """2x3 blocks, each made from the block above it: starts vary along both axes."""
     out = x.copy()
@@ -220,7 +212,8 @@ def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
     script = tmp_path / "lifted.py"
     script.write_text(
         "import numpy as np, autofuse, sys\n"
-        f"sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})\n"
+        f"sys.path[:0] = [{str(__import__('pathlib').Path(__file__).parent)!r}, "
+        f"{str(__import__('pathlib').Path(__file__).parent.parent)!r}]\n"
         "from test_kernel_sharing import ewma, blocks, reversed_rows\n"
         "rng = np.random.default_rng()\n"
         "for fn, args in [(ewma, (rng.random((9, 33)), 0.3)),\n"

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import UnsupportedError, where
 from .context import current
-from .layout import as_tracer, concatenate, reshape
-from .sorting import finish, quantile, quantiles, rows_along, sort
+from .layout import as_tracer, reshape
+from .sorting import per_q, quantile, quantiles, rows_along, sort
 from .tracer import Tracer, fresh
 
 
@@ -45,12 +45,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
         result = _one(s, count, position, value, method, weak)
         result = np.where(count == 0, np.array(np.nan, result.dtype), result)
         results.append(reshape(result, outer, what))
-    if qs.ndim == 0:
-        return finish(results[0], outer, keep, (), keepdims)
-    if not results:
-        raise UnsupportedError(f"{what}: an empty q{where()}")
-    stacked = concatenate([reshape(r, (1,) + r.shape, what) for r in results], 0, what)
-    return finish(stacked, outer, keep, qs.shape, keepdims)
+    return per_q(results, qs, outer, keep, keepdims, what)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",

@@ -211,6 +211,11 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         raise NumPyValueError(f"{what} of an empty axis (NumPy raises IndexError){where()}")
     s = sort(rows)
     results = [_nan_check(s, _one_quantile(s, value, method, weak)) for value in qs.ravel()]
+    return per_q(results, qs, outer, keep, keepdims, what)
+
+
+def per_q(results: list, qs: np.ndarray, outer: tuple, keep, keepdims: bool, what: str) -> Tracer:
+    """The quantiles of each q (`results`, in qs' order) as NumPy returns them: q's axes first."""
     if qs.ndim == 0:
         return finish(results[0], outer, keep, (), keepdims)
     if not results:

@@ -15,11 +15,13 @@ import time
 import cupy as cp
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
+sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "..", "tests"),
+                os.path.join(os.path.dirname(__file__), "..", "..")]
 os.environ.setdefault("AUTOFUSE_CACHE_DIR", tempfile.mkdtemp())
 
 import autofuse  # noqa: E402
-from test_in_place import columns, ewma, increments, rows  # noqa: E402
+from benchmarks.index_loops import ewma, rows  # noqa: E402
+from test_in_place import columns, increments  # noqa: E402
 
 
 def scan(x):
