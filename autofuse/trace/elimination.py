@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tracer import Tracer
+from ..ir.graph import Node
+from ..ir.ops import ELEMENTWISE
+from .context import current
+from .indexing import getitem
+from .tracer import Tracer, fresh
 
 # NOTE: the unrolled elimination records about 4/3 n^3 operations (a 4x4 solve ~100, 8x8 ~1000,
 # 8x8 inverse ~1700) and a kernel holds about n^2 live values per thread: past 8 the trace, the
@@ -25,9 +29,50 @@ def entries(a: Tracer, transpose: bool = False) -> list[list[Tracer]]:
     """The rows of the stack `a` (..., n, m) as lists of its entries a[..., i, j] (each of the
     batch shape); with `transpose`, the rows of a's matrix transposes."""
     rows, cols = a.shape[-2:]
-    if transpose:
-        return [[a[..., i, j] for i in range(rows)] for j in range(cols)]
-    return [[a[..., i, j] for j in range(cols)] for i in range(rows)]
+    memo: dict = {}
+    picked = [[fresh(_pick(a.node, i, j, memo)) for j in range(cols)] for i in range(rows)]
+    return [list(column) for column in zip(*picked)] if transpose else picked
+
+
+# NOTE: how deep _pick follows elementwise producers (a bound on Python's recursion, far past
+# what a matrix is built from).
+_PICK_DEPTH = 64
+
+
+def _pick(node: Node, i: int, j: int, memo: dict, depth: int = 0) -> Node:
+    """Entry (i, j) of each matrix of `node` (its last two axes, broadcast as NumPy aligns
+    them). Elementwise producers, broadcasts and matrix transposes are followed to their
+    operands' entries: the entries then are elementwise programs over the batch of slices of
+    what was loaded, rather than n^2 slices of one computed value, which the partitioner would
+    store first (a value read through several index maps)."""
+    shape = node.shape
+    i = i if len(shape) >= 2 and shape[-2] != 1 else 0
+    j = j if shape and shape[-1] != 1 else 0
+    key = (node.id, i, j)
+    if key in memo:
+        return memo[key]
+    if not shape:
+        found = node
+    elif depth < _PICK_DEPTH and (node.kind == ELEMENTWISE or node.op == "broadcast_to"):
+        operands = [_pick(source, i, j, memo, depth + 1) for source in node.inputs]
+        found = operands[0] if node.op == "broadcast_to" else current().emit(
+            node.op, operands, node.attrs)
+    elif node.op == "iota" and node.attrs["axis"] >= len(shape) - 2:     # np.eye's coordinates
+        coordinate = (i, j)[node.attrs["axis"] - len(shape) + 2] if len(shape) >= 2 else j
+        found = current().emit("broadcast_to", [current().constant(
+            np.asarray(coordinate, node.dtype))], {"shape": shape[:-2]})
+    elif depth < _PICK_DEPTH and node.op == "transpose" and _swaps_matrix_axes(node.attrs["perm"]):
+        found = _pick(node.inputs[0], j, i, memo, depth + 1)
+    else:
+        key_ = (Ellipsis, i, j) if len(shape) >= 2 else (Ellipsis, j)
+        found = getitem(fresh(node), key_).node
+    memo[key] = found
+    return found
+
+
+def _swaps_matrix_axes(perm) -> bool:
+    rank = len(perm)
+    return rank >= 2 and tuple(perm) == tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
 @dataclass

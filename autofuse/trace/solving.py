@@ -34,7 +34,7 @@ def solve(a, b) -> Tracer:
     shape = batch + tuple(core)
     if 0 in shape:
         return full(shape, 0, a.dtype, what=what)
-    right = entries(b[..., None] if vector else b)
+    right = [[b[..., i]] for i in range(n)] if vector else entries(b)
     factored = factor(entries(a), right)
     _raise_if_singular(what, factored.singular, a)
     solution = back_substitute(factored.upper, factored.right)
