@@ -74,6 +74,19 @@ def test_fused_with_producers_and_consumers(rng):
     assert summary["groups"] == 2 and summary["kinds"] == {"input": 1, "loop": 1}, summary
 
 
+def test_gradients_flow_through_the_elimination(rng):
+    """Every traced op is elementwise, so reverse mode differentiates a solve and a det: the
+    adjoint solve and det(A) A^-T."""
+    a, b = well_conditioned((4, 3, 3), np.float64, rng), rng.standard_normal((4, 3, 1))
+    da, db = autofuse.grad(lambda a, b: (np.linalg.solve(a, b) ** 2).sum(), argnums=(0, 1))(a, b)
+    x = np.linalg.solve(a, b)
+    adjoint = np.linalg.solve(np.swapaxes(a, -1, -2), 2 * x)
+    close(db, adjoint)
+    close(da, -adjoint @ np.swapaxes(x, -1, -2))
+    d_det = autofuse.grad(lambda a: np.linalg.det(a).sum())(a)
+    close(d_det, np.linalg.det(a)[:, None, None] * np.swapaxes(np.linalg.inv(a), -1, -2))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
 def test_integers_promote_to_float64(dtype, rng):
     a = (rng.integers(-3, 4, (4, 3, 3)) + 8 * np.eye(3, dtype=np.int64)).astype(dtype)
