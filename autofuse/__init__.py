@@ -39,7 +39,7 @@ Debug output (stderr) at fixed levels: $AUTOFUSE_DEBUG or `with autofuse.debug(l
 1 compiles (and the first cache hit per signature), 2 kernel launches with times, 3 traced and
 fused IR, 4 kernel source, 5 PTX. See autofuse/debug.py for the full table.
 """
-from .errors import (AutofuseError, ArgumentError, BackendError, DTypeError, NumPyValueError,
+from .errors import (AutofuseError, ArgumentError, BackendError, DTypeError, LinAlgError, NumPyValueError,
                      OutOfBoundsError, ShapeError, TraceError, UnsupportedError)
 from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
@@ -49,4 +49,4 @@ from .autodiff import grad, value_and_grad, vjp
 __version__ = "0.1.0"
 
 __all__ = ["jit", "JitFunction", "grad", "value_and_grad", "vjp", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
-           "NumPyValueError", "OutOfBoundsError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]
+           "LinAlgError", "NumPyValueError", "OutOfBoundsError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]

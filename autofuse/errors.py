@@ -48,6 +48,11 @@ class OutOfBoundsError(AutofuseError, IndexError):
     indices computed in the function, found by the kernels and raised after the call."""
 
 
+class LinAlgError(AutofuseError, numpy.linalg.LinAlgError):
+    """NumPy's LinAlgError (a ValueError): a matrix that is not square, singular or not positive
+    definite; for values computed in the function, found by the kernels and raised after the call."""
+
+
 class DTypeError(AutofuseError, TypeError):
     """A dtype autofuse cannot compute with, or a cast NumPy would refuse."""
 

@@ -9,7 +9,7 @@ from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (along_axis, arrangement, complexes, compositions, contractions, convolution, creation, einsum,
                gather, layout, lexsort, linalg, matmul, nanquantiles, numerics, padding, reductions,
-               repetition, scans, histogram, scatter, searching, shifting, sorting, statistics,
+               repetition, scans, histogram, scatter, searching, shifting, solving, sorting, statistics,
                triangles, ufuncs, windows)
 from .context import current
 from .gradient import gradient
@@ -189,6 +189,7 @@ FUNCTIONS.update(numerics.FUNCTIONS)
 FUNCTIONS.update(windows.FUNCTIONS)
 FUNCTIONS.update(lexsort.FUNCTIONS)
 FUNCTIONS.update(along_axis.FUNCTIONS)
+FUNCTIONS.update(solving.FUNCTIONS)
 COMPOSED_UFUNCS = {**compositions.UFUNCS, **numerics.UFUNCS}
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder", "deg2rad": "radians",
