@@ -120,11 +120,11 @@ def test_det_sign_of_permutations():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [1, 3, 5])
+@pytest.mark.parametrize("n", [1, 3, MAX_N])
 def test_det_slogdet_inv(n, dtype, rng):
     a = (rng.standard_normal((6, n, n)) * 2).astype(dtype)
     check(lambda a: (np.linalg.det(a), np.linalg.slogdet(a), np.linalg.inv(a)), a,
-          backends=["numpy"] if n > 3 else BACKENDS)
+          backends=BACKENDS)
 
 
 def test_non_contiguous_and_reversed(rng):

@@ -20,9 +20,11 @@ from .indexing import getitem
 from .tracer import Tracer, fresh
 
 # NOTE: the unrolled elimination records about 4/3 n^3 operations (a 4x4 solve ~100, 8x8 ~1000,
-# 8x8 inverse ~1700) and a kernel holds about n^2 live values per thread: past 8 the trace, the
-# compile and the registers a CUDA thread needs grow faster than small systems gain from fusing.
-MAX_N = 8
+# 8x8 inverse ~1700) and a kernel holds about n^2 live values per thread. Measured on the CPU
+# (batches of 10,000): 3x3 solve and inverse 7-11x faster than NumPy, first calls 2-3.5 s; an
+# 8x8 solve 2x slower than NumPy, split by the 128-op kernel bound into many kernels, and its
+# first call 30-60 s. Past 4 the compile grows faster than small systems gain from fusing.
+MAX_N = 4
 
 
 def entries(a: Tracer, transpose: bool = False) -> list[list[Tracer]]:
