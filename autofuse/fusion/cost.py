@@ -37,9 +37,15 @@ class CostModel:
     # (fusion/in_place.py): then a chain of slice assignments is cut before each link that
     # writes a small region, so that link's kernel computes the region alone.
     region_updates: bool = False
+    # A costly pointwise value (an op of cost >= COSTLY_OP: a division, a root, a transcendental)
+    # is not fused into a kernel that would compute it this many times per element or more (read
+    # through a broadcast: `A @ (v / norm(v))`'s rows each dividing all of v); 0: no bound. On the
+    # CPU arithmetic is what such a kernel waits on; on a GPU it hides under memory traffic.
+    broadcast_recompute: int = 0
 
 
 DEFAULT = CostModel()
+COSTLY_OP = 4            # OPS[...].cost of a division or a square root, and above
 
 
 def read_bytes(node: Node) -> int:

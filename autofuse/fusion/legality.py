@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SCATTER, SORT
-from .cost import CostModel
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, OPS, REDUCE, SCAN, SCATTER, SORT
+from .cost import COSTLY_OP, CostModel
 from .group import Group, keepdims_shape, outer_shape
 from .in_place import small_region
 from .scans import scan_reason, scans_merge_reason
@@ -180,6 +180,12 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             for user in readers_in(p, g, users)):
         return ("{p} is the array a slice assignment of this kernel writes a small region of: "
                 "written in place, into {p}'s memory, the kernel computes that region alone")
+    if cost.broadcast_recompute and p.kind == ELEMENTWISE and p.ndim and p.size and \
+            OPS[p.op].cost >= COSTLY_OP:
+        space = max(n.size for n in g.members.values())
+        if space >= cost.broadcast_recompute * p.size:
+            return (f"{{p}} would be computed {space // p.size} times an element in this kernel "
+                    f"(read through a broadcast); computing it once and storing it costs less")
     if p.kind in (ELEMENTWISE, LAYOUT):
         maps = read_maps(p, g, users)
         if len(maps) > 1:

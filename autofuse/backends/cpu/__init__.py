@@ -31,7 +31,7 @@ from .sorting import by_numpy
 # of rows up to 16 elements fuse with their producers and consumers; longer rows are sorted alone,
 # by NumPy (sorting.by_numpy says why). Slice assignments write their region in place where
 # nothing can tell (fusion/in_place.py).
-COST = CostModel(max_row=1 << 30, max_sort_row=16, region_updates=True)
+COST = CostModel(max_row=1 << 30, max_sort_row=16, region_updates=True, broadcast_recompute=8)
 # Products with a vector on the left stay BLAS calls: measured at 2048x2048, the column loop took
 # 16 ms where BLAS takes 0.6 ms (A @ x: 1.2 ms either way; A.T @ y: 17 ms, BLAS 35-43 ms).
 PRODUCTS = ProductLimits(vector_left=False)
