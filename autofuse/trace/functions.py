@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ArgumentError, UnsupportedError, where
 from ..ir.ops import ELEMENTWISE_UFUNCS
 from . import (along_axis, arrangement, complexes, compositions, contractions, convolution, creation, einsum,
-               gather, layout, lexsort, linalg, matmul, nanquantiles, numerics, padding, reductions,
+               fourier, gather, layout, lexsort, linalg, matmul, nanquantiles, numerics, padding, reductions,
                repetition, scans, histogram, scatter, searching, shifting, solving, sorting, statistics,
                triangles, ufuncs, windows)
 from .context import current
@@ -190,6 +190,7 @@ FUNCTIONS.update(windows.FUNCTIONS)
 FUNCTIONS.update(lexsort.FUNCTIONS)
 FUNCTIONS.update(along_axis.FUNCTIONS)
 FUNCTIONS.update(solving.FUNCTIONS)
+FUNCTIONS.update(fourier.FUNCTIONS)
 COMPOSED_UFUNCS = {**compositions.UFUNCS, **numerics.UFUNCS}
 
 UFUNC_ALIASES = {"abs": "absolute", "true_divide": "divide", "mod": "remainder", "deg2rad": "radians",
