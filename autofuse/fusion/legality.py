@@ -67,6 +67,31 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     return maps
 
 
+def outer_broadcast(p: Node, g: Group, users: dict) -> int:
+    """How many times `g` would compute each element of `p`: the extents of the axes its
+    readers broadcast it along that come before an axis it varies along (`A @ v` reads v again
+    for every row of A). A value broadcast only along later axes (a row's mean or 1/std) is the
+    same through a row's inner loop, which computes it once."""
+    worst, stack, seen = 1, [p], {p.id}
+    while stack:
+        node = stack.pop()
+        for reader in readers_in(node, g, users):
+            if reader.op == "reshape" and reader.size == node.size:
+                if reader.id not in seen:
+                    seen.add(reader.id)
+                    stack.append(reader)
+                continue
+            if not (reader.kind == ELEMENTWISE or reader.op == "broadcast_to") or \
+                    reader.size <= node.size:
+                continue
+            shape = (1,) * (reader.ndim - node.ndim) + tuple(node.shape)
+            varying = [d for d, extent in enumerate(shape) if extent > 1]
+            if varying:
+                worst = max(worst, math.prod(reader.shape[d] for d, extent in enumerate(shape)
+                                             if extent == 1 and d < varying[-1]))
+    return worst
+
+
 def operand_chain(g: Group) -> set:
     """Ids of members that feed the group's matmul operands (layout ops read by index map)."""
     matmul = g.matmul
@@ -182,10 +207,11 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
                 "written in place, into {p}'s memory, the kernel computes that region alone")
     if cost.broadcast_recompute and p.kind == ELEMENTWISE and p.ndim and p.size and \
             OPS[p.op].cost >= COSTLY_OP:
-        space = max(n.size for n in g.members.values())
-        if space >= cost.broadcast_recompute * p.size:
-            return (f"{{p}} would be computed {space // p.size} times an element in this kernel "
-                    f"(read through a broadcast); computing it once and storing it costs less")
+        times = outer_broadcast(p, g, users)
+        if times >= cost.broadcast_recompute:
+            return (f"{{p}} would be computed {times} times an element in this kernel (read "
+                    f"through a broadcast along an outer axis); computing it once and storing it "
+                    f"costs less")
     if p.kind in (ELEMENTWISE, LAYOUT):
         maps = read_maps(p, g, users)
         if len(maps) > 1:
