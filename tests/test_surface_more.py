@@ -5,7 +5,6 @@ rows where that computes the rows, else one per row) and np.vectorize (elementwi
 one per element), with their errors."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -16,15 +15,7 @@ import autofuse
 from autofuse.trace.along_axis import MAX_ROWS
 from autofuse.trace.vectorize import MAX_ELEMENTS
 
-from conftest import assert_same, copy_keeping_layout, random_array
-
-
-def check(fn, *args, loose=False):
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        expected = fn(*[copy_keeping_layout(a) for a in args])
-        result = autofuse.jit(fn)(*args)
-    assert_same(result, expected, loose=loose)
+from conftest import check_quietly as check, random_array
 
 
 def with_nans(shape, dtype, rng, layout="C", fraction=0.3):
