@@ -88,13 +88,13 @@ def test_a_shared_kernel_is_the_groups_own_but_for_names(name):
         for kernel in low.kernels:
             if "the same structure" not in kernel.reason:
                 continue
-            offsets = sharing.arguments(kernel.group, lifted.get(kernel.group.id, frozenset()))
+            arguments = sharing.arguments(kernel.group, lifted.get(kernel.group.id, frozenset()))
             if backend == "cuda":
-                own = cuda_generate(kernel.group, kernel.name, strides, offsets=offsets).text
+                own = cuda_generate(kernel.group, kernel.name, strides, lifted=arguments).text
                 shared = low._entry.program.kernels[low.kernels.index(kernel)].source.text
             else:
                 into = region_base(kernel.group, users, results)
-                own = cpu_generate(kernel.group, kernel.name, offsets=offsets, into=into).text
+                own = cpu_generate(kernel.group, kernel.name, lifted=arguments, into=into).text
                 shared = [s for s in low._entry.program.steps
                           if getattr(s, "group", None) is kernel.group][0].kernel.text
             assert canonical(own) == canonical(shared), (name, backend, kernel.name)

@@ -144,7 +144,8 @@ class Step:
         except Exception:
             self.function = load(self.kernel, self.text, fresh=True)
             self.function(*args)
-        if not isinstance(self.function, native.Function):
+        if not isinstance(self.function, native.Function) and native.SAVER.wants(self.function):
+            # (a loop's steps share one function: only the first hashes its module's path)
             native.SAVER.add(self.function, module_path(self.text), self.kernel.name)
         self.first = False
 
@@ -258,7 +259,7 @@ def prepare(entry) -> None:
         structure = (group.structure({}, lifted=places), into is not None)
         if structure not in first:
             kernel = generate(group, f"{group.kind}_{group.id}",
-                              offsets=sharing.arguments(group, places), into=into)
+                              lifted=sharing.arguments(group, places), into=into)
             text = module_text(kernel)
             first[structure] = Step(group, kernel, load(kernel, text), text)
             record.source, record.strategy = text, kernel.strategy
@@ -268,7 +269,7 @@ def prepare(entry) -> None:
         kernel = origin.kernel.rebound(group.correspondence(origin.group))
         record.source, record.strategy = origin.text, kernel.strategy
         record.reason = f"the function of {origin.group.kind}_{origin.group.id} (the same structure" \
-            + (f"; {sharing.describe(kernel.offsets)} passed as arguments)" if kernel.offsets
+            + (f"; {sharing.describe(kernel.lifted)} passed as arguments)" if kernel.lifted
                else ")")
         steps.append(Step(group, kernel, origin.function, origin.text))
     entry.program = Program(entry.graph, steps, {k.id: k for k in entry.kernels}, entry.name)

@@ -49,7 +49,7 @@ class KernelSource:
     parallel: bool
     strategy: str
     helpers: list = field(default_factory=list)     # helper function sources
-    offsets: list = field(default_factory=list)     # sharing.Lifted: starts and scalars passed first
+    lifted: list = field(default_factory=list)      # sharing.Lifted: starts and scalars passed first
 
     def rebound(self, mapping: dict) -> "KernelSource":
         """This kernel for another group of the same structure: each argument holds the node at
@@ -60,9 +60,9 @@ class KernelSource:
                                         into=a.into and mapping[a.into.id])
                     for a in arguments]
         return dataclasses.replace(self, inputs=move(self.inputs), outputs=move(self.outputs),
-                                   offsets=[o.moved(mapping[o.node.id]) for o in self.offsets])
+                                   lifted=[a.moved(mapping[a.node.id]) for a in self.lifted])
 
     @property
     def leading(self) -> tuple:
         """The values passed before the arrays: this group's lifted slice starts and scalars."""
-        return tuple(offset.argument() for offset in self.offsets)
+        return tuple(argument.argument() for argument in self.lifted)

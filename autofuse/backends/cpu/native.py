@@ -323,12 +323,15 @@ class Saver:
         self.lock = threading.Lock()
         self.thread = None
 
+    def wants(self, dispatcher) -> bool:
+        """Whether `dispatcher` is still to be queued (not yet, and libraries are used here)."""
+        return machine() is not None and id(dispatcher) not in self.queued
+
     def add(self, dispatcher, module: Path, name: str) -> None:
-        key = (id(dispatcher), str(module), name)
         with self.lock:
-            if key in self.queued:
+            if not self.wants(dispatcher):
                 return
-            self.queued.add(key)
+            self.queued.add(id(dispatcher))
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="autofuse-library-writer",
                                                daemon=True)

@@ -42,10 +42,10 @@ def _column_accumulator(node: Node) -> np.dtype:
 
 
 class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
-    def __init__(self, group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
+    def __init__(self, group: Group, name: str, dynamic: bool = False, lifted: tuple = (),
                  into: Node | None = None, scatter_tuning: ScatterTuning = DEFAULT_SCATTER):
         self.group = group
-        self.offsets = list(offsets)    # sharing.Lifted: starts and scalars taken as arguments
+        self.lifted = list(lifted)      # sharing.Lifted: starts and scalars taken as arguments
         self.into = into                # the slice assignment's base, written in place (in_place)
         self.scatter_tuning = scatter_tuning
         self.name = name
@@ -60,7 +60,7 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         self.renderer = Renderer(group, self.load)
         self.renderer.ones = not dynamic
         self.renderer.spellings = CPU_SPELLINGS
-        self.renderer.lifted = sharing.names(self.offsets)
+        self.renderer.lifted = sharing.names(self.lifted)
         self.accumulators = Accumulators(self.renderer)
 
     # -- loads and stores ------------------------------------------------------------------------
@@ -360,7 +360,7 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
     # -- the module --------------------------------------------------------------------------------
     def finish(self, strategy: str, parallel: bool) -> KernelSource:
         r = self.renderer
-        params = [offset.name for offset in self.offsets]
+        params = [argument.name for argument in self.lifted]
         params += [f"a{k}" for k in range(len(self.inputs))] + [f"o{k}" for k in range(len(self.outputs))]
         lines = [f"def {self.name}({', '.join(params)}):"] + r.lines + ["    return 0"]
         helper_sources = []
@@ -371,17 +371,17 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
             helper_sources.append(text)
             values.update(constants)
         return KernelSource(self.name, "\n".join(lines), values, self.inputs, self.outputs,
-                            parallel, strategy, helper_sources, self.offsets)
+                            parallel, strategy, helper_sources, self.lifted)
 
 
-def generate(group: Group, name: str, dynamic: bool = False, offsets: tuple = (),
+def generate(group: Group, name: str, dynamic: bool = False, lifted: tuple = (),
              into: Node | None = None,
              scatter_tuning: ScatterTuning = DEFAULT_SCATTER) -> KernelSource:
-    """The numba function of `group`; `offsets` (sharing.Lifted): slice starts and scalars it
+    """The numba function of `group`; `lifted` (sharing.Lifted): slice starts and scalars it
     takes as arguments; `into`: the base its slice assignment writes in place
     (fusion/in_place.region_base); `scatter_tuning`: when a scatter-add runs on threads
     (cpu/scatter.py)."""
-    return CpuSource(group, name, dynamic, offsets, into, scatter_tuning).write()
+    return CpuSource(group, name, dynamic, lifted, into, scatter_tuning).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]

@@ -93,7 +93,7 @@ def prepare(entry) -> None:
             source = generate(group, record.name, strides, simulator,
                               round_halves=entry.options.get("float16", "numpy") == "numpy",
                               tuning=tuning, device=device,
-                              offsets=sharing.arguments(group, places))
+                              lifted=sharing.arguments(group, places))
             kernel = first[structure] = CompiledKernel(record, source, module_text(source, simulator),
                                                        simulator)
             reason = source.reason

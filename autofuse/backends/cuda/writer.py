@@ -56,14 +56,14 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
              round_halves: bool = True, tuning: Tuning = DEFAULT,
-             device: Device = HOPPER, dynamic: bool = False, offsets: tuple = ()) -> KernelSource:
+             device: Device = HOPPER, dynamic: bool = False, lifted: tuple = ()) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
-    float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `offsets`
+    float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `lifted`
     (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs."""
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
-    writer.renderer.lifted = sharing.names(offsets)
-    writer.sizes += list(offsets)
+    writer.renderer.lifted = sharing.names(lifted)
+    writer.sizes += list(lifted)
     writer.renderer.ones = not dynamic
     writer.renderer.round_halves = round_halves
     plan = choose(group, tuning, device, simulator, dynamic, input_strides)
