@@ -37,7 +37,7 @@ def check(fn, args, tuning, tolerance=None):
         g = cupy.asnumpy(g)
         assert g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance)
-    return [k.strategy for k in jitted.lower(*args).kernels]
+    return [k.strategy for k in jitted.lower(*args, backend="cuda").kernels]
 
 
 @pytest.mark.parametrize("case", staged_sim_cases.CASES, ids=[c[0] for c in staged_sim_cases.CASES])
