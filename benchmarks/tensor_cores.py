@@ -67,8 +67,8 @@ def systems_for(dtype, epilogue, precision, variants, torch, jax):
             continue           # (float64's fields change float64 kernels only, mma_tile others)
         made[f"autofuse-{name}"] = (lambda c: lambda: autofuse.jit(
             fn, matmul_precision=precision, tuning=Tuning(mma=True).replace(**c)))(changes)
-    if precision == "3xtf32":
-        made["autofuse float32"] = lambda: autofuse.jit(fn)
+    if precision != "tf32":      # the CUDA-core kernel the default runs, for the choice
+        made["autofuse cuda cores"] = lambda: autofuse.jit(fn)
     made["cupy"] = lambda: program(epilogue, cupy)
     made["cupy.matmul"] = lambda: (lambda x, w, b: cupy.matmul(x, w))
     if torch is not None:

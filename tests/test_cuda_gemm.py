@@ -82,7 +82,8 @@ def test_products_of_one_structure_in_a_program_share_a_kernel():
     args = [np.ones(s, np.float64) for s in ((300, 200), (200, 250), (500, 100), (100, 400))]
     first, second = autofuse.jit(two, backend="cuda").lower(*args).kernels
     assert "the same structure" in second.reason
-    assert first.launch["grid"] == (2, 3, 1) and second.launch["grid"] == (4, 4, 1)
+    # (float64: the tensor-core kernel's 64x64 tiles)
+    assert first.launch["grid"] == (4, 5, 1) and second.launch["grid"] == (7, 8, 1)
 
 
 def test_the_planner_keeps_the_float32_tiles_kernel_by_default():
@@ -90,4 +91,7 @@ def test_the_planner_keeps_the_float32_tiles_kernel_by_default():
     assert [k.strategy.split(",")[0] for k in kernels] == ["tiled 128x128x8"]
     kernels = autofuse.jit(relu_bias, backend="cuda").lower(
         *operands(256, 256, 128, np.float64)).kernels
-    assert kernels[0].strategy.startswith("compact tiled")      # (tensor cores: Tuning.mma)
+    assert kernels[0].strategy.startswith("tensor cores (f64")
+    kernels = autofuse.jit(relu_bias, backend="cuda", tuning=COMPACT).lower(
+        *operands(256, 256, 128, np.float64)).kernels
+    assert kernels[0].strategy.startswith("compact tiled")      # (Tuning.mma off)

@@ -122,7 +122,7 @@ HALF_KERNELS = [
     ("columns", lambda x: x.sum(0), (np.empty((16, 4096), HALF),), "columns"),
     ("two-stage", lambda x: x.sum(0), (np.empty((4096, 64), HALF),), "two-stage columns"),
     ("matmul", lambda a, b: np.maximum(a @ b, 0), (np.empty((256, 128), HALF), np.empty((128, 64), HALF)),
-     "tiled"),                 # (tensor cores only with Tuning(mma=True): off by default)
+     "tensor cores (f16"),
     ("transpose", lambda x, y: (x.T + y) * 2, (np.empty((512, 256), HALF), np.empty((256, 512), HALF)),
      "transpose tiles"),
 ]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import autofuse
+from autofuse.backends.cuda.tuning import Tuning
 from autofuse.ir.products import ProductLimits
 
 pytest.importorskip("numba_cuda")
@@ -23,8 +24,7 @@ def ones(*shapes, dtype=np.float32):
     return [np.ones(shape, dtype) for shape in shapes]
 
 
-# staged products are off by default until they pass their GPU tests (cuda/tuning.py's note)
-ON = autofuse.backends.cuda.Tuning(products=ProductLimits(staged=True, split_k=8192))
+ON = Tuning(products=ProductLimits(staged=True, split_k=8192))     # (the default's products)
 
 
 def strategies(fn, args, backend="cuda"):
@@ -72,9 +72,11 @@ def test_the_cpu_backend_keeps_its_reductions():
     np.testing.assert_allclose(got, x @ w + 1, rtol=1e-12, atol=1e-12)
 
 
-def test_the_staged_rule_is_off_by_default():
-    tuning = autofuse.backends.cuda.Tuning()
-    kernels = autofuse.jit(lambda a, b: a @ b, backend="cuda", tuning=tuning).lower(
+def test_the_staged_rule_is_on_by_default_and_can_be_turned_off():
+    product = autofuse.jit(lambda a, b: a @ b, backend="cuda")
+    assert product.lower(*ones((64, 32, 48), (48, 48))).kernels[0].strategy.startswith("staged")
+    off = Tuning(products=ProductLimits(split_k=8192))
+    kernels = autofuse.jit(lambda a, b: a @ b, backend="cuda", tuning=off).lower(
         *ones((64, 32, 48), (48, 48))).kernels
     assert not kernels[0].strategy.startswith("staged")
 

@@ -94,9 +94,7 @@ class Tuning:
     staged_registers: int = 16        # a thread's share of a tile at most this many elements:
     staged_prefetch: bool = True      # held in registers, the next item's read during this one's
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
-    # NOTE: staged products (ProductLimits.staged) are off until they pass their GPU tests: on an
-    # H200, 6 of tests/test_cuda_gpu_staged.py's shapes failed (e.g. (999, 7) @ (7, 1001)).
-    products: ProductLimits = ProductLimits(split_k=8192)
+    products: ProductLimits = ProductLimits(staged=True, split_k=8192)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
@@ -106,14 +104,12 @@ class Tuning:
     gemm_over_tiles: bool = False     # ... also where the float32 tiles kernel applies (which
     #                                   measured 12-25% faster there, compiled per shape)
     # -- tensor cores (emit/mma_gemm.py, planned by emit/mma_plan.py) ---------------------------
-    # NOTE: off: the kernel fails its GPU tests on an H200 (tests/test_cuda_gpu_mma.py, every
-    # precision), and its ~850-line source compiles for 50-250 s on a loaded 2-core host.
-    mma: bool = False                 # float64 and float16 products (and float32 ones under
+    mma: bool = True                  # float64 and float16 products (and float32 ones under
     #                                   matmul_precision "tf32"/"3xtf32") on tensor cores
     matmul_precision: str = "float32"  # float32 products: "float32" (CUDA cores), "tf32" or
     #                                   "3xtf32" (jit(matmul_precision=...) sets it)
-    mma_f64_shape: str = "mma_f64_m8n8k4"     # float64's instruction (intrinsics/mma_shapes.py)
-    mma_f64_tile: tuple = (2, 2, 4, 4, 4)     # warps along M, N; instruction tiles a warp along
+    mma_f64_shape: str = "mma_f64_m16n8k8"    # float64's instruction (intrinsics/mma_shapes.py)
+    mma_f64_tile: tuple = (2, 2, 2, 4, 2)     # warps along M, N; instruction tiles a warp along
     mma_tile: tuple = (2, 4, 4, 4, 2)         # M, N; instruction steps a shared slab (float64;
     #                                           float16 and TF32)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------

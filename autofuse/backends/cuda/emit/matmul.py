@@ -46,7 +46,8 @@ class Matmul:
         batch = node.shape[:-2]
         m, n = node.shape[-2:]
         k = a.shape[-1]
-        tile, depth, micro = self.tuning.tile, self.tuning.tile_k, self.tuning.micro
+        tile, depth, micro = fitted_tile(self.tuning.tile, self.tuning.tile_k, self.tuning.micro,
+                                         node.dtype.itemsize, self.device.shared_per_block)
         side = tile // micro                     # threads along each side of the tile
         threads = side * side
         batch_names = [f"b{d}" for d in range(len(batch))]
@@ -159,3 +160,12 @@ class Matmul:
         if dtype.kind in "iu" and dtype.itemsize < 8 or self.renderer.held(dtype) != dtype:
             return self.renderer.convert(dtype, register, op_result=True)
         return register
+
+
+def fitted_tile(tile: int, depth: int, micro: int, itemsize: int, shared: int) -> tuple:
+    """The tile, slab depth and outputs a thread along each side, halved from the tuning's until the
+    two slabs (depth x tile elements each) fit the block's shared memory: complex128's 16-byte
+    elements take 64x64 tiles of 4x4 a thread (the same threads, a quarter of the registers)."""
+    while 2 * depth * tile * itemsize > shared and micro > 1 and tile > micro:
+        tile, micro = tile // 2, micro // 2
+    return tile, depth, micro
