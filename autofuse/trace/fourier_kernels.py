@@ -4,8 +4,8 @@
 backend's library step; a node traced is replaced by the transform unrolled into elementwise
 complex ops on slices and joins (trace/transforms.py), traced on its own at the node's shape and
 spliced in, so it fuses with what surrounds it. Each plan's reason is recorded on the node that
-takes its place (a kept fft node's attrs `plan`, the traced result's `fft`), and the fused text
-prints it.
+takes its place (a kept fft node's attrs `plan`, with the `library` that runs it; the traced
+result's `fft`), and the fused text prints it.
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def lower_transforms(graph: Graph, limits: FourierLimits) -> Graph:
             continue
         chosen = plan(node, limits, users)
         if chosen.strategy == "library":
-            attrs = Attrs({**node.attrs.as_dict(), "plan": chosen.reason})
+            attrs = Attrs({**node.attrs.as_dict(), "library": limits.library,
+                           "plan": chosen.reason})
             kept = Node(node.id, node.op, inputs, attrs, node.shape, node.dtype, node.origin)
             rewriter.nodes.append(kept)
             rewriter.mapping[node.id] = kept

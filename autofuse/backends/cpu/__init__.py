@@ -263,7 +263,8 @@ def prepare(entry) -> None:
         if group.kind == "fft":
             workers = fourier_limits(entry.options, ()).workers
             step = fourier.FourierStep(group, fourier.library(), workers)
-            record.strategy = f"library FFT: {group.transform.attrs['plan']}"
+            record.strategy = f"library FFT: {step.name}.fft"
+            record.reason = group.transform.attrs["plan"]
             record.source = f"# a step between kernels, not a kernel\n{step.text}\n"
             steps.append(step)
             continue

@@ -17,16 +17,19 @@ CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
 import numpy as np
 
 from ...fusion import CostModel
+from ...ir.fourier import FourierLimits
 from .. import sharing
 from .compile import CompiledKernel, module_text
 from .emit import mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
+from .runtime.library_fft import FourierKernel, call_text, library_for_fft
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
 from .writer import generate
@@ -56,6 +59,17 @@ def product_limits(options: dict):
     return tuning_of(options).products
 
 
+def fourier_limits(options: dict, leaves) -> FourierLimits:
+    """Which fft nodes run as the array library's FFT here (ir/fourier.py): the jit's
+    `fft_limits` or the defaults, run by the call's library (runtime/library_fft.py), or traced
+    where there is none."""
+    limits = options.get("fft_limits") or FourierLimits()
+    if limits.library is None:
+        return dataclasses.replace(limits, why_none=limits.why_none or "fft_limits(library=None)")
+    library, why = library_for_fft(leaves)
+    return dataclasses.replace(limits, library=library, why_none=why)
+
+
 def device_for(simulator: bool) -> Device:
     """The facts of the GPU this process runs kernels on; a Hopper's where none runs them (the
     simulator, or lowering without a GPU)."""
@@ -83,6 +97,9 @@ def prepare(entry) -> None:
     lifted = sharing.plan([record.group for record in entry.kernels], strides, passable)
     for record in entry.kernels:
         group = record.group
+        if group.kind == "fft":
+            kernels.append(_fourier_kernel(record))
+            continue
         places = lifted.get(group.id, frozenset())
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
         general = group.kind == "output" and not staged_plan.marked(group)
@@ -113,6 +130,16 @@ def prepare(entry) -> None:
         kernels.append(kernel)
     entry.program = SimulatorProgram(entry, kernels) if simulator else \
         CudaProgram(entry, kernels, tuning)
+
+
+def _fourier_kernel(record) -> FourierKernel:
+    """An fft group: the call's library runs it between kernels (runtime/library_fft.py)."""
+    node = record.group.transform
+    library = node.attrs["library"]
+    record.strategy = f"library FFT: {library}.fft"
+    record.reason = node.attrs["plan"]
+    record.source = f"# a step between kernels, not a kernel\n{call_text(node, library)}\n"
+    return FourierKernel(record, library)
 
 
 __all__ = ["COST", "Tuning", "Device", "prepare", "product_limits", "simulating"]
