@@ -218,14 +218,21 @@ def test_convolution_runs_library_steps_between_kernels(rng):
 
 @pytest.mark.parametrize("n", [4, 8, 12, 16])
 def test_short_transforms_fuse_into_their_neighbours(n, rng):
-    """A transform of at most 16 terms with elementwise neighbours is traced into their kernel
-    (the DFT matrix as a sum: one kernel in all), the fused text saying so."""
-    x = random_input((500, n), np.float32, rng)
+    """A short transform of few rows with elementwise neighbours is traced into their kernel
+    (the DFT matrix as a sum: one kernel in all), the fused text saying so; many rows of it go
+    to the library, whose cost an element is then below the traced one's."""
+    x = random_input((100, n), np.float32, rng)
     fn = lambda a: np.abs(np.fft.rfft(a * 2)) + 1       # noqa: E731
     check(fn, x)
     low = autofuse.jit(fn).lower(x)
     assert _kinds(low) == ["input"], low.as_text("fused")
     assert f"rfft(n={n}, axis=1): traced into the kernel of its neighbours" in low.as_text("fused")
+    many = random_input((20000, n), np.float32, rng)
+    fused = autofuse.jit(fn).lower(many).as_text("fused")
+    traced = n // 2 + 1 < 3.0 + 10_000 / many.size
+    assert ("traced into the kernel" in fused) == traced, fused
+    if not traced:
+        assert f"(traced, {n // 2 + 1} multiply-adds an element; the library step costs" in fused
 
 
 def test_the_plan_and_its_tuning(rng):
