@@ -8,7 +8,8 @@ torch (autofuse given CuPy arrays and torch tensors).
 Workloads: batches of 1-D transforms (rfft of float32 rows, fft of complex64 and complex128 rows,
 ifft of a length that is no power of two), a 2-D transform, an FFT convolution
 irfft(rfft(x * w + b) * rfft(k)) inside an elementwise chain, and a short transform (8 terms)
-between elementwise ops, which autofuse traces into one kernel. On the CPU autofuse also runs
+between elementwise ops, on many rows (the cost rule picks the library) and on few (it traces the
+transform into one kernel with its neighbours). On the CPU autofuse also runs
 with every transform traced (`FourierLimits(library=None)`, what np.fft in autofuse was before
 the library step) where its compile takes seconds, not minutes. Every system's result is first
 checked against NumPy; then each workload's systems are timed in interleaved rounds (a round
@@ -61,8 +62,11 @@ def workloads(scale: int) -> list[dict]:
          "fn": convolve, "traced": True,
          "args": [((rows, 1024), np.float32), ((1024,), np.float32), ((1024,), np.float32),
                   ((1024,), np.float32)]},
-        {"name": f"short spectrum abs(rfft(x*2))+1, {rows * 32}x8 f32 (traced into one kernel)",
-         "fn": short_spectrum, "args": [((rows * 32, 8), np.float32)], "traced": False,
+        {"name": f"short spectrum abs(rfft(x*2))+1, {rows * 32}x8 f32 (planned: library)",
+         "fn": short_spectrum, "args": [((rows * 32, 8), np.float32)], "traced": True,
+         "library": True},
+        {"name": "short spectrum abs(rfft(x*2))+1, 256x8 f32 (planned: traced, one kernel)",
+         "fn": short_spectrum, "args": [((256, 8), np.float32)], "traced": True,
          "library": True},
     ]
 

@@ -10,7 +10,8 @@ Where each step lives:
   functions kernels call are in intrinsics/ (mma.py: tensor-core instructions, mma_shapes.py);
 - compiled: compile.py (module text -> PTX -> cubin, disk cache);
 - launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;
-  driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch).
+  driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch,
+  library_fft.py an FFT to cupy.fft or torch.fft).
 
 Without a GPU, `lower()` still generates every kernel's source and PTX for inspection; under the
 CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.

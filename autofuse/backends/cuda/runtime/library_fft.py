@@ -87,10 +87,14 @@ class FourierStep:
         if self.source.size == 0:       # (an empty input zero-padded transforms to zeros)
             memory[self.node.id] = library.zeros(self.node.shape, self.node.dtype)
             return
+        # NOTE: along an axis other than the last, the libraries may return a transposed view;
+        # the kernels after the step read C-ordered memory.
         if library.name == "torch":
             function, keywords = _keywords(self.node.attrs, "torch")
-            memory[self.node.id] = getattr(library.torch.fft, function)(value, **keywords)
+            result = getattr(library.torch.fft, function)(value, **keywords)
+            memory[self.node.id] = result.contiguous()
             return
         import cupy
-        result = getattr(cupy.fft, self.function)(cupy.asarray(value), **self.keywords)
+        result = cupy.ascontiguousarray(
+            getattr(cupy.fft, self.function)(cupy.asarray(value), **self.keywords))
         memory[self.node.id] = result if library.name == "cupy" else library.wrap(result)
