@@ -45,8 +45,9 @@ from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
 from .jit import JitFunction, jit
 from .autodiff import grad, value_and_grad, vjp
+from .ir.fourier import FourierLimits
 
 __version__ = "0.1.0"
 
-__all__ = ["jit", "JitFunction", "grad", "value_and_grad", "vjp", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
+__all__ = ["jit", "JitFunction", "FourierLimits", "grad", "value_and_grad", "vjp", "AutofuseError", "ArgumentError", "BackendError", "DTypeError",
            "LinAlgError", "NumPyValueError", "OutOfBoundsError", "ShapeError", "TraceError", "UnsupportedError", "cache_dir", "clear_disk_cache", "debug", "debug_level"]

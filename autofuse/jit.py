@@ -39,12 +39,13 @@ class JitFunction:
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
                  cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None,
-                 matmul_precision="float32"):
+                 matmul_precision="float32", fft_limits=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
         self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning,
-                        "max_ops": max_ops, "matmul_precision": matmul_precision}
+                        "max_ops": max_ops, "matmul_precision": matmul_precision,
+                        "fft_limits": fft_limits}
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.simple    # positional calls may take the fast path
         self._cache: dict = {}
@@ -312,7 +313,8 @@ def _as_returned(value, kind: str):
 
 
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
-        float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None, matmul_precision="float32"):
+        float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None, matmul_precision="float32",
+        fft_limits=None):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -341,6 +343,12 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     `tuning` (an `autofuse.backends.cuda.Tuning`) compiles CUDA kernels with other generator
     values than the defaults, e.g. `Tuning(threads=128)`; other backends ignore it.
+
+    `fft_limits` (an `autofuse.FourierLimits`) says which np.fft transforms run as the array
+    library's FFT between kernels and which as traced kernels fused with their neighbours
+    (autofuse/ir/fourier.py): by default those of a length above 16, or with no elementwise
+    neighbour, run by the library (scipy.fft or np.fft on the CPU; cupy.fft or torch.fft on the
+    GPU); `FourierLimits(library=None)` traces every one, `max_traced_length=` moves the line.
 
     `max_ops` bounds the operations one trace records (Python loops unroll while tracing, and
     compiling takes time in proportion, about 0.1 ms an operation): past it the call raises a
@@ -384,6 +392,12 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
             raise ArgumentError(f"jit(tuning=...) takes an autofuse.backends.cuda.Tuning, got "
                                 f"{type(tuning).__name__}{where()}")
 
+    if fft_limits is not None:
+        from .ir.fourier import FourierLimits
+        if not isinstance(fft_limits, FourierLimits):
+            raise ArgumentError(f"jit(fft_limits=...) takes an autofuse.FourierLimits, got "
+                                f"{type(fft_limits).__name__}{where()}")
+
     if isinstance(max_ops, bool) or not isinstance(max_ops, int) or max_ops < 1:
         raise ArgumentError(f"jit(max_ops=...) takes a positive int, got {max_ops!r}{where()}")
 
@@ -392,6 +406,6 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
-                           tuning, max_ops, dynamic, matmul_precision)
+                           tuning, max_ops, dynamic, matmul_precision, fft_limits)
 
     return decorate if fn is None else decorate(fn)

@@ -29,6 +29,7 @@ KIND_COLORS = {
     "output": "#ede9fe",        # purple: matmul with its epilogue
     "sort": "#fef9c3",          # yellow: rows sorted on chip, with their order statistics
     "scatter": "#fce7f3",       # pink: values added at computed indices, with their producers
+    "fft": "#e5e7eb",           # grey: an FFT by the array library, a step between kernels
 }
 FORMATS = ("svg", "png", "pdf", "dot")
 

@@ -14,6 +14,7 @@ from .ir.split import split_total_reductions
 from .ir.products import lower_products
 from .ir.unroll import unroll_short_reductions
 from .trace import Traced, leaf_spec, trace
+from .trace.fourier_kernels import lower_transforms
 from .trace.budget import MAX_OPS
 from .tree import LEAF
 
@@ -63,12 +64,15 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     from .backends import get_backend
     traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
                    sizes)
-    limits = get_backend(backend).product_limits(options or {})
+    target = get_backend(backend)
+    limits = target.product_limits(options or {})
     if sizes is not None:
         # NOTE: M varies in a shape class: a product is not made a reduction for a few rows
         limits = dataclasses.replace(limits, vector_left=False)
+    # NOTE: transforms first: a traced one may hold DFT-matrix products for the product planner.
+    planned = lower_transforms(traced.graph, target.fourier_limits(options or {}, leaves))
     graph, history = simplify(split_total_reductions(unroll_short_reductions(lower_products(
-        traced.graph, limits, lambda node: specs[node.attrs["index"]].strides))))
+        planned, limits, lambda node: specs[node.attrs["index"]].strides))))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations

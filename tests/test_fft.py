@@ -1,7 +1,10 @@
-"""np.fft against NumPy on fresh random inputs, on the CPU backend and the reference interpreter:
-the complex, real and n-dimensional transforms at power-of-two and other lengths (radix stages,
-DFT matrix, Bluestein), axes, n= crops and pads, norms, layouts, fftfreq and the shifts; NumPy's
-errors; how the stages fuse; one small complex64 transform under the CUDA simulator."""
+"""np.fft against NumPy on fresh random inputs, on the CPU backend as planned (library steps and
+short transforms traced into their neighbours), on the CPU backend with every transform traced
+(radix stages, DFT matrix, Bluestein), and on the reference interpreter: the complex, real and
+n-dimensional transforms at power-of-two and other lengths, axes, n= crops and pads, norms,
+layouts, fftfreq and the shifts; NumPy's errors; the plan (which transform runs where, and why,
+on the CPU and, without a GPU, the CUDA backend); how the traced stages fuse; one small complex64
+transform under the CUDA simulator."""
 from __future__ import annotations
 
 import math
@@ -15,6 +18,9 @@ from autofuse.trace import transforms
 from conftest import copy_keeping_layout
 
 BACKENDS = ["cpu", "numpy"]
+TRACED = autofuse.FourierLimits(library=None)
+# (backend, jit options): as planned, every transform traced, the interpreter
+CONFIGURATIONS = [("cpu", {}), ("cpu", {"fft_limits": TRACED}), ("numpy", {})]
 LENGTHS = [1, 2, 3, 5, 8, 12, 64, 100, 1024, 1000]
 
 
@@ -42,8 +48,9 @@ def assert_close(result, expected, n):
 def check(fn, *args, n=None):
     expected = fn(*[copy_keeping_layout(a) for a in args])
     n = n if n is not None else max(np.shape(args[0]) or (1,))
-    for backend in BACKENDS:
-        result = autofuse.jit(fn, backend=backend)(*[copy_keeping_layout(a) for a in args])
+    for backend, options in CONFIGURATIONS:
+        result = autofuse.jit(fn, backend=backend, **options)(
+            *[copy_keeping_layout(a) for a in args])
         if isinstance(expected, tuple):
             for r, e in zip(result, expected):
                 assert_close(r, e, n)
@@ -164,8 +171,8 @@ def test_errors_as_numpy(call, error):
 
 
 def test_spectral_filter_fuses(rng):
-    """irfft(rfft(x) * H) and abs(rfft(x)): radix-4 stages, a kernel each at most, with the
-    surrounding elementwise work inside them."""
+    """irfft(rfft(x) * H) and abs(rfft(x)) traced: radix-4 stages, a kernel each at most, with
+    the surrounding elementwise work inside them."""
     x = random_input((16, 256), np.float64, rng)
     gain = np.exp(-np.arange(129) / 20.0)
 
@@ -173,9 +180,115 @@ def test_spectral_filter_fuses(rng):
         return np.fft.irfft(np.fft.rfft(a) * h, 256) + 1.0
     check(smooth, x, gain)
     stages = round(math.log(256, 4))
-    assert len(autofuse.jit(smooth).lower(x, gain).kernels) <= 2 * stages + 2
-    magnitude = autofuse.jit(lambda a: np.abs(np.fft.rfft(a)))
+    assert len(autofuse.jit(smooth, fft_limits=TRACED).lower(x, gain).kernels) <= 2 * stages + 2
+    magnitude = autofuse.jit(lambda a: np.abs(np.fft.rfft(a)), fft_limits=TRACED)
     assert len(magnitude.lower(x).kernels) <= stages + 1
+
+
+def _kinds(low) -> list[str]:
+    return [kernel.kind for kernel in low.kernels]
+
+
+def test_convolution_runs_library_steps_between_kernels(rng):
+    """irfft(rfft(x) * rfft(k)) in an elementwise chain: the producers, the spectra's product and
+    the consumers are kernels; each transform a library step between them, saying why."""
+    x, k = random_input((32, 1000), np.float32, rng), random_input((1000,), np.float32, rng)
+
+    def convolve(a, b):
+        y = np.fft.irfft(np.fft.rfft(a * 0.5 + 1) * np.fft.rfft(b), 1000)
+        return np.tanh(y) * 2
+    check(convolve, x, k, n=1000)
+    jitted = autofuse.jit(convolve)
+    low = jitted.lower(x, k)
+    assert _kinds(low).count("fft") == 3 and _kinds(low).count("fft") < len(low.kernels)
+    fused = low.as_text("fused")
+    assert "scipy.fft (pocketfft) as a step between kernels (length 1000 > 16" in fused or \
+        "np.fft (pocketfft) as a step" in fused
+    for kernel in low.kernels:
+        if kernel.kind == "fft":
+            assert kernel.strategy in ("library FFT: scipy.fft", "library FFT: numpy.fft")
+            assert ".fft.rfft(x, n=1000" in kernel.source or ".fft.irfft(x" in kernel.source
+            assert "as a step between kernels" in kernel.reason
+    jitted(x, k)
+    again = jitted(x, k)        # (the generated call: cpu/host.py writes the library steps in)
+    expected = convolve(x, k)
+    assert_close(again, expected, 1000)
+    assert ".fft.irfft(x, n=1000, axis=1" in jitted.lower(x, k).host_source
+
+
+@pytest.mark.parametrize("n", [4, 8, 12, 16])
+def test_short_transforms_fuse_into_their_neighbours(n, rng):
+    """A short transform of few rows with elementwise neighbours is traced into their kernel
+    (the DFT matrix as a sum: one kernel in all), the fused text saying so; many rows of it go
+    to the library, whose cost an element is then below the traced one's."""
+    x = random_input((100, n), np.float32, rng)
+    fn = lambda a: np.abs(np.fft.rfft(a * 2)) + 1       # noqa: E731
+    check(fn, x)
+    low = autofuse.jit(fn).lower(x)
+    assert _kinds(low) == ["input"], low.as_text("fused")
+    assert f"rfft(n={n}, axis=1): traced into the kernel of its neighbours" in low.as_text("fused")
+    many = random_input((20000, n), np.float32, rng)
+    fused = autofuse.jit(fn).lower(many).as_text("fused")
+    traced = n // 2 + 1 < 3.0 + 10_000 / many.size
+    assert ("traced into the kernel" in fused) == traced, fused
+    if not traced:
+        assert f"(traced, {n // 2 + 1} multiply-adds an element; the library step costs" in fused
+
+
+def test_the_plan_and_its_tuning(rng):
+    """Alone, a short transform is a library step (nothing to fuse into); max_traced_length moves
+    the line; library=None traces every transform."""
+    x = random_input((64, 8), np.complex64, rng)
+    assert _kinds(autofuse.jit(np.fft.fft).lower(x)) == ["fft"]
+    assert "no elementwise neighbour" in autofuse.jit(np.fft.fft).lower(x).as_text("fused")
+    fn = lambda a: np.fft.ifft(a + 1, norm="ortho") * 2        # noqa: E731
+    assert "fft" not in _kinds(autofuse.jit(fn).lower(x))
+    short = autofuse.FourierLimits(max_traced_length=4)
+    assert "fft" in _kinds(autofuse.jit(fn, fft_limits=short).lower(x))
+    traced = autofuse.jit(np.fft.fft, fft_limits=TRACED).lower(x)
+    assert "fft" not in _kinds(traced) and "fft_limits(library=None)" in traced.as_text("fused")
+    with pytest.raises(autofuse.ArgumentError):
+        autofuse.jit(np.fft.fft, fft_limits=16)
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_cuda_plan_without_a_gpu(library, monkeypatch, rng):
+    """The CUDA backend's plan, lowered without a GPU or simulator: with a library for the call's
+    arrays, a long transform is that library's step between kernels (its call in the record);
+    without one (numba device arrays, no CuPy) it stays traced kernels, saying why."""
+    pytest.importorskip("numba_cuda")
+    import autofuse.backends.cuda as cuda_backend
+    x = random_input((16, 256), np.float32, rng)
+    fn = lambda a: np.abs(np.fft.rfft(a * 2, norm="forward")) + 1        # noqa: E731
+    monkeypatch.setattr(cuda_backend, "library_for_fft", lambda leaves: (library, ""))
+    low = autofuse.jit(fn).lower(x, backend="cuda")
+    assert _kinds(low) == ["elementwise", "fft", "elementwise"], _kinds(low)
+    step = low.kernels[1]
+    assert step.strategy == f"library FFT: {library}.fft"
+    if library == "torch":
+        assert "torch.fft.rfft(x, n=256, dim=1, norm='forward')" in step.source
+    else:
+        assert "cupy.fft.rfft(x, n=256, axis=1, norm='forward')" in step.source
+    assert f"{library}.fft (cuFFT) as a step between kernels" in step.reason
+    monkeypatch.setattr(cuda_backend, "library_for_fft", lambda leaves: (None, "no CuPy here"))
+    low = autofuse.jit(fn).lower(x, backend="cuda")
+    assert "fft" not in _kinds(low) and "traced kernels (no CuPy here)" in low.as_text("fused")
+
+
+def test_cuda_library_choice():
+    """Which library runs a call's FFTs: torch for torch tensors, CuPy for its arrays (and, where
+    installed, numba's device arrays and NumPy arrays)."""
+    from autofuse.backends.cuda.runtime import library_fft
+
+    class Tensor:
+        __module__ = "torch"
+        __cuda_array_interface__ = {}
+
+    class Device:
+        __cuda_array_interface__ = {}
+    assert library_fft.library_for_fft([1.0, Tensor()]) == ("torch", "")
+    cupy_installed = library_fft._installed("cupy")
+    assert library_fft.library_for_fft([Device()])[0] == ("cupy" if cupy_installed else None)
 
 
 @pytest.mark.parametrize("n, plan", [
@@ -191,6 +304,11 @@ def test_every_route(n, plan, inverse, rng):
     expected = np.fft.ifft(x) * n if inverse else np.fft.fft(x)
     for backend in BACKENDS:
         result = autofuse.jit(lambda a: transforms.dft(a, inverse, plan), backend=backend)(x)
+        assert_close(result, expected, n)
+    if plan.max_matrix >= n:       # (the short route: the DFT matrix as a sum)
+        as_sum = transforms.Plan(max_matrix=plan.max_matrix, min_radix2=plan.min_radix2,
+                                 matrix_as_sum=True)
+        result = autofuse.jit(lambda a: transforms.dft(a, inverse, as_sum))(x)
         assert_close(result, expected, n)
 
 

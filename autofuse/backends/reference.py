@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fusion import DEFAULT
+from ..ir.fourier import FourierLimits
 from ..ir.interpreter import evaluate
 from ..ir.products import ProductLimits
 
@@ -13,6 +14,11 @@ COST = DEFAULT
 def product_limits(options: dict) -> ProductLimits:
     """The interpreter runs every product the planner lowers (ir/products.py)."""
     return ProductLimits()
+
+
+def fourier_limits(options: dict, leaves) -> FourierLimits:
+    """The interpreter evaluates every fft node with NumPy (ir/fourier.py)."""
+    return FourierLimits("numpy")
 
 
 def prepare(entry) -> None:

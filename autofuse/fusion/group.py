@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SCATTER, SORT
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, REDUCE, SCAN, SCATTER, SORT, TRANSFORM
 from .cost import node_bytes_unfused, read_bytes
 from .work import OWN_INDEX
 
 AT_OWN_INDEX = frozenset({OWN_INDEX})
 
-KINDS = ("elementwise", "loop", "input", "scan", "output", "sort", "scatter")
+KINDS = ("elementwise", "loop", "input", "scan", "output", "sort", "scatter", "fft")
 
 
 # Ops whose `start` attribute a shared kernel may take as an argument (backends/sharing.py).
@@ -42,6 +42,7 @@ class Group:
         self._sort: Node | None = None
         self._scans: list[Node] = []
         self._scatter: Node | None = None
+        self._transform: Node | None = None
         self.root = root
         self.add(root)
         self.outputs: dict[int, Node] = {}
@@ -72,6 +73,11 @@ class Group:
     def scatter(self) -> Node | None:
         """The group's scatter-add (a scatter group holds one: fusion/scatter.py), or None."""
         return self._scatter
+
+    @property
+    def transform(self) -> Node | None:
+        """The group's fft node (a library step, alone in its group: ir/fourier.py), or None."""
+        return self._transform
 
     @property
     def reduce_space(self) -> tuple[tuple, tuple] | None:
@@ -129,6 +135,8 @@ class Group:
                 self._scans.append(node)
             if node.kind == SCATTER and self._scatter is None:
                 self._scatter = node
+            if node.kind == TRANSFORM and self._transform is None:
+                self._transform = node
         self.work += len(indices) - len(self.indices.get(node.id, ()))
         self.indices[node.id] = indices
         self.nesting[node.id] = depth
@@ -159,6 +167,8 @@ class Group:
             return "scan"
         if self.scatter is not None:
             return "scatter"
+        if self.transform is not None:
+            return "fft"
         for node in self.nodes:
             if node.kind == LAYOUT or node.op == "iota":
                 return "loop"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, OPS, REDUCE, SCAN, SCATTER, SORT
+from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, OPS, REDUCE, SCAN, SCATTER, SORT, TRANSFORM
 from .cost import COSTLY_OP, CostModel
 from .group import Group, keepdims_shape, outer_shape
 from .in_place import small_region
@@ -180,6 +180,8 @@ def _spaces_reason(groups: list[Group]) -> str | None:
         return "a matmul kernel is not merged with other kernels"
     if any(g.sort is not None for g in groups):
         return "a sort kernel is not merged with other kernels"
+    if any(g.transform is not None for g in groups):
+        return "a library FFT step is not merged with kernels"
     reason = scans_merge_reason(groups) or scatters_merge_reason(groups)
     if reason is not None:
         return reason
@@ -218,6 +220,12 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
                     f"transpose); computing it once and storing it beats recomputing it for each, "
                     f"which compounds across chained stencils")
+    if p.kind == TRANSFORM:
+        return ("{p} is an FFT run by the array library as a step between kernels (its plan says "
+                "why): its result is stored and read back")
+    if g.transform is not None:
+        return ("{c} is an FFT run by the array library as a step between kernels: its input is "
+                "stored for it")
     if p.kind == SCATTER or g.scatter is not None:
         return scatter_reason(p, g, readers_in(p, g, users), is_output)
     if (p.kind == SORT or g.sort is not None) and (p.kind == SCAN or g.scan is not None):

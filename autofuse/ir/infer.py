@@ -6,6 +6,7 @@ import functools
 import numpy as np
 
 from ..errors import ShapeError
+from . import fourier
 from .ops import ELEMENTWISE, OPS, REDUCE, SCAN
 
 
@@ -201,6 +202,7 @@ _LAYOUT_AND_SOURCES = {
     "matmul": _matmul,
     "sort": _sort,
     "argsort": _argsort,
+    "fft": fourier.infer,
     "constant": _constant,
     "iota": _iota,
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import fourier
 from .graph import Graph, Node
 from .ops import ELEMENTWISE, OPS, REDUCE, SCAN
 
@@ -139,6 +140,7 @@ _EVALUATORS = {
     # are interchangeable). NaN sorts last, as NumPy's every kind does.
     "sort": lambda node, args, attrs: np.sort(args[0], axis=-1),
     "argsort": lambda node, args, attrs: np.argsort(args[0], axis=-1, kind="stable"),
+    "fft": lambda node, args, attrs: fourier.evaluate(args[0], attrs),
     "constant": lambda node, args, attrs: attrs["value"].array,
     "iota": _iota,
 }

@@ -22,6 +22,7 @@ SORT = "sort"
 SCAN = "scan"
 SCATTER = "scatter"
 SOURCE = "source"
+TRANSFORM = "transform"
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,9 @@ _ROWS = [
     # A negative index counts from the end; out of range reads a clamped index (the tracer has
     # the call check them, trace/checks.py)
     Op("gather", LAYOUT, None),
+    # a discrete Fourier transform over attrs axes as np.fft computes it (ir/fourier.py: attrs
+    # function fft / ifft / rfft / irfft, lengths, norm); a library step or traced kernels
+    Op("fft", TRANSFORM, 1, vjp=None),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # sources

@@ -49,6 +49,15 @@ class Rewriter:
         self.nodes.append(node)
         return node
 
+    def adopt(self, node: Node, inputs: tuple, attrs=None, origin=None) -> Node:
+        """A copy of `node` (from another graph: a sub-trace spliced in) under a new id, reading
+        `inputs`."""
+        new = Node(self._next, node.op, tuple(inputs), node.attrs if attrs is None else attrs,
+                   node.shape, node.dtype, origin if origin is not None else node.origin)
+        self._next += 1
+        self.nodes.append(new)
+        return new
+
     def finish(self) -> Graph:
         outputs = [self.mapping[n.id] for n in self.graph.outputs]
         inputs = [self.mapping[n.id] for n in self.graph.inputs]

@@ -1,19 +1,17 @@
-"""np.fft: the complex, real and n-dimensional transforms as 1-D transforms along axes
-(trace/transforms.py unrolls each), with NumPy's lengths (n= crops or pads with zeros), norms,
-result dtypes and errors; fftshift / ifftshift as np.roll. fftfreq and rfftfreq take no array,
-so NumPy computes them as constants."""
+"""np.fft: the complex, real and n-dimensional transforms as fft nodes (ir/fourier.py: a library
+step between kernels, or traced kernels where the plan says so, trace/fourier_kernels.py), with
+NumPy's lengths (n= crops or pads with zeros), norms, result dtypes and errors; fftshift /
+ifftshift as np.roll. fftfreq and rfftfreq take no array, so NumPy computes them as constants."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from ..errors import DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
-from .indexing import getitem
-from .layout import as_tracer, astype, concatenate, moveaxis, normalize_axis
+from .context import current
+from .layout import as_tracer, astype, normalize_axis
 from .shifting import roll
-from .tracer import Tracer
-from . import complexes, creation, transforms, ufuncs
+from .tracer import Tracer, fresh
+from . import complexes
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -24,17 +22,6 @@ def _static(value, what: str):
     return value
 
 
-def _scale(norm, n: int, inverse: bool, what: str) -> float:
-    """The factor NumPy applies after the unnormalized transform of length n."""
-    if norm not in _NORMS:
-        raise NumPyValueError(f'{what}: Invalid norm value {norm}; should be "backward","ortho" or '
-                              f'"forward".{where()}')
-    if norm == "ortho":
-        return 1 / math.sqrt(n)
-    divides = "forward" if not inverse else "backward"
-    return 1 / n if (norm or "backward") == divides else 1.0
-
-
 def _result_dtype(function, dtype: np.dtype, what: str) -> np.dtype:
     """NumPy's own answer for an input of this dtype, from a two-element probe."""
     try:
@@ -43,15 +30,35 @@ def _result_dtype(function, dtype: np.dtype, what: str) -> np.dtype:
         raise DTypeError(f"{what}: not supported for arrays of type {dtype}{where()}") from None
 
 
-def _fit(x: Tracer, n: int, what: str) -> Tracer:
-    """x's last axis cropped or padded with zeros to n."""
-    size = x.shape[-1]
+def _check_length(n: int, what: str) -> int:
     if n < 1:
         raise NumPyValueError(f"{what}: Invalid number of FFT data points ({n}) specified.{where()}")
-    if n <= size:
-        return getitem(x, (Ellipsis, slice(0, n))) if n < size else x
-    zeros = creation.zeros(x.shape[:-1] + (n - size,), dtype=x.dtype)
-    return concatenate([x, zeros], -1, what)
+    return n
+
+
+def _norm(norm, what: str) -> str:
+    if norm not in _NORMS:
+        raise NumPyValueError(f'{what}: Invalid norm value {norm}; should be "backward","ortho" or '
+                              f'"forward".{where()}')
+    return norm or "backward"
+
+
+def _transform(x: Tracer, function: str, axes, lengths, norm, what: str) -> Tracer:
+    """One fft node (ir/fourier.py) over `axes`; x already of the dtype the node takes."""
+    attrs = {"function": function, "axes": tuple(axes), "lengths": tuple(lengths),
+             "norm": _norm(norm, what)}
+    return fresh(current().emit("fft", [x.node], attrs))
+
+
+def _working(x: Tracer, function, what: str) -> Tracer:
+    """x as the fft node reads it: float32 or float64 (rfft; fft and ifft of real input),
+    complex64 or complex128 (complex input; irfft), NumPy's precision for the input's dtype."""
+    dtype = _result_dtype(function, x.dtype, what)
+    precision = np.dtype(np.float32 if dtype in (np.complex64, np.float32, np.float16)
+                         else np.float64)
+    if x.dtype.kind == "c" or function is np.fft.irfft:
+        precision = np.result_type(precision, np.complex64)
+    return astype(x, precision, copy=False)
 
 
 def _prepare(a, n, axis, what):
@@ -60,19 +67,16 @@ def _prepare(a, n, axis, what):
         raise ShapeError(f"{what}: a 0-d array has no axis to transform{where()}")
     axis = normalize_axis(_static(axis, f"{what}: the axis"), a.ndim, what)
     n = a.shape[axis] if n is None else int(_static(n, f"{what}: n"))
-    return moveaxis(a, axis, -1), n, axis
+    return a, _check_length(n, what), axis
 
 
 def _complex(a, n, axis, norm, inverse, what, out):
     if out is not None:
         raise UnsupportedError(f"{what}: out= is not supported{where()}")
     x, n, axis = _prepare(a, n, axis, what)
-    dtype = _result_dtype(np.fft.fft, x.dtype, what)
-    z = transforms.dft(_fit(astype(x, dtype, copy=False), n, what), inverse)
-    scale = _scale(norm, n, inverse, what)
-    if scale != 1.0:
-        z = ufuncs.apply("multiply", z, np.asarray(scale, dtype=dtype.type(0).real.dtype))
-    return moveaxis(z, -1, axis)
+    function = np.fft.ifft if inverse else np.fft.fft
+    return _transform(_working(x, function, what), "ifft" if inverse else "fft", (axis,), (n,),
+                      norm, what)
 
 
 def fft(a, n=None, axis=-1, norm=None, out=None) -> Tracer:
@@ -87,37 +91,24 @@ def rfft(a, n=None, axis=-1, norm=None, out=None) -> Tracer:
     """The transform of real input keeps its first n // 2 + 1 terms (the rest are their
     conjugates)."""
     what = "np.fft.rfft"
-    x = as_tracer(a, what)
-    _result_dtype(np.fft.rfft, x.dtype, what)
-    z = _complex(x, n, axis, norm, False, what, out)
-    axis = normalize_axis(axis, z.ndim, what)
-    half = [slice(None)] * z.ndim
-    half[axis] = slice(0, z.shape[axis] // 2 + 1)
-    return getitem(z, tuple(half))
+    if out is not None:
+        raise UnsupportedError(f"{what}: out= is not supported{where()}")
+    x, n, axis = _prepare(a, n, axis, what)
+    return _transform(_working(x, np.fft.rfft, what), "rfft", (axis,), (n,), norm, what)
 
 
 def irfft(a, n=None, axis=-1, norm=None, out=None) -> Tracer:
-    """The real inverse of a Hermitian half: the half fitted to n // 2 + 1 terms, extended by its
-    conjugates in reverse, transformed back; the real part drops the imaginary parts of the
-    zero and Nyquist terms, which NumPy ignores too."""
+    """The real inverse of a Hermitian half (default n = 2 (m - 1)); NumPy ignores the imaginary
+    parts of the zero and Nyquist terms."""
     what = "np.fft.irfft"
     if out is not None:
         raise UnsupportedError(f"{what}: out= is not supported{where()}")
     x, _, axis = _prepare(a, None, axis, what)
-    n = 2 * (x.shape[-1] - 1) if n is None else int(_static(n, f"{what}: n"))
-    if n < 1:
-        raise NumPyValueError(f"{what}: Invalid number of FFT data points ({n}) specified.{where()}")
+    n = 2 * (x.shape[axis] - 1) if n is None else int(_static(n, f"{what}: n"))
     real_dtype = _result_dtype(np.fft.irfft, x.dtype, what)
-    dtype = _result_dtype(np.fft.ifft, x.dtype, what)
-    half = _fit(astype(x, dtype, copy=False), n // 2 + 1, what)
-    mirrored = getitem(half, (Ellipsis, slice(n - n // 2 - 1, 0, -1)))
-    full = concatenate([half, complexes.conjugate(mirrored)], -1, what)
-    z = transforms.dft(full, True)
-    result = complexes.real(z)
-    scale = _scale(norm, n, True, what)
-    if scale != 1.0:
-        result = ufuncs.apply("multiply", result, np.asarray(scale, dtype=result.dtype))
-    return moveaxis(astype(result, real_dtype, copy=False), -1, axis)
+    result = _transform(_working(x, np.fft.irfft, what), "irfft", (axis,),
+                        (_check_length(n, what),), norm, what)
+    return astype(result, real_dtype, copy=False)
 
 
 def _swap(norm):
@@ -152,60 +143,52 @@ def _axes_and_lengths(a: Tracer, s, axes, what):
     return axes, s
 
 
-def _many(a, s, axes, norm, out, inverse, what, default_axes=None):
+def _many(a, s, axes, norm, out, function: str, what: str, default_axes=None):
+    """One fft node over the axes (NumPy's fftn, ifftn, rfftn, irfftn and the 2-D ones)."""
     if out is not None:
         raise UnsupportedError(f"{what}: out= is not supported{where()}")
     a = as_tracer(a, what)
+    given = s
     axes, s = _axes_and_lengths(a, s, axes if axes is not None else default_axes, what)
-    one = ifft if inverse else fft
-    for ax, size in reversed(list(zip(axes, s))):
-        a = one(a, size, ax, norm)
-    return a
+    if function == "irfft" and (given is None or _static(given, what)[-1] in (None, -1)):
+        s[-1] = 2 * (a.shape[axes[-1]] - 1)
+    if not axes:
+        return a
+    for size in s:
+        _check_length(size, what)
+    calls = {"fft": np.fft.fft, "ifft": np.fft.ifft, "rfft": np.fft.rfft, "irfft": np.fft.irfft}
+    x = _working(a, calls[function], what)
+    result = _transform(x, function, axes, s, norm, what)
+    if function == "irfft":
+        return astype(result, _result_dtype(np.fft.irfft, a.dtype, what), copy=False)
+    return result
 
 
 def fftn(a, s=None, axes=None, norm=None, out=None) -> Tracer:
-    return _many(a, s, axes, norm, out, False, "np.fft.fftn")
+    return _many(a, s, axes, norm, out, "fft", "np.fft.fftn")
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None) -> Tracer:
-    return _many(a, s, axes, norm, out, True, "np.fft.ifftn")
+    return _many(a, s, axes, norm, out, "ifft", "np.fft.ifftn")
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> Tracer:
-    return _many(a, s, axes, norm, out, False, "np.fft.fft2")
+    return _many(a, s, axes, norm, out, "fft", "np.fft.fft2")
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> Tracer:
-    return _many(a, s, axes, norm, out, True, "np.fft.ifft2")
+    return _many(a, s, axes, norm, out, "ifft", "np.fft.ifft2")
 
 
 def rfftn(a, s=None, axes=None, norm=None, out=None) -> Tracer:
     """rfft along the last axis, then the complex transform along the others."""
-    what = "np.fft.rfftn"
-    if out is not None:
-        raise UnsupportedError(f"{what}: out= is not supported{where()}")
-    a = as_tracer(a, what)
-    axes, s = _axes_and_lengths(a, s, axes, what)
-    a = rfft(a, s[-1], axes[-1], norm)
-    for ax, size in reversed(list(zip(axes[:-1], s[:-1]))):
-        a = fft(a, size, ax, norm)
-    return a
+    return _many(a, s, axes, norm, out, "rfft", "np.fft.rfftn")
 
 
 def irfftn(a, s=None, axes=None, norm=None, out=None) -> Tracer:
     """The complex inverse along every axis but the last, then irfft along the last (whose
     default length is 2 * (m - 1), as irfft's)."""
-    what = "np.fft.irfftn"
-    if out is not None:
-        raise UnsupportedError(f"{what}: out= is not supported{where()}")
-    a = as_tracer(a, what)
-    given = s
-    axes, s = _axes_and_lengths(a, s, axes, what)
-    if given is None or _static(given, what)[-1] in (None, -1):
-        s[-1] = 2 * (a.shape[axes[-1]] - 1)
-    for ax, size in reversed(list(zip(axes[:-1], s[:-1]))):
-        a = ifft(a, size, ax, norm)
-    return irfft(a, s[-1], axes[-1], norm)
+    return _many(a, s, axes, norm, out, "irfft", "np.fft.irfftn")
 
 
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> Tracer:

@@ -16,7 +16,7 @@ from .indexing import getitem
 from .layout import as_tracer, concatenate, reshape
 from .matmul import matmul
 from .tracer import Tracer
-from . import creation, ufuncs
+from . import creation, reductions, ufuncs
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,10 @@ class Plan:
     # The most parts one radix stage joins (2, 4 or 8): fewer passes over the data, more
     # arithmetic and reads per element.
     radix: int = 4
+    # The DFT matrix as a sum of broadcast products (a reduction, which its elementwise
+    # neighbours join) rather than a matrix product (complex products stay BLAS calls, whose
+    # operands are stored): for lengths short enough to join their neighbours (ir/fourier.py).
+    matrix_as_sum: bool = False
 
 
 DEFAULT = Plan()
@@ -43,17 +47,21 @@ def power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def dft(z: Tracer, inverse: bool, plan: Plan = DEFAULT) -> Tracer:
+def dft(z: Tracer, inverse: bool, plan: Plan = DEFAULT, terms: int | None = None) -> Tracer:
     """sum_j z[..., j] * exp(-+2 pi i j k / n) for each k: NumPy's unnormalized forward transform,
-    or (inverse) the backward transform without its 1 / n."""
+    or (inverse) the backward transform without its 1 / n; `terms`: only the first so many k
+    (rfft's half: the DFT matrix computes no others, the other routes slice them)."""
     n = z.shape[-1]
+    terms = n if terms is None else terms
     if n == 1:
         return z
     if power_of_two(n) and n >= plan.min_radix2:
-        return _radix2(z, inverse, plan)
-    if not power_of_two(n) and n > plan.max_matrix:
-        return _bluestein(z, inverse, plan)
-    return _matrix(z, inverse)
+        full = _radix2(z, inverse, plan)
+    elif not power_of_two(n) and n > plan.max_matrix:
+        full = _bluestein(z, inverse, plan)
+    else:
+        return _matrix(z, inverse, plan.matrix_as_sum, terms)
+    return full if terms == n else getitem(full, (Ellipsis, slice(0, terms)))
 
 
 def _constant(values: np.ndarray, dtype) -> Tracer:
@@ -64,13 +72,19 @@ def _sign(inverse: bool) -> float:
     return 1.0 if inverse else -1.0
 
 
-def _matrix(z: Tracer, inverse: bool) -> Tracer:
-    """z @ W with W[j, k] = exp(-+2 pi i jk / n); jk is reduced mod n before the exponential so
-    the angles stay below 2 pi (exact in float64 for every length traced here)."""
+def _matrix(z: Tracer, inverse: bool, as_sum: bool = False, terms: int | None = None) -> Tracer:
+    """z @ W with W[j, k] = exp(-+2 pi i jk / n) for the first `terms` k; jk is reduced mod n
+    before the exponential so the angles stay below 2 pi (exact in float64 for every length
+    traced here). As a sum: sum_j z[..., None, j] * W.T[k, j]."""
     n = z.shape[-1]
     j = np.arange(n)
-    angles = 2 * np.pi * (np.outer(j, j) % n) / n
-    return matmul(z, _constant(np.exp(1j * _sign(inverse) * angles), z.dtype), "np.fft")
+    angles = 2 * np.pi * (np.outer(j, j[:terms]) % n) / n
+    matrix = np.exp(1j * _sign(inverse) * angles)
+    if not as_sum:
+        return matmul(z, _constant(matrix, z.dtype), "np.fft")
+    matrix = _constant(np.ascontiguousarray(matrix.T), z.dtype)
+    rows = reshape(z, z.shape[:-1] + (1, n), "np.fft")
+    return reductions.reduce("sum", ufuncs.apply("multiply", rows, matrix), axis=-1)
 
 
 def _radix2(z: Tracer, inverse: bool, plan: Plan = DEFAULT) -> Tracer:

@@ -8,6 +8,7 @@ has no such library here.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 import threading
@@ -17,13 +18,14 @@ import numpy as np
 
 from ...debug import STATE as _DEBUG, run_steps as _debug_steps
 from ...fusion import CostModel
+from ...ir.fourier import FourierLimits
 from ...ir.products import ProductLimits
 from ...fusion.in_place import region_base
 from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache, sharing
 from ..literals import literal
-from . import blas, host, native, runtime, threads
+from . import blas, fourier, host, native, runtime, threads
 from .source import generate
 from .sorting import by_numpy
 
@@ -40,6 +42,15 @@ PRODUCTS = ProductLimits(vector_left=False)
 def product_limits(options: dict) -> ProductLimits:
     """Which matrix products run as reductions here (ir/products.py)."""
     return PRODUCTS
+
+
+def fourier_limits(options: dict, leaves) -> FourierLimits:
+    """Which fft nodes run as library steps here (ir/fourier.py): the jit's `fft_limits` or the
+    defaults, run by scipy.fft or np.fft (fourier.py); one with library None stays traced."""
+    limits = options.get("fft_limits") or FourierLimits()
+    if limits.library is None:
+        return dataclasses.replace(limits, why_none=limits.why_none or "fft_limits(library=None)")
+    return dataclasses.replace(limits, library=fourier.library())
 
 
 GENERATOR_VERSION = "cpu-4"
@@ -248,6 +259,14 @@ def prepare(entry) -> None:
         if not _compilable(group):
             record.strategy = "numpy (float16 is not compiled by numba on the CPU)"
             steps.append(InterpretedStep(group))
+            continue
+        if group.kind == "fft":
+            workers = fourier_limits(entry.options, ()).workers
+            step = fourier.FourierStep(group, fourier.library(), workers)
+            record.strategy = f"library FFT: {step.name}.fft"
+            record.reason = group.transform.attrs["plan"]
+            record.source = f"# a step between kernels, not a kernel\n{step.text}\n"
+            steps.append(step)
             continue
         numpy_sort = by_numpy(group, COST)
         if numpy_sort:

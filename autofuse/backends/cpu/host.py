@@ -24,7 +24,8 @@ from . import blas
 def write(program) -> tuple[str, dict] | None:
     """(source of `call(inputs)`, its globals), or None where a step must run as the general path
     runs it (a float16 group interpreted node by node)."""
-    if any(not hasattr(step, "function") for step in program.steps):
+    if any(not hasattr(step, "function") and not getattr(step, "library", False)
+           for step in program.steps):
         return None
     names = {node_id: f"v{node_id}" for node_id in program.constants}
     space = {"ndarray": np.ndarray, "asarray": np.asarray, "empty_output": program.new_output,
@@ -46,7 +47,8 @@ def write(program) -> tuple[str, dict] | None:
         space["size_threads"] = program.threads
         body.append("    size_threads()")
     for index, step in enumerate(program.steps):
-        body += _step(index, step, names, space)
+        write_step = _library_step if getattr(step, "library", False) else _step
+        body += write_step(index, step, names, space)
     borrowed = set(program.input_ids) | set(program.constants)
     results = [f"copy_of({names[i]})" if i in borrowed else names[i] for i in program.output_ids]
     body.append(f"    return [{', '.join(results)}]")
@@ -96,6 +98,15 @@ def _step(index: int, step, names: dict, space: dict) -> list[str]:
         reshape = "" if node.ndim else ".reshape(())"
         lines.append(f"    v{node.id} = o{node.id}{reshape}")
     return lines
+
+
+def _library_step(index: int, step, names: dict, space: dict) -> list[str]:
+    """A library FFT between kernels (fourier.py): its function called on the stored input."""
+    space[f"f{index}"] = step.function
+    node = step.node
+    names[node.id] = f"v{node.id}"
+    return [f"    # {step.group.kind}_{step.group.id}: {step.text}",
+            f"    v{node.id} = f{index}({names[step.source.id]})"]
 
 
 def _argument(index: int, position: int, arg, names: dict, space: dict) -> str:

@@ -10,28 +10,38 @@ Where each step lives:
   functions kernels call are in intrinsics/ (mma.py: tensor-core instructions, mma_shapes.py);
 - compiled: compile.py (module text -> PTX -> cubin, disk cache);
 - launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;
-  driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch).
+  driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch,
+  library_fft.py an FFT to cupy.fft or torch.fft).
 
 Without a GPU, `lower()` still generates every kernel's source and PTX for inspection; under the
 CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
 import numpy as np
 
 from ...fusion import CostModel
+from ...ir.fourier import FourierLimits
 from .. import sharing
 from .compile import CompiledKernel, module_text
 from .emit import mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
+from .runtime.library_fft import FourierKernel, call_text, library_for_fft
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
 from .writer import generate
 
 COST = CostModel(max_row=32 * 1024)
+# np.fft's cost rule here (ir/fourier.py), not yet measured on a GPU: estimated from an H100's
+# 3.35 TB/s and ~60 TFLOP/s float32, the library step's stored input and result (16 bytes an
+# element of complex64 each way) cost about what 64 complex multiply-adds do, and a launch
+# (~5 us) far more than a short transform's arithmetic: a short transform with a neighbour is
+# traced.
+FOURIER = FourierLimits(library_element_terms=64.0, library_call_terms=1 << 20)
 
 
 def simulating() -> bool:
@@ -54,6 +64,17 @@ def tuning_of(options: dict) -> Tuning:
 def product_limits(options: dict):
     """Which matrix products run as reductions (ir/products.py): the tuning's."""
     return tuning_of(options).products
+
+
+def fourier_limits(options: dict, leaves) -> FourierLimits:
+    """Which fft nodes run as the array library's FFT here (ir/fourier.py): the jit's
+    `fft_limits` or the defaults, run by the call's library (runtime/library_fft.py), or traced
+    where there is none."""
+    limits = options.get("fft_limits") or FOURIER
+    if limits.library is None:
+        return dataclasses.replace(limits, why_none=limits.why_none or "fft_limits(library=None)")
+    library, why = library_for_fft(leaves)
+    return dataclasses.replace(limits, library=library, why_none=why)
 
 
 def device_for(simulator: bool) -> Device:
@@ -83,6 +104,9 @@ def prepare(entry) -> None:
     lifted = sharing.plan([record.group for record in entry.kernels], strides, passable)
     for record in entry.kernels:
         group = record.group
+        if group.kind == "fft":
+            kernels.append(_fourier_kernel(record))
+            continue
         places = lifted.get(group.id, frozenset())
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
         general = group.kind == "output" and not staged_plan.marked(group)
@@ -113,6 +137,16 @@ def prepare(entry) -> None:
         kernels.append(kernel)
     entry.program = SimulatorProgram(entry, kernels) if simulator else \
         CudaProgram(entry, kernels, tuning)
+
+
+def _fourier_kernel(record) -> FourierKernel:
+    """An fft group: the call's library runs it between kernels (runtime/library_fft.py)."""
+    node = record.group.transform
+    library = node.attrs["library"]
+    record.strategy = f"library FFT: {library}.fft"
+    record.reason = node.attrs["plan"]
+    record.source = f"# a step between kernels, not a kernel\n{call_text(node, library)}\n"
+    return FourierKernel(record, library)
 
 
 __all__ = ["COST", "Tuning", "Device", "prepare", "product_limits", "simulating"]

@@ -8,6 +8,7 @@ import threading
 import numpy as np
 
 from ....arrays import library_for
+from ....ir import fourier
 from ....debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ....errors import BackendError
 from ..compile import prepare_missing
@@ -16,6 +17,7 @@ from . import buffers as cuda_buffers
 from . import driver as cuda_driver
 from . import graph as cuda_graph
 from . import host as cuda_host
+from .library_fft import FourierStep
 from .library_sort import LibrarySortStep, library_step
 
 _lock = threading.Lock()
@@ -61,6 +63,13 @@ class CudaStep:
             launch(stream, self.kernel.config, self.kernel.function, *args)
 
 
+def _step(kernel):
+    """A kernel's launch, or the array library's sort or FFT in its place."""
+    if getattr(kernel, "library", False):
+        return FourierStep(kernel)
+    return LibrarySortStep(CudaStep(kernel)) if library_step(kernel) else CudaStep(kernel)
+
+
 class CudaProgram:
     """Runs one signature's kernels on the GPU, on the caller's stream and memory pool."""
 
@@ -68,8 +77,8 @@ class CudaProgram:
         self.name = entry.name
         self.graph = entry.graph
         self.kernels = kernels
-        self.steps = [LibrarySortStep(CudaStep(k)) if library_step(k) else CudaStep(k)
-                      for k in kernels]
+        self.steps = [_step(k) for k in kernels]
+        self.compiled = [k for k in kernels if not getattr(k, "library", False)]
         self.outputs = [(n.id, n.op in ("input", "constant")) for n in self.graph.outputs]
         # intermediates share memory by liveness (runtime/buffers.py)
         self.buffers = cuda_buffers.shared_buffers(self.steps, {node for node, _ in self.outputs})
@@ -93,8 +102,8 @@ class CudaProgram:
             if self.loaded:
                 return
             device = cuda_driver.ensure_context()
-            prepare_missing(self.kernels, device)
-            for kernel in self.kernels:
+            prepare_missing(self.compiled, device)
+            for kernel in self.compiled:
                 kernel.load(device)
             self.library = library_for(leaves)
             self.constants = {n.id: self.library.from_host(np.ascontiguousarray(
@@ -119,7 +128,7 @@ class CudaProgram:
         a kernel; where the driver cannot build the graph and none was asked for, separate
         launches, with the reason at the top of the text. Separate launches of kernels that wait
         for their prerequisite (CompiledKernel.overlaps) overlap the kernel before them."""
-        overlap = any(kernel.overlaps for kernel in self.kernels)
+        overlap = any(kernel.overlaps for kernel in self.compiled)
         if self.graph_mode is False:
             return cuda_host.build(self, overlap)
         if self.graph_mode is None and self.bytes_fused >= self.direct_bytes * len(self.kernels):
@@ -189,6 +198,9 @@ class SimulatorProgram:
         self.kernels = kernels
         self.functions = []
         for kernel in kernels:
+            if getattr(kernel, "library", False):     # (an FFT: NumPy's, on NumPy arrays)
+                self.functions.append(None)
+                continue
             namespace: dict = {}
             exec(compile(kernel.text, f"<autofuse {kernel.source.name}>", "exec"), namespace)
             self.functions.append(namespace[kernel.source.name])
@@ -198,6 +210,10 @@ class SimulatorProgram:
         for node, value in zip(self.graph.inputs, inputs):
             memory[node.id] = value
         for kernel, function in zip(self.kernels, self.functions):
+            if function is None:
+                node = kernel.node
+                memory[node.id] = fourier.evaluate(memory[node.inputs[0].id], node.attrs)
+                continue
             source = kernel.source
             args = []
             for param in source.params:
