@@ -9,6 +9,7 @@ import math
 
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, OPS, REDUCE, SCAN, SCATTER, SORT
+from .attention import attention_group, attention_reason
 from .cost import COSTLY_OP, CostModel
 from .group import Group, keepdims_shape, outer_shape
 from .in_place import small_region
@@ -218,6 +219,8 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             return (f"{{p}} is read through {len(maps)} different index maps (shifted slices, a "
                     f"transpose); computing it once and storing it beats recomputing it for each, "
                     f"which compounds across chained stencils")
+    if attention_group(g):
+        return attention_reason(p, g, users, is_output)
     if p.kind == SCATTER or g.scatter is not None:
         return scatter_reason(p, g, readers_in(p, g, users), is_output)
     if (p.kind == SORT or g.sort is not None) and (p.kind == SCAN or g.scan is not None):

@@ -25,7 +25,7 @@ import numpy as np
 from ...fusion import CostModel
 from .. import sharing
 from .compile import CompiledKernel, module_text
-from .emit import mma_plan, staged_plan
+from .emit import attention_plan, mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
@@ -85,7 +85,8 @@ def prepare(entry) -> None:
         group = record.group
         places = lifted.get(group.id, frozenset())
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
-        general = group.kind == "output" and not staged_plan.marked(group)
+        general = group.kind == "output" and not staged_plan.marked(group) \
+            and not attention_plan.marked(group)
         structure = (general and mma_plan.structure(group, strides, tuning)) \
             or group.structure(strides, lifted=places)
         origin = first.get(structure)

@@ -1,0 +1,316 @@
+"""The flash attention kernel: `softmax(s) @ v` with the scores s = f(q @ k^T) computed tile by
+tile and never stored, as emit/attention_plan.py decides.
+
+A block owns `rows` query rows of one batch entry. Their q values are staged in shared memory
+once; then for each tile of keys (all of them, or those a causal mask leaves): the tile's k and
+v values are staged, each thread computes the dot products of its rows with its keys, carries
+them through the group's elementwise ops (the renderer: scale, casts, masks, biases, read at
+the row and key; keys past the end are -inf), and updates each row's running max m and sum l
+(online softmax: with the new max m', the accumulator and l are scaled by exp(m - m') and the
+tile's probabilities exp(s - m') added, stored transposed in shared memory for the product with
+v). The output, acc / l, goes through the epilogue and is written once. NaN propagates as in
+NumPy (a NaN score makes its row NaN), and a row whose scores are all -inf is NaN (0 / 0).
+Staged operands are read through their index maps (transposes, broadcasts, casts); rows and
+keys past the ends read the last row or key (clamped) and are never used.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ....arrays import contiguous
+from .attention_plan import Plan, roles
+
+NAN_MAX = "({0} if ({0} > {1} or {0} != {0}) else {1})"
+
+
+def write(source, plan: Plan):
+    """The kernel, as `source` (a KernelWriter) renders kernels."""
+    r = source.renderer
+    found = roles(source.group)
+    out, s = found.output, found.scores
+    sq, sk = s.shape[-2:]
+    batch = out.shape[:-2]
+    names = tuple("0" if extent == 1 else f"b{d}" for d, extent in enumerate(batch))
+    count = math.prod(batch)
+    tiles = -(-sq // plan.rows)
+    acc = r.held(out.dtype)
+    k = _Kernel(source, plan, found, names, acc)
+    r.emit(f"t = {source.ix('cuda.threadIdx.x')}")
+    r.emit(f"tx = t % {plan.lanes}")
+    r.emit(f"ty = t // {plan.lanes}")
+    r.emit("bid = cuda.blockIdx.x")
+    # NOTE: the last row tiles first: under a causal mask they have the most keys
+    r.emit(f"rt = {tiles - 1} - bid // {count}")
+    r.emit(f"rest = bid % {count}")
+    for d in reversed(range(len(batch))):
+        if names[d] != "0":
+            r.emit(f"{names[d]} = rest % {batch[d]}")
+            r.emit(f"rest = rest // {batch[d]}")
+    r.emit(f"row0 = rt * {plan.rows}")
+    k.declare()
+    for x in range(plan.rx):
+        r.emit(f"gi{x} = row0 + ty * {plan.rx} + {x}")
+        r.emit(f"gc{x} = min(gi{x}, {sq - 1})")
+        r.emit(f"m{x} = {k.minus_inf}")
+        r.emit(f"l{x} = {k.zero}")
+        r.emit(" = ".join(k.acc[x]) + f" = {k.zero}")
+    if found.product is not None:
+        k.stage_queries()
+    if plan.causal is None:
+        r.emit(f"kend = {sk}")
+    else:
+        r.emit(f"kend = max(0, min({sk}, row0 + {plan.rows + plan.causal}))")
+    r.emit(f"for j0 in range(0, kend, {plan.keys}):")
+    r.push()
+    r.emit("cuda.syncthreads()")
+    k.stage_keys()
+    r.emit("cuda.syncthreads()")
+    k.scores()
+    k.softmax()
+    r.emit("cuda.syncthreads()")
+    k.product_with_values()
+    r.pop()
+    k.finish_rows()
+    k.epilogue()
+    strategy = (f"flash attention {plan.rows}x{plan.keys} tiles, {plan.rx}x{plan.cy} scores and "
+                f"{plan.rx}x{plan.dy} outputs a thread"
+                + ("" if found.product is not None else ", scores read")
+                + (", causal tiles skipped" if plan.causal is not None else ""))
+    return source.finish(strategy, plan.threads, (tiles * count, 1, 1))
+
+
+class _Kernel:
+    """The parts of one attention kernel, emitted in order by `write`."""
+
+    def __init__(self, source, plan: Plan, found, names: tuple, acc: np.dtype):
+        self.source, self.plan, self.found, self.names = source, plan, found, names
+        r = self.r = source.renderer
+        self.acc_dtype = acc
+        self.nb = source.numba_type(found.output.dtype)
+        self.zero = r.constant(acc.type(0))
+        self.one = r.constant(acc.type(1))
+        self.nan = r.constant(acc.type(np.nan))
+        self.minus_inf = r.constant(acc.type(-np.inf))
+        self.acc = [[f"c{x}_{y}" for y in range(plan.dy)] for x in range(plan.rx)]
+        self.align = "" if source.simulator else ", alignment=16"
+        for name in ("sload4", "sstore4"):
+            r.globals[name] = ("vector", name)
+
+    # -- shared memory and staging --------------------------------------------------------------
+    def declare(self) -> None:
+        r, p = self.r, self.plan
+        if self.found.product is not None:
+            nb = self.source.numba_type(self.found.product.dtype)
+            r.emit(f"sq = cuda.shared.array({p.rows * p.stride_q}, {nb}{self.align})")
+            r.emit(f"sk = cuda.shared.array({p.keys * p.stride_q}, {nb}{self.align})")
+        r.emit(f"sv = cuda.shared.array({p.keys * p.stride_v}, {self.nb}{self.align})")
+        r.emit(f"sp = cuda.shared.array({p.keys * p.stride_p}, {self.nb}{self.align})")
+        if self.source.simulator:
+            r.emit(f"sx = cuda.shared.array({p.threads}, {self.nb})")
+
+    def _stage(self, shared: str, count: int, width: int, stride: int, value) -> None:
+        """shared[i * stride + j] = value(i, j) for i < count, j < width, the block's threads
+        taking consecutive elements (consecutive j: coalesced reads along a row)."""
+        r = self.r
+        r.emit(f"for e in range(t, {count * width}, {self.plan.threads}):")
+        r.push()
+        r.emit(f"ei = e // {width}")
+        r.emit(f"ej = e - ei * {width}")
+        r.emit(f"{shared}[ei * {stride} + ej] = {value('ei', 'ej')}")
+        r.pop()
+
+    def stage_queries(self) -> None:
+        product, p = self.found.product, self.plan
+        q = product.inputs[0]
+        sq = self.found.scores.shape[-2]
+
+        def value(i, j):
+            self.r.emit(f"qi = min(row0 + {i}, {sq - 1})")
+            return self.r.value(q, self.names + ("qi", j))
+        self._stage("sq", p.rows, p.head, p.stride_q, value)
+
+    def stage_keys(self) -> None:
+        r, p, found = self.r, self.plan, self.found
+        sk = found.scores.shape[-1]
+        if found.product is not None:
+            keys = found.product.inputs[1]
+
+            def key(i, j):
+                r.emit(f"ki = min(j0 + {i}, {sk - 1})")
+                return r.value(keys, self.names + (j, "ki"))
+            self._stage("sk", p.keys, p.head, p.stride_q, key)
+
+        def value(i, j):
+            r.emit(f"vi = min(j0 + {i}, {sk - 1})")
+            r.emit(f"vj = min({j}, {p.width - 1})")
+            loaded = r.value(found.values, self.names + ("vi", "vj"))
+            inside = [f"j0 + {i} < {sk}"] if sk % p.keys else []
+            inside += [f"{j} < {p.width}"] if p.stride_v != p.width else []
+            if not inside:
+                return loaded
+            return f"{loaded} if {' and '.join(inside)} else {self.zero}"
+        self._stage("sv", p.keys, p.stride_v, p.stride_v, value)
+
+    # -- one tile -----------------------------------------------------------------------------
+    def scores(self) -> None:
+        """w{x}_{c}: the scores of the thread's rows and keys (-inf past the last key)."""
+        r, p, found = self.r, self.plan, self.found
+        sk = found.scores.shape[-1]
+        product = found.product
+        for c in range(p.cy):
+            r.emit(f"gj{c} = j0 + {c * p.lanes} + tx")
+            r.emit(f"gk{c} = min(gj{c}, {sk - 1})")
+        held = {}
+        if product is not None:
+            dot = r.held(product.dtype)
+            zero = r.constant(dot.type(0))
+            for x in range(p.rx):
+                r.emit(" = ".join(f"s{x}_{c}" for c in range(p.cy)) + f" = {zero}")
+            self._dots()
+            for x in range(p.rx):
+                for c in range(p.cy):
+                    value = f"s{x}_{c}"
+                    if dot != product.dtype:          # (a float16 product is rounded)
+                        value = r.convert(product.dtype, value)
+                    held[(f"gc{x}", f"gk{c}")] = value
+            r.special[product.id] = lambda index: held.get(tuple(index[-2:]))
+        for x in range(p.rx):
+            for c in range(p.cy):
+                value = r.value(found.scores, self.names + (f"gc{x}", f"gk{c}"))
+                if sk % p.keys:
+                    value = f"{value} if gj{c} < {sk} else {self.minus_inf}"
+                r.emit(f"w{x}_{c} = {value}")
+
+    def _dots(self) -> None:
+        """s{x}_{c} += q[row x] . k[key c] over the head dimension, from shared memory."""
+        r, p = self.r, self.plan
+        for x in range(p.rx):
+            r.emit(f"qb{x} = (ty * {p.rx} + {x}) * {p.stride_q}")
+        for c in range(p.cy):
+            r.emit(f"kb{c} = ({c * p.lanes} + tx) * {p.stride_q}")
+        step = p.qchunk
+        r.emit(f"for d in range(0, {p.head}, {step}):")
+        r.push()
+        for side, count, base in (("q", p.rx, "qb"), ("k", p.cy, "kb")):
+            for i in range(count):
+                if step == 4:
+                    names = ", ".join(f"{side}{i}_{u}" for u in range(4))
+                    r.emit(f"{names} = sload4(s{side}, {base}{i} + d)")
+                else:
+                    r.emit(f"{side}{i}_0 = s{side}[{base}{i} + d]")
+        for x in range(p.rx):
+            r.emit("; ".join(f"s{x}_{c} += q{x}_{u} * k{c}_{u}"
+                             for c in range(p.cy) for u in range(step)))
+        r.pop()
+
+    def softmax(self) -> None:
+        """Each row's running max and sum brought up to this tile; the accumulator rescaled;
+        the tile's probabilities stored transposed (sp[key][row])."""
+        r, p = self.r, self.plan
+        for x in range(p.rx):
+            r.emit(f"mt = w{x}_0")
+            for c in range(1, p.cy):
+                r.emit(f"mt = {NAN_MAX.format('mt', f'w{x}_{c}')}")
+            self._across_lanes("mt", NAN_MAX)
+            r.emit(f"mn = {NAN_MAX.format(f'm{x}', 'mt')}")
+            # NOTE: a row with no key yet (all -inf) subtracts 0: its terms are exp(-inf) = 0
+            r.emit(f"mu = {self.zero} if mn == {self.minus_inf} else mn")
+            r.emit(f"al = math.exp(m{x} - mu)")
+            for c in range(p.cy):
+                r.emit(f"p{x}_{c} = math.exp(w{x}_{c} - mu)")
+            r.emit(f"l{x} = l{x} * al + " + " + ".join(f"p{x}_{c}" for c in range(p.cy)))
+            r.emit("; ".join(f"{name} *= al" for name in self.acc[x]))
+            r.emit(f"m{x} = mn")
+        for c in range(p.cy):
+            base = f"({c * p.lanes} + tx) * {p.stride_p} + ty * {p.rx}"
+            if p.rx % 4 == 0:
+                for x in range(0, p.rx, 4):
+                    values = ", ".join(f"p{x + u}_{c}" for u in range(4))
+                    r.emit(f"sstore4(sp, {base} + {x}, {values})")
+            else:
+                for x in range(p.rx):
+                    r.emit(f"sp[{base} + {x}] = p{x}_{c}")
+
+    def product_with_values(self) -> None:
+        """acc += P @ V over the tile's keys, from shared memory."""
+        r, p = self.r, self.plan
+        r.emit(f"for j in range({p.keys}):")
+        r.push()
+        r.emit(f"pb = j * {p.stride_p} + ty * {p.rx}")
+        r.emit(f"vb = j * {p.stride_v}")
+        for x in range(0, p.rx, 4 if p.rx % 4 == 0 else 1):
+            if p.rx % 4 == 0:
+                r.emit(f"{', '.join(f'pp{x + u}' for u in range(4))} = sload4(sp, pb + {x})")
+            else:
+                r.emit(f"pp{x} = sp[pb + {x}]")
+        for chunk in range(p.dy // p.vchunk):
+            at = f"vb + ({chunk * p.lanes} + tx) * {p.vchunk}"
+            names = [f"vv{chunk * p.vchunk + u}" for u in range(p.vchunk)]
+            if p.vchunk == 4:
+                r.emit(f"{', '.join(names)} = sload4(sv, {at})")
+            else:
+                r.emit(f"{names[0]} = sv[{at}]")
+        for x in range(p.rx):
+            r.emit("; ".join(f"{self.acc[x][y]} += pp{x} * vv{y}" for y in range(p.dy)))
+        r.pop()
+
+    def _across_lanes(self, name: str, combine: str) -> None:
+        """`name` combined over the row group's lanes: warp shuffles (the simulator has none:
+        through shared memory there)."""
+        r, p = self.r, self.plan
+        if not self.source.simulator:
+            lane = p.lanes // 2
+            while lane:
+                r.emit(f"{name} = {combine.format(name, f'cuda.shfl_xor_sync(0xffffffff, {name}, {lane})')}")
+                lane //= 2
+            return
+        r.emit("cuda.syncthreads()")
+        r.emit(f"sx[t] = {name}")
+        r.emit("cuda.syncthreads()")
+        r.emit(f"{name} = sx[ty * {p.lanes}]")
+        for lane in range(1, p.lanes):
+            r.emit(f"{name} = {combine.format(name, f'sx[ty * {p.lanes} + {lane}]')}")
+
+    # -- the output -----------------------------------------------------------------------------
+    def finish_rows(self) -> None:
+        r, p = self.r, self.plan
+        for x in range(p.rx):
+            r.emit(f"lt = l{x}")
+            self._across_lanes("lt", "({0} + {1})")
+            # NOTE: 0 where every score of the row is -inf (NumPy: 0 / 0); NaN where one is NaN
+            r.emit(f"inv{x} = {self.one} / lt if lt > {self.zero} else {self.nan}")
+
+    def epilogue(self) -> None:
+        r, p, found, source = self.r, self.plan, self.found, self.source
+        out = found.output
+        sq = found.scores.shape[-2]
+        columns = []
+        for chunk in range(p.dy // p.vchunk):
+            for u in range(p.vchunk):
+                r.emit(f"col{len(columns)} = ({chunk * p.lanes} + tx) * {p.vchunk} + {u}")
+                columns.append(f"col{len(columns)}")
+        held = {}
+        r.special[out.id] = lambda index: held.get(tuple(index[-2:]))
+        for x in range(p.rx):
+            r.emit(f"if gi{x} < {sq}:")
+            r.push()
+            for y, column in enumerate(columns):
+                guarded = p.stride_v != p.width
+                if guarded:
+                    r.emit(f"if {column} < {p.width}:")
+                    r.push()
+                value = f"{self.acc[x][y]} * inv{x}"
+                if self.acc_dtype != out.dtype:       # (a float16 result is rounded)
+                    value = r.convert(out.dtype, value)
+                r.emit(f"o{x}_{y} = {value}")
+                held[(f"gi{x}", column)] = f"o{x}_{y}"
+                for param in source.outputs:
+                    index = self.names + (f"gi{x}", column)
+                    stored = source.stored(param.node, r.value(param.node, index))
+                    flat = source.offset(param.node.shape, contiguous(param.node.shape), index)
+                    r.emit(f"{param.name}[{flat}] = {stored}")
+                if guarded:
+                    r.pop()
+            r.pop()
