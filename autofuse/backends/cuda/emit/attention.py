@@ -20,10 +20,8 @@ import math
 import numpy as np
 
 from ....arrays import contiguous
+from ...render import broadcast_index
 from .attention_plan import Plan, roles
-
-NAN_MAX = "({0} if ({0} > {1} or {0} != {0}) else {1})"
-
 
 def write(source, plan: Plan):
     """The kernel, as `source` (a KernelWriter) renders kernels."""
@@ -41,9 +39,10 @@ def write(source, plan: Plan):
     r.emit(f"tx = t % {plan.lanes}")
     r.emit(f"ty = t // {plan.lanes}")
     r.emit("bid = cuda.blockIdx.x")
-    # NOTE: the last row tiles first: under a causal mask they have the most keys
-    r.emit(f"rt = {tiles - 1} - bid // {count}")
-    r.emit(f"rest = bid % {count}")
+    # NOTE: a batch entry's row tiles are neighbours (its keys and values stay in L2 while
+    # they run), the last first (under a causal mask they have the most keys)
+    r.emit(f"rt = {tiles - 1} - bid % {tiles}")
+    r.emit(f"rest = bid // {tiles}")
     for d in reversed(range(len(batch))):
         if names[d] != "0":
             r.emit(f"{names[d]} = rest % {batch[d]}")
@@ -81,6 +80,54 @@ def write(source, plan: Plan):
     return source.finish(strategy, plan.threads, (tiles * count, 1, 1))
 
 
+def _key(index: tuple, shape: tuple) -> tuple:
+    """A row and column index as the renderer writes it for a value of `shape`: "0" along an
+    axis of extent 1 (render.broadcast_index)."""
+    return tuple("0" if extent == 1 else i for i, extent in zip(index, shape[-2:]))
+
+
+class _Direct:
+    """An operand read straight from a C-contiguous float32 parameter whose last axis is the
+    staged tile's columns (q and v as they are; k through the transpose of its last two axes),
+    through transposes of the last two axes and broadcasts of the batch."""
+
+    def __init__(self, source, param, steps: list, transposed: bool, names: tuple):
+        self.source, self.param, self.steps = source, param, steps
+        self.transposed, self.names = transposed, names
+        self.rows = None                  # tile row -> the operand's row (set by the stager)
+
+    def offset(self, i: str, j: str) -> str:
+        row = self.rows(i)
+        index = self.names + ((j, row) if self.transposed else (row, j))
+        for step in self.steps:
+            if step == "swap":
+                index = index[:-2] + (index[-1], index[-2])
+            else:
+                index = broadcast_index(step[0], step[1], index)
+        shape = self.param.node.shape
+        return self.source.offset(shape, contiguous(shape), index)
+
+
+def _direct(source, node, transposed: bool, names: tuple) -> _Direct | None:
+    steps, swapped = [], False
+    while node.id not in source.names:
+        inner = node.inputs[0] if node.inputs else None
+        swap = tuple(range(node.ndim - 2)) + (node.ndim - 1, node.ndim - 2)
+        if node.op == "transpose" and tuple(node.attrs["perm"]) == swap:
+            steps.append("swap")
+            swapped = not swapped
+        elif node.op == "broadcast_to" and inner.ndim >= 2 and inner.shape[-2:] == node.shape[-2:]:
+            steps.append((inner.shape, node.shape))
+        else:
+            return None
+        node = inner
+    param = source.names[node.id]
+    if param.by_value or param.strides is not None or swapped != transposed or \
+            node.dtype != np.float32 or node.shape[-1] % 4:
+        return None
+    return _Direct(source, param, steps, transposed, names)
+
+
 class _Kernel:
     """The parts of one attention kernel, emitted in order by `write`."""
 
@@ -97,6 +144,15 @@ class _Kernel:
         self.align = "" if source.simulator else ", alignment=16"
         for name in ("sload4", "sstore4"):
             r.globals[name] = ("vector", name)
+        operands = [(found.values, False, plan.stride_v == plan.width)]
+        if found.product is not None:
+            operands += [(found.product.inputs[0], False, True),
+                         (found.product.inputs[1], True, True)]
+        self.direct = {}
+        for node, transposed, whole in operands:
+            direct = _direct(source, node, transposed, names) if whole else None
+            if direct is not None:
+                self.direct[node.id] = direct
 
     # -- shared memory and staging --------------------------------------------------------------
     def declare(self) -> None:
@@ -109,41 +165,94 @@ class _Kernel:
         r.emit(f"sp = cuda.shared.array({p.keys * p.stride_p}, {self.nb}{self.align})")
         if self.source.simulator:
             r.emit(f"sx = cuda.shared.array({p.threads}, {self.nb})")
+        if self.direct:
+            for name in ("address", "vload4"):
+                r.globals[name] = ("vector", name)
+            params = sorted({d.param.name for d in self.direct.values()})
+            r.emit(f"aligned = ({' | '.join(f'address({n})' for n in params)}) % 16 == 0")
 
-    def _stage(self, shared: str, count: int, width: int, stride: int, value) -> None:
-        """shared[i * stride + j] = value(i, j) for i < count, j < width, the block's threads
-        taking consecutive elements (consecutive j: coalesced reads along a row)."""
+    def _stage(self, shared: str, rows: int, width: int, stride: int, value, direct=None,
+               inside: str | None = None) -> None:
+        """shared[i * stride + j] = value(i, j) (through the renderer) for i < rows, j < width,
+        the block's threads taking consecutive elements along the rows (coalesced reads); where
+        `direct` (a _Direct) reads a float32 parameter and the parameters are 16-byte aligned,
+        4 elements at a time, `inside(i)` (where given) zeroing rows past the operand's end."""
         r = self.r
-        r.emit(f"for e in range(t, {count * width}, {self.plan.threads}):")
+        if direct is None:
+            self._chunks(shared, rows, width, stride, 1, lambda i, j: value(i, j))
+            return
+        r.emit("if aligned:")
         r.push()
-        r.emit(f"ei = e // {width}")
-        r.emit(f"ej = e - ei * {width}")
-        r.emit(f"{shared}[ei * {stride} + ej] = {value('ei', 'ej')}")
+
+        def vector(i, j):
+            names = [f"va{u}" for u in range(4)]
+            r.emit(f"{', '.join(names)} = vload4({direct.param.name}, {direct.offset(i, j)})")
+            if inside is not None:
+                r.emit(f"keep = {inside(i)}")
+                names = [f"{name} if keep else {self.zero}" for name in names]
+            return names
+        self._chunks(shared, rows, width, stride, 4, vector)
+        r.pop()
+        r.emit("else:")
+        r.push()
+        self._chunks(shared, rows, width, stride, 1, lambda i, j: value(i, j))
+        r.pop()
+
+    def _chunks(self, shared: str, rows: int, width: int, stride: int, unit: int, value) -> None:
+        """The staging loop: chunk e = t + n * threads of `unit` elements is row e // (width /
+        unit), column (e % (width / unit)) * unit; `value(i, j)` gives its `unit` values."""
+        r, threads = self.r, self.plan.threads
+        across = width // unit
+        total = rows * across
+        ix = self.source.ix
+        r.emit(f"for n in range({-(-total // threads)}):")
+        r.push()
+        r.emit(f"e = {ix(f'{threads} * n + t')}")
+        if total % threads:
+            r.emit(f"if e < {total}:")
+            r.push()
+        r.emit(f"ei = {ix(f'e // {across}')}")
+        r.emit(f"ej = {ix(f'(e - ei * {across}) * {unit}')}")
+        at = ix(f"ei * {stride} + ej")
+        values = value("ei", "ej")
+        if unit == 4:
+            r.emit(f"sstore4({shared}, {at}, {', '.join(values)})")
+        else:
+            r.emit(f"{shared}[{at}] = {values}")
+        if total % threads:
+            r.pop()
         r.pop()
 
     def stage_queries(self) -> None:
-        product, p = self.found.product, self.plan
+        product, p, r = self.found.product, self.plan, self.r
         q = product.inputs[0]
         sq = self.found.scores.shape[-2]
+        direct = self.direct.get(q.id)
 
         def value(i, j):
-            self.r.emit(f"qi = min(row0 + {i}, {sq - 1})")
-            return self.r.value(q, self.names + ("qi", j))
-        self._stage("sq", p.rows, p.head, p.stride_q, value)
+            r.emit(f"qi = {self.source.ix(f'min(row0 + {i}, {sq - 1})')}")
+            return r.value(q, self.names + ("qi", j))
+        if direct is not None:
+            direct.rows = lambda i: self.source.ix(f"min(row0 + {i}, {sq - 1})")
+        self._stage("sq", p.rows, p.head, p.stride_q, value, direct)
 
     def stage_keys(self) -> None:
         r, p, found = self.r, self.plan, self.found
         sk = found.scores.shape[-1]
+        clamp = lambda i: self.source.ix(f"min(j0 + {i}, {sk - 1})")    # noqa: E731
         if found.product is not None:
             keys = found.product.inputs[1]
+            direct = self.direct.get(keys.id)
 
             def key(i, j):
-                r.emit(f"ki = min(j0 + {i}, {sk - 1})")
+                r.emit(f"ki = {clamp(i)}")
                 return r.value(keys, self.names + (j, "ki"))
-            self._stage("sk", p.keys, p.head, p.stride_q, key)
+            if direct is not None:
+                direct.rows = clamp
+            self._stage("sk", p.keys, p.head, p.stride_q, key, direct)
 
         def value(i, j):
-            r.emit(f"vi = min(j0 + {i}, {sk - 1})")
+            r.emit(f"vi = {clamp(i)}")
             r.emit(f"vj = min({j}, {p.width - 1})")
             loaded = r.value(found.values, self.names + ("vi", "vj"))
             inside = [f"j0 + {i} < {sk}"] if sk % p.keys else []
@@ -151,7 +260,11 @@ class _Kernel:
             if not inside:
                 return loaded
             return f"{loaded} if {' and '.join(inside)} else {self.zero}"
-        self._stage("sv", p.keys, p.stride_v, p.stride_v, value)
+        direct = self.direct.get(found.values.id) if p.stride_v == p.width else None
+        if direct is not None:
+            direct.rows = clamp
+        self._stage("sv", p.keys, p.stride_v, p.stride_v, value, direct,
+                    (lambda i: f"j0 + {i} < {sk}") if sk % p.keys else None)
 
     # -- one tile -----------------------------------------------------------------------------
     def scores(self) -> None:
@@ -174,8 +287,8 @@ class _Kernel:
                     value = f"s{x}_{c}"
                     if dot != product.dtype:          # (a float16 product is rounded)
                         value = r.convert(product.dtype, value)
-                    held[(f"gc{x}", f"gk{c}")] = value
-            r.special[product.id] = lambda index: held.get(tuple(index[-2:]))
+                    held[_key((f"gc{x}", f"gk{c}"), product.shape)] = value
+            r.special[product.id] = lambda index: held.get(_key(index[-2:], product.shape))
         for x in range(p.rx):
             for c in range(p.cy):
                 value = r.value(found.scores, self.names + (f"gc{x}", f"gk{c}"))
@@ -187,9 +300,9 @@ class _Kernel:
         """s{x}_{c} += q[row x] . k[key c] over the head dimension, from shared memory."""
         r, p = self.r, self.plan
         for x in range(p.rx):
-            r.emit(f"qb{x} = (ty * {p.rx} + {x}) * {p.stride_q}")
+            r.emit(f"qb{x} = {self.source.ix(f'(ty * {p.rx} + {x}) * {p.stride_q}')}")
         for c in range(p.cy):
-            r.emit(f"kb{c} = ({c * p.lanes} + tx) * {p.stride_q}")
+            r.emit(f"kb{c} = {self.source.ix(f'({c * p.lanes} + tx) * {p.stride_q}')}")
         step = p.qchunk
         r.emit(f"for d in range(0, {p.head}, {step}):")
         r.push()
@@ -209,12 +322,13 @@ class _Kernel:
         """Each row's running max and sum brought up to this tile; the accumulator rescaled;
         the tile's probabilities stored transposed (sp[key][row])."""
         r, p = self.r, self.plan
+        # NOTE: the maxima need not see NaN: a NaN score's term exp(NaN - m) is NaN, and so
+        # are its row's sum and output, as in NumPy
         for x in range(p.rx):
-            r.emit(f"mt = w{x}_0")
-            for c in range(1, p.cy):
-                r.emit(f"mt = {NAN_MAX.format('mt', f'w{x}_{c}')}")
-            self._across_lanes("mt", NAN_MAX)
-            r.emit(f"mn = {NAN_MAX.format(f'm{x}', 'mt')}")
+            r.emit(f"mt = max({', '.join(f'w{x}_{c}' for c in range(p.cy))})"
+                   if p.cy > 1 else f"mt = w{x}_0")
+            self._across_lanes("mt", "max({0}, {1})")
+            r.emit(f"mn = max(m{x}, mt)")
             # NOTE: a row with no key yet (all -inf) subtracts 0: its terms are exp(-inf) = 0
             r.emit(f"mu = {self.zero} if mn == {self.minus_inf} else mn")
             r.emit(f"al = math.exp(m{x} - mu)")
@@ -224,7 +338,7 @@ class _Kernel:
             r.emit("; ".join(f"{name} *= al" for name in self.acc[x]))
             r.emit(f"m{x} = mn")
         for c in range(p.cy):
-            base = f"({c * p.lanes} + tx) * {p.stride_p} + ty * {p.rx}"
+            base = self.source.ix(f"({c * p.lanes} + tx) * {p.stride_p} + ty * {p.rx}")
             if p.rx % 4 == 0:
                 for x in range(0, p.rx, 4):
                     values = ", ".join(f"p{x + u}_{c}" for u in range(4))
@@ -234,26 +348,33 @@ class _Kernel:
                     r.emit(f"sp[{base} + {x}] = p{x}_{c}")
 
     def product_with_values(self) -> None:
-        """acc += P @ V over the tile's keys, from shared memory."""
-        r, p = self.r, self.plan
-        r.emit(f"for j in range({p.keys}):")
+        """acc += P @ V over the tile's keys, from shared memory, `unroll` keys a step."""
+        r, p, ix = self.r, self.plan, self.source.ix
+        unroll = max(u for u in (1, 2, 4) if p.keys % u == 0)
+        r.emit(f"pb = {ix(f'ty * {p.rx}')}")
+        r.emit(f"vb = {ix(f'tx * {p.vchunk}')}")
+        r.emit(f"for j in range({p.keys // unroll}):")
         r.push()
-        r.emit(f"pb = j * {p.stride_p} + ty * {p.rx}")
-        r.emit(f"vb = j * {p.stride_v}")
-        for x in range(0, p.rx, 4 if p.rx % 4 == 0 else 1):
+        for u in range(unroll):
+            pb, vb = f"pb + {u * p.stride_p}", f"vb + {u * p.stride_v}"
             if p.rx % 4 == 0:
-                r.emit(f"{', '.join(f'pp{x + u}' for u in range(4))} = sload4(sp, pb + {x})")
+                for x in range(0, p.rx, 4):
+                    names = ", ".join(f"pp{x + w}" for w in range(4))
+                    r.emit(f"{names} = sload4(sp, {pb} + {x})")
             else:
-                r.emit(f"pp{x} = sp[pb + {x}]")
-        for chunk in range(p.dy // p.vchunk):
-            at = f"vb + ({chunk * p.lanes} + tx) * {p.vchunk}"
-            names = [f"vv{chunk * p.vchunk + u}" for u in range(p.vchunk)]
-            if p.vchunk == 4:
-                r.emit(f"{', '.join(names)} = sload4(sv, {at})")
-            else:
-                r.emit(f"{names[0]} = sv[{at}]")
-        for x in range(p.rx):
-            r.emit("; ".join(f"{self.acc[x][y]} += pp{x} * vv{y}" for y in range(p.dy)))
+                for x in range(p.rx):
+                    r.emit(f"pp{x} = sp[{pb} + {x}]")
+            for chunk in range(p.dy // p.vchunk):
+                at = f"{vb} + {chunk * p.lanes * p.vchunk}"
+                names = [f"vv{chunk * p.vchunk + w}" for w in range(p.vchunk)]
+                if p.vchunk == 4:
+                    r.emit(f"{', '.join(names)} = sload4(sv, {at})")
+                else:
+                    r.emit(f"{names[0]} = sv[{at}]")
+            for x in range(p.rx):
+                r.emit("; ".join(f"{self.acc[x][y]} += pp{x} * vv{y}" for y in range(p.dy)))
+        r.emit(f"pb += {unroll * p.stride_p}")
+        r.emit(f"vb += {unroll * p.stride_v}")
         r.pop()
 
     def _across_lanes(self, name: str, combine: str) -> None:
@@ -263,7 +384,8 @@ class _Kernel:
         if not self.source.simulator:
             lane = p.lanes // 2
             while lane:
-                r.emit(f"{name} = {combine.format(name, f'cuda.shfl_xor_sync(0xffffffff, {name}, {lane})')}")
+                r.emit(f"other = cuda.shfl_xor_sync(0xffffffff, {name}, {lane})")
+                r.emit(f"{name} = {combine.format(name, 'other')}")
                 lane //= 2
             return
         r.emit("cuda.syncthreads()")
@@ -292,7 +414,7 @@ class _Kernel:
                 r.emit(f"col{len(columns)} = ({chunk * p.lanes} + tx) * {p.vchunk} + {u}")
                 columns.append(f"col{len(columns)}")
         held = {}
-        r.special[out.id] = lambda index: held.get(tuple(index[-2:]))
+        r.special[out.id] = lambda index: held.get(_key(index[-2:], out.shape))
         for x in range(p.rx):
             r.emit(f"if gi{x} < {sq}:")
             r.push()
@@ -305,7 +427,7 @@ class _Kernel:
                 if self.acc_dtype != out.dtype:       # (a float16 result is rounded)
                     value = r.convert(out.dtype, value)
                 r.emit(f"o{x}_{y} = {value}")
-                held[(f"gi{x}", column)] = f"o{x}_{y}"
+                held[_key((f"gi{x}", column), out.shape)] = f"o{x}_{y}"
                 for param in source.outputs:
                     index = self.names + (f"gi{x}", column)
                     stored = source.stored(param.node, r.value(param.node, index))

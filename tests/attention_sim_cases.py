@@ -1,0 +1,56 @@
+"""Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_attention.py: the flash attention kernel
+(emit/attention.py) executed by numba's simulator on attention_cases.py's programs at small odd
+sizes, against NumPy in float64, with the simulator's small tiles (several tiles of rows and of
+keys a case) and, for a few cases, the GPU's tiles. Prints "name: ok" or "name: WRONG ...".
+
+    NUMBA_ENABLE_CUDASIM=1 python tests/attention_sim_cases.py [name-substring] [shard i/n]
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import autofuse  # noqa: E402
+from autofuse.backends.cuda.tuning import DEFAULT  # noqa: E402
+from attention_cases import CASES, arrays, close, heads_causal_residual, plain, qkv, \
+    reference  # noqa: E402
+from simulated import in_shard  # noqa: E402
+
+# the GPU's tiles (64 rows, 32 keys, 4 x 4 scores a thread, 128 threads) under the simulator
+GPU_TILES = DEFAULT.replace(attention_sim=(DEFAULT.attention_rows, DEFAULT.attention_keys,
+                                           DEFAULT.attention_rx, DEFAULT.attention_lanes))
+
+RUNS = [(name, fn, args, DEFAULT) for name, fn, args in CASES] + [
+    ("gpu_tiles_head_64", plain, qkv((1,), 70, 45, 64), GPU_TILES),
+    ("gpu_tiles_causal_residual", heads_causal_residual, qkv((1, 1), 67, 67, 32), GPU_TILES),
+    ("gpu_tiles_unaligned", lambda q, k, v: plain(q[:, :, 1:], k[:, :, 1:], v[:, :, 1:]),
+     arrays((1, 9, 65), (1, 40, 65), (1, 40, 65)), GPU_TILES),
+]
+
+
+def main() -> None:
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    shard = sys.argv[2] if len(sys.argv) > 2 else ""
+    for index, (name, fn, args, tuning) in enumerate(RUNS):
+        if only not in name or not in_shard(index, shard):
+            continue
+        jitted = autofuse.jit(fn, backend="cuda", tuning=tuning)
+        with np.errstate(all="ignore"):
+            got = jitted(*args)
+            native = fn(*args)
+        want = reference(fn, args)
+        strategies = [k.strategy for k in jitted.lower(*args).kernels]
+        flash = len(strategies) == 1 and strategies[0].startswith("flash attention")
+        right = close(got, want, args) and got.dtype == native.dtype
+        words = [] if flash else [f"strategies {strategies}"]
+        if not right:
+            error = np.nanmax(np.abs(np.asarray(got, np.float64) - want)) \
+                if got.shape == want.shape else f"shape {got.shape}"
+            words.append(f"error {error}, dtype {got.dtype} (NumPy {native.dtype})")
+        print(f"{name}: {'ok' if flash and right else 'WRONG ' + '; '.join(words)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
