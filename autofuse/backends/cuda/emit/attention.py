@@ -80,6 +80,17 @@ def write(source, plan: Plan):
     return source.finish(strategy, plan.threads, (tiles * count, 1, 1))
 
 
+def _one_line(r, start: int) -> None:
+    """The statements emitted since line `start` joined into one line (one score or output
+    element a line, so that a kernel's rx x cy copies stay readable), where all are simple
+    statements at one indentation."""
+    lines = r.lines[start:]
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())] if lines else ""
+    if len(lines) > 1 and all(line.startswith(indent) and not line[len(indent)].isspace() and
+                              not line.rstrip().endswith(":") for line in lines):
+        r.lines[start:] = [indent + "; ".join(line.strip() for line in lines)]
+
+
 def _key(index: tuple, shape: tuple) -> tuple:
     """A row and column index as the renderer writes it for a value of `shape`: "0" along an
     axis of extent 1 (render.broadcast_index)."""
@@ -291,10 +302,12 @@ class _Kernel:
             r.special[product.id] = lambda index: held.get(_key(index[-2:], product.shape))
         for x in range(p.rx):
             for c in range(p.cy):
+                start = len(r.lines)
                 value = r.value(found.scores, self.names + (f"gc{x}", f"gk{c}"))
                 if sk % p.keys:
                     value = f"{value} if gj{c} < {sk} else {self.minus_inf}"
                 r.emit(f"w{x}_{c} = {value}")
+                _one_line(r, start)
 
     def _dots(self) -> None:
         """s{x}_{c} += q[row x] . k[key c] over the head dimension, from shared memory."""
@@ -426,6 +439,7 @@ class _Kernel:
                 value = f"{self.acc[x][y]} * inv{x}"
                 if self.acc_dtype != out.dtype:       # (a float16 result is rounded)
                     value = r.convert(out.dtype, value)
+                start = len(r.lines)
                 r.emit(f"o{x}_{y} = {value}")
                 held[_key((f"gi{x}", column), out.shape)] = f"o{x}_{y}"
                 for param in source.outputs:
@@ -433,6 +447,7 @@ class _Kernel:
                     stored = source.stored(param.node, r.value(param.node, index))
                     flat = source.offset(param.node.shape, contiguous(param.node.shape), index)
                     r.emit(f"{param.name}[{flat}] = {stored}")
+                _one_line(r, start)
                 if guarded:
                     r.pop()
             r.pop()
