@@ -8,7 +8,7 @@ c * lanes + lane: a warp's reads of the staged keys fall in distinct banks) and 
 `dy` columns of the output (in chunks of `vchunk` consecutive columns, chunk c at
 (c * lanes + lane) * vchunk). Shared memory (static, at most Device.shared_per_block) holds the
 query tile, the key tile, the value tile and the tile's probabilities transposed; where they do
-not fit, the key tile and then the query tile shrink.
+not fit, the key tile (down to 16 keys) and then the query tile shrink.
 """
 from __future__ import annotations
 
@@ -107,8 +107,9 @@ def choose(group, tuning, device, simulator: bool = False) -> Plan:
     # fewer query rows where the scores are few (a short Sq), then fit shared memory
     while rows > rx * 32 // lanes and rows // 2 >= sq:
         rows //= 2
+    # (keys down to 16 first, then rows, then keys again: a thread keeps 2 keys or more)
     while _bytes(rows, keys, head, dy, lanes, qk, held) > device.shared_per_block:
-        if keys > lanes:
+        if keys > max(lanes, 16) or (keys > lanes and rows <= rx * 32 // lanes):
             keys //= 2
         elif rows > rx * 32 // lanes:
             rows //= 2
