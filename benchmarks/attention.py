@@ -4,6 +4,7 @@ torch's scaled_dot_product_attention, jax.jit and CuPy op by op, on softmax(q @ 
 
     python benchmarks/attention.py                    # table on stdout, JSON to
     python benchmarks/attention.py --only causal      # benchmarks/results/attention.json
+    python benchmarks/attention.py --only "f32 32" --variants "b4:ATTENTION_BLOCKS=4"
 
 Method: inputs on the device (CuPy arrays; torch and jax take them through DLPack). Each system
 is checked first against a float64 reference (CuPy in float64 from the same inputs): its largest
@@ -36,7 +37,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 # (an empty kernel cache, so that autofuse's first call includes its compile)
 os.environ.setdefault("AUTOFUSE_CACHE_DIR", tempfile.mkdtemp(prefix="autofuse-attention-"))
 
+from autofuse.backends.cuda.tuning import Tuning  # noqa: E402
 from gpu import time_rounds  # noqa: E402
+from tensor_cores import parse_variants  # noqa: E402
 from workloads import softmax_torch  # noqa: E402
 
 WORKLOADS = {              # name: (dtype, heads, sequence, head dimension, causal)
@@ -74,12 +77,15 @@ def torch_program(torch, causal: bool):
     return attention
 
 
-def systems_for(dtype: str, causal: bool, torch, jax) -> dict:
-    """{system: a function making its callable of (q, k, v)}."""
+def systems_for(dtype: str, causal: bool, torch, jax, variants: dict) -> dict:
+    """{system: a function making its callable of (q, k, v)}; `variants` {name: Tuning}: autofuse
+    with other generator values too."""
     import cupy
     import autofuse
-    made = {"autofuse": lambda: autofuse.jit(program(np, causal)),
-            "cupy": lambda: program(cupy, causal)}
+    made = {"autofuse": lambda: autofuse.jit(program(np, causal))}
+    for name, tuning in variants.items():
+        made[f"autofuse {name}"] = lambda t=tuning: autofuse.jit(program(np, causal), tuning=t)
+    made["cupy"] = lambda: program(cupy, causal)
     if torch is not None:
         import torch.nn.functional as functional
         eager = torch_program(torch, causal)
@@ -99,7 +105,7 @@ def reference(q, k, v, causal: bool):
     return program(cupy, causal)(*(a.astype(cupy.float64) for a in (q, k, v)))
 
 
-def run(name, dtype, heads, sequence, head, causal, torch, jax, rounds) -> list:
+def run(name, dtype, heads, sequence, head, causal, torch, jax, rounds, variants) -> list:
     import cupy
     rng = np.random.default_rng(0)
     q, k, v = (cupy.asarray(rng.standard_normal((heads, sequence, head)).astype(dtype))
@@ -108,7 +114,7 @@ def run(name, dtype, heads, sequence, head, causal, torch, jax, rounds) -> list:
     scale = float(cupy.abs(want).max())
     flops = 4.0 * heads * sequence * sequence * head * (0.5 if causal else 1.0)
     rows, entries = [], {}
-    for system, make in systems_for(dtype, causal, torch, jax).items():
+    for system, make in systems_for(dtype, causal, torch, jax, variants).items():
         inputs, sync = (q, k, v), (lambda _: cupy.cuda.Device().synchronize())
         if system.startswith("torch"):
             inputs = tuple(torch.from_dlpack(a) for a in inputs)
@@ -169,7 +175,11 @@ def main() -> None:
     parser.add_argument("--peers", default="torch,jax")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "attention.json"))
     parser.add_argument("--commit", default="", help="the commit measured (where git cannot say)")
+    parser.add_argument("--variants", default="", help="autofuse with other Tuning values too: "
+                        "'name:FIELD=value+FIELD=value;name2:...' (e.g. b4:ATTENTION_BLOCKS=4)")
     args = parser.parse_args()
+    variants = {name: Tuning().replace(**changes)
+                for name, changes in parse_variants(args.variants).items()}
     import cupy
     torch = jax = None
     if "torch" in args.peers:
@@ -185,7 +195,7 @@ def main() -> None:
     for name, (dtype, heads, sequence, head, causal) in WORKLOADS.items():
         if args.only in name:
             result["rows"] += run(name, dtype, heads, sequence, head, causal, torch, jax,
-                                  args.rounds)
+                                  args.rounds, variants)
             with open(args.out, "w") as handle:
                 json.dump(result, handle, indent=1)     # (after each workload)
 

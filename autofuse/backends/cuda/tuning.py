@@ -123,6 +123,9 @@ class Tuning:
     attention_keys: int = 32          # memory is short), keys a staged tile,
     attention_rx: int = 4             # rows a thread, and threads a row (a power of two up to
     attention_lanes: int = 8          # 32; the keys and output columns are split among them)
+    attention_blocks: int = 0         # launch bounds: blocks an SM the registers must allow (0:
+    #                                   none; ptxas for sm_90 gives the float32 D = 64 kernel 166
+    #                                   registers, 3 blocks of 128 threads an SM; 4 spill 32 bytes)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     attention_sim: tuple = (16, 8, 2, 4)      # attention's rows, keys, rx, lanes (32 threads)
     sim_threads: int = 32             # two-stage reductions: threads a block

@@ -77,7 +77,8 @@ def write(source, plan: Plan):
                 f"{plan.rx}x{plan.dy} outputs a thread"
                 + ("" if found.product is not None else ", scores read")
                 + (", causal tiles skipped" if plan.causal is not None else ""))
-    return source.finish(strategy, plan.threads, (tiles * count, 1, 1))
+    return source.finish(strategy, plan.threads, (tiles * count, 1, 1),
+                         source.tuning.attention_blocks)
 
 
 def _one_line(r, start: int) -> None:
