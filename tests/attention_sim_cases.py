@@ -6,6 +6,7 @@ keys a case) and, for a few cases, the GPU's tiles. Prints "name: ok" or "name: 
     NUMBA_ENABLE_CUDASIM=1 python tests/attention_sim_cases.py [name-substring] [shard i/n]
 """
 import os
+from contextlib import nullcontext
 import sys
 
 import numpy as np
@@ -13,9 +14,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import autofuse  # noqa: E402
+import autofuse.fusion.legality as legality  # noqa: E402
 from autofuse.backends.cuda.tuning import DEFAULT  # noqa: E402
-from attention_cases import CASES, arrays, close, heads_causal_residual, plain, qkv, \
-    reference  # noqa: E402
+from attention_cases import CASES, arrays, causal_tril, close, heads_causal_residual, \
+    mask_argument, plain, qkv, reference, with_mask  # noqa: E402
 from simulated import in_shard  # noqa: E402
 
 # the GPU's tiles (64 rows, 32 keys, 4 x 4 scores a thread, 128 threads) under the simulator
@@ -27,7 +29,24 @@ RUNS = [(name, fn, args, DEFAULT) for name, fn, args in CASES] + [
     ("gpu_tiles_causal_residual", heads_causal_residual, qkv((1, 1), 67, 67, 32), GPU_TILES),
     ("gpu_tiles_unaligned", lambda q, k, v: plain(q[:, :, 1:], k[:, :, 1:], v[:, :, 1:]),
      arrays((1, 9, 65), (1, 40, 65), (1, 40, 65)), GPU_TILES),
+    # the kernel reading stored scores (the product kept out of it: apart())
+    ("scores_apart_plain", plain, qkv((2,), 19, 13, 16), DEFAULT),
+    ("scores_apart_causal", causal_tril, qkv((1,), 21, 21, 16), DEFAULT),
+    ("scores_apart_mask", mask_argument, with_mask(*qkv((2,), 13, 15, 16)), DEFAULT),
 ]
+
+
+class apart:
+    """The scores' product refused by the attention group (as where the partitioner keeps it
+    out), so that the kernel reads the stored scores: a path no program here takes otherwise."""
+
+    def __enter__(self):
+        self.rule = legality.attention_reason
+        legality.attention_reason = lambda p, g, users, is_output: (
+            "kept apart" if p.op == "matmul" else self.rule(p, g, users, is_output))
+
+    def __exit__(self, *exc):
+        legality.attention_reason = self.rule
 
 
 def main() -> None:
@@ -37,12 +56,14 @@ def main() -> None:
         if only not in name or not in_shard(index, shard):
             continue
         jitted = autofuse.jit(fn, backend="cuda", tuning=tuning)
-        with np.errstate(all="ignore"):
+        scores_apart = name.startswith("scores_apart")
+        with np.errstate(all="ignore"), (apart() if scores_apart else nullcontext()):
             got = jitted(*args)
             native = fn(*args)
+            strategies = [k.strategy for k in jitted.lower(*args).kernels]
         want = reference(fn, args)
-        strategies = [k.strategy for k in jitted.lower(*args).kernels]
-        flash = len(strategies) == 1 and strategies[0].startswith("flash attention")
+        flash = strategies[-1].startswith("flash attention") and (
+            strategies[-1].find("scores read") > 0 if scores_apart else len(strategies) == 1)
         right = close(got, want, args) and got.dtype == native.dtype
         words = [] if flash else [f"strategies {strategies}"]
         if not right:
