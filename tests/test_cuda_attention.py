@@ -145,3 +145,13 @@ def test_attention_kernels_compile_to_sm90_without_local_memory(fn, dtype, head)
         assert "shfl.sync.bfly" in ptx
     if os.environ.get("AUTOFUSE_SHOW_PTX"):
         print(kernel.source)
+
+
+def test_two_attentions_keep_a_product_each_and_their_own_causal_tiles():
+    from attention_cases import two_causal_offsets
+    low = lowered(two_causal_offsets, qkv((1,), 20, 20, 16))
+    assert [k.strategy.startswith("flash attention") for k in low.kernels] == [True, True]
+    reasons = [k.reason for k in low.kernels]
+    assert "key <= row+0" in reasons[0] and "key <= row+5" in reasons[1]
+    text = low.as_text("fused")
+    assert "attention='scores'" in text and "attention='scores 2'" in text

@@ -10,7 +10,7 @@ as a product's epilogue (legality._matmul_into).
 """
 from __future__ import annotations
 
-from ..ir.attention import SCORES
+from ..ir.attention import scores_product
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL
 
@@ -30,8 +30,7 @@ def roles(p: Node, g, users: dict) -> set:
         for user in users.get(node.id, ()):
             if user.id not in g.members:
                 continue
-            if user.op in _ROLES and (user.op == "softmax_matmul" or
-                                      user.attrs.get("attention") == SCORES):
+            if user.op == "softmax_matmul" or scores_product(user):
                 for position, source in enumerate(user.inputs):
                     if source.id == node.id:
                         found.add(_ROLES[user.op][position])
@@ -50,8 +49,7 @@ def attention_reason(p: Node, g, users: dict, is_output: bool) -> str | None:
         return ("{p} is also a result of the function; the attention kernel writes only its "
                 "output and what is computed from it")
     if p.kind == MATMUL:
-        if p.op == "matmul" and p.attrs.get("attention") == SCORES and \
-                roles(p, g, users) == {"scores"}:
+        if scores_product(p) and roles(p, g, users) == {"scores"}:
             return None
         return "two matmuls cannot share one kernel"
     if p.kind not in (ELEMENTWISE, LAYOUT) and p.op != "iota":

@@ -20,6 +20,13 @@ from .passes import Rewriter, dead_code
 SCORES = "scores"
 
 
+def scores_product(node: Node) -> bool:
+    """Whether `node` is the product of an attention's scores (marked `attention="scores"`, or
+    "scores 2", "scores 3" ... where a program has several: one product each, never merged)."""
+    mark = node.attrs.get("attention") if node.op == "matmul" else None
+    return isinstance(mark, str) and mark.split(" ")[0] == SCORES
+
+
 @dataclass(frozen=True)
 class Found:
     product: Node          # q @ k^T, (..., Sq, Sk)
@@ -131,13 +138,13 @@ def lower_attention(graph: Graph, head: int) -> Graph:
         return graph
     users = graph.users()
     outputs = {node.id for node in graph.outputs}
-    found, notes, marked = {}, {}, set()
+    found, notes, marked = {}, {}, {}
     for node in graph.nodes:
         if node.op == "matmul":
             pattern, why = match(node, users, outputs, head)
             if pattern is not None and pattern.product.id not in marked:
                 found[node.id] = pattern
-                marked.add(pattern.product.id)
+                marked[pattern.product.id] = SCORES if not marked else f"{SCORES} {len(marked) + 1}"
             elif why is not None:
                 notes[node.id] = f"not flash attention: {why}"
     if not found and not notes:
@@ -145,7 +152,7 @@ def lower_attention(graph: Graph, head: int) -> Graph:
     rewriter = Rewriter(graph)
     for node in graph.nodes:
         inputs = rewriter.inputs_of(node)
-        mark = SCORES if node.id in marked else notes.get(node.id)
+        mark = marked.get(node.id, notes.get(node.id))
         if node.id in found:
             pattern = found[node.id]
             operands = (rewriter.mapping[pattern.scores.id], rewriter.mapping[pattern.values.id])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .attention import SCORES
+from .attention import scores_product
 from .graph import Attrs, Graph, Node
 from .ops import ELEMENTWISE, LAYOUT, REDUCE
 from .passes import Rewriter
@@ -147,7 +147,7 @@ def lower_products(graph: Graph, limits: ProductLimits, strides=None) -> Graph:
         inputs = rewriter.inputs_of(node)
         chosen = None
         # (attention's scores stay a product: fusion/attention.py puts it in the flash kernel)
-        if node.op == "matmul" and node.attrs.get("attention") != SCORES:
+        if node.op == "matmul" and not scores_product(node):
             chosen = plan(node, limits, strides, limits.staged and _reduced(node, users))
         if chosen is None or chosen.strategy == "tiled":
             rewriter.mapping[node.id] = rewriter.keep(node, inputs)

@@ -84,6 +84,10 @@ def prepare(entry) -> None:
     for record in entry.kernels:
         group = record.group
         places = lifted.get(group.id, frozenset())
+        if attention_plan.marked(group):
+            # NOTE: attention's plan reads its mask's constants (the causal tiles it skips): a
+            # kernel is shared only where they are the same, never taken as arguments
+            places = frozenset()
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
         general = group.kind == "output" and not staged_plan.marked(group) \
             and not attention_plan.marked(group)

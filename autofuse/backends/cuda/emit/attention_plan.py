@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....ir.attention import SCORES
+from ....ir.attention import scores_product
 from ....ir.interpreter import run_nodes
 from ....ir.printer import is_inline_constant
 
@@ -76,8 +76,7 @@ class Plan:
 def roles(group) -> Roles:
     output = group.matmul
     scores, values = output.inputs
-    product = next((n for n in group.nodes if n.op == "matmul" and
-                    n.attrs.get("attention") == SCORES), None)
+    product = next((n for n in group.nodes if scores_product(n)), None)
     return Roles(output, scores, values, product)
 
 
