@@ -95,6 +95,8 @@ def choose(group, tuning, device, simulator: bool = False) -> Plan:
     found = roles(group)
     rows, keys, rx, lanes = tuning.attention_sim if simulator else \
         (tuning.attention_rows, tuning.attention_keys, tuning.attention_rx, tuning.attention_lanes)
+    # (whole warps: a row group's lanes shuffle within one; a thread at least one key)
+    rows, keys = max(rows, rx * 32 // lanes), max(keys, lanes)
     product = found.product
     head = product.inputs[0].shape[-1] if product is not None else 0
     width = found.values.shape[-1]
