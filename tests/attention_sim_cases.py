@@ -17,7 +17,8 @@ import autofuse  # noqa: E402
 import autofuse.fusion.legality as legality  # noqa: E402
 from autofuse.backends.cuda.tuning import DEFAULT  # noqa: E402
 from attention_cases import CASES, arrays, causal_tril, close, heads_causal_residual, \
-    mask_argument, plain, qkv, reference, two_causal_offsets, with_mask  # noqa: E402
+    mask_argument, plain, qkv, reference, two_causal_offsets, with_mask, mask_returned_too, \
+    bias_read_elsewhere, output_reduced, with_bias  # noqa: E402
 from simulated import in_shard  # noqa: E402
 
 # the GPU's tiles (64 rows, 32 keys, 4 x 4 scores a thread, 128 threads) under the simulator
@@ -32,6 +33,10 @@ RUNS = [(name, fn, args, DEFAULT) for name, fn, args in CASES] + [
     # two attentions of one product each (never merged), causal at two offsets (no kernel
     # shared between them: each skips its own tiles)
     ("two_causal_offsets", two_causal_offsets, qkv((1,), 20, 20, 16), DEFAULT),
+    # values of attention's also read by other kernels (with_ runs: one kernel is attention's)
+    ("with_mask_returned_too", mask_returned_too, qkv((2,), 16, 16, 16), DEFAULT),
+    ("with_bias_read_elsewhere", bias_read_elsewhere, with_bias(*qkv((2,), 10, 12, 16)), DEFAULT),
+    ("with_output_reduced", output_reduced, qkv((2,), 10, 12, 16), DEFAULT),
     # the kernel reading stored scores (the product kept out of it: apart())
     ("scores_apart_plain", plain, qkv((2,), 19, 13, 16), DEFAULT),
     ("scores_apart_causal", causal_tril, qkv((1,), 21, 21, 16), DEFAULT),
@@ -66,13 +71,16 @@ def main() -> None:
             strategies = [k.strategy for k in jitted.lower(*args).kernels]
         want = reference(fn, args)
         flash = strategies[-1].find("scores read") > 0 if scores_apart else \
-            all(s.startswith("flash attention") for s in strategies)
-        right = close(got, want, args) and got.dtype == native.dtype
+            any(s.startswith("flash attention") for s in strategies) if name.startswith("with_") \
+            else all(s.startswith("flash attention") for s in strategies)
+        got, want, native = (x if isinstance(x, tuple) else (x,) for x in (got, want, native))
+        right = all(close(g, w, args) and g.dtype == n.dtype
+                    for g, w, n in zip(got, want, native))
         words = [] if flash else [f"strategies {strategies}"]
         if not right:
-            error = np.nanmax(np.abs(np.asarray(got, np.float64) - want)) \
-                if got.shape == want.shape else f"shape {got.shape}"
-            words.append(f"error {error}, dtype {got.dtype} (NumPy {native.dtype})")
+            error = np.nanmax(np.abs(np.asarray(got[0], np.float64) - want[0])) \
+                if got[0].shape == want[0].shape else f"shape {got[0].shape}"
+            words.append(f"error {error}, dtype {got[0].dtype} (NumPy {native[0].dtype})")
         print(f"{name}: {'ok' if flash and right else 'WRONG ' + '; '.join(words)}", flush=True)
 
 

@@ -92,6 +92,19 @@ def _one_line(r, start: int) -> None:
         r.lines[start:] = [indent + "; ".join(line.strip() for line in lines)]
 
 
+def _computed_from(group, node, source) -> bool:
+    """Whether `node` reads `source`, itself or through members of `group`."""
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        if current.id == source.id:
+            return True
+        if current.id not in seen and current.id in group.members:
+            seen.add(current.id)
+            stack.extend(current.inputs)
+    return False
+
+
 def _key(index: tuple, shape: tuple) -> tuple:
     """A row and column index as the renderer writes it for a value of `shape`: "0" along an
     axis of extent 1 (render.broadcast_index)."""
@@ -282,6 +295,12 @@ class _Kernel:
         r, p, found, source = self.r, self.plan, self.found, self.source
         out = found.output
         sq = found.scores.shape[-2]
+        for param in source.outputs:
+            # NOTE: fusion/attention.py and legality._matmul_into let only values of the
+            # output's shape computed from it be stored; anything else would be written wrong
+            if param.node.shape != out.shape or not _computed_from(source.group, param.node, out):
+                raise NotImplementedError(f"the attention kernel cannot store {param.node.op} "
+                                          f"{param.node.shape}: only its output's epilogue")
         columns = []
         for chunk in range(p.dy // p.vchunk):
             for u in range(p.vchunk):
