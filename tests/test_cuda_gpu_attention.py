@@ -84,3 +84,18 @@ def test_the_numbers_the_benchmark_times():
     args = qkv((8,), 2048, 2048, 64, seed=11)
     got = cupy.asnumpy(autofuse.jit(swapaxes_sqrt_float)(*(cupy.asarray(a) for a in args)))
     assert close(got, reference(swapaxes_sqrt_float, args), args)
+
+
+def test_contiguous_views_off_16_byte_alignment_take_the_element_path():
+    """q, k and v one element into their buffers: C-contiguous parameters whose 16-byte loads
+    the kernel's `aligned` check turns down at run time."""
+    args = qkv((2,), 77, 90, 64, seed=12)
+
+    def shifted(a):
+        flat = cupy.zeros(a.size + 1, a.dtype)
+        flat[1:] = cupy.asarray(a).ravel()
+        return flat[1:].reshape(a.shape)
+    views = [shifted(a) for a in args]
+    assert all(v.data.ptr % 16 for v in views)
+    got = cupy.asnumpy(autofuse.jit(plain)(*views))
+    assert close(got, reference(plain, args), args)
