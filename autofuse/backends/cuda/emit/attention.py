@@ -175,25 +175,31 @@ class _Kernel:
                 _one_line(r, start)
 
     def _dots(self) -> None:
-        """s{x}_{c} += q[row x] . k[key c] over the head dimension, from shared memory."""
-        r, p = self.r, self.plan
-        for x in range(p.rx):
-            r.emit(f"qb{x} = {self.source.ix(f'(ty * {p.rx} + {x}) * {p.stride_q}')}")
-        for c in range(p.cy):
-            r.emit(f"kb{c} = {self.source.ix(f'({c * p.lanes} + tx) * {p.stride_q}')}")
+        """s{x}_{c} += q[row x] . k[key c] over the head dimension, from shared memory: one
+        moving base a side, a row's or key's place a constant offset from it."""
+        r, p, ix = self.r, self.plan, self.source.ix
+        r.emit(f"qa = {ix(f'ty * {p.rx * p.stride_q}')}")
+        r.emit(f"ka = {ix(f'tx * {p.stride_q}')}")
         step = p.qchunk
-        r.emit(f"for d in range(0, {p.head}, {step}):")
+        unroll = 2 if p.head % (2 * step) == 0 else 1
+        r.emit(f"for d in range({p.head // (step * unroll)}):")
         r.push()
-        for side, count, base in (("q", p.rx, "qb"), ("k", p.cy, "kb")):
-            for i in range(count):
-                if step == 4:
-                    names = ", ".join(f"{side}{i}_{u}" for u in range(4))
-                    r.emit(f"{names} = sload4(s{side}, {base}{i} + d)")
-                else:
-                    r.emit(f"{side}{i}_0 = s{side}[{base}{i} + d]")
-        for x in range(p.rx):
-            r.emit("; ".join(f"s{x}_{c} += q{x}_{u} * k{c}_{u}"
-                             for c in range(p.cy) for u in range(step)))
+        for half in range(unroll):
+            for side, count, base, apart in (("q", p.rx, "qa", p.stride_q),
+                                             ("k", p.cy, "ka", p.lanes * p.stride_q)):
+                for i in range(count):
+                    offset = i * apart + half * step
+                    at = f"{base} + {offset}" if offset else base
+                    if step == 4:
+                        names = ", ".join(f"{side}{i}_{u}" for u in range(4))
+                        r.emit(f"{names} = sload4(s{side}, {at})")
+                    else:
+                        r.emit(f"{side}{i}_0 = s{side}[{at}]")
+            for x in range(p.rx):
+                r.emit("; ".join(f"s{x}_{c} += q{x}_{u} * k{c}_{u}"
+                                 for c in range(p.cy) for u in range(step)))
+        r.emit(f"qa += {step * unroll}")
+        r.emit(f"ka += {step * unroll}")
         r.pop()
 
     def softmax(self) -> None:
