@@ -4,7 +4,7 @@ torch's scaled_dot_product_attention, jax.jit and CuPy op by op, on softmax(q @ 
 
     python benchmarks/attention.py                    # table on stdout, JSON to
     python benchmarks/attention.py --only causal      # benchmarks/results/attention.json
-    python benchmarks/attention.py --only "f32 32" --variants "b4:ATTENTION_BLOCKS=4"
+    python benchmarks/attention.py --only f32 --variants "b0:ATTENTION_BLOCKS=0"
 
 Method: inputs on the device (CuPy arrays; torch and jax take them through DLPack). Each system
 is checked first against a float64 reference (CuPy in float64 from the same inputs): its largest
@@ -176,7 +176,7 @@ def main() -> None:
     parser.add_argument("--out", default=os.path.join(HERE, "results", "attention.json"))
     parser.add_argument("--commit", default="", help="the commit measured (where git cannot say)")
     parser.add_argument("--variants", default="", help="autofuse with other Tuning values too: "
-                        "'name:FIELD=value+FIELD=value;name2:...' (e.g. b4:ATTENTION_BLOCKS=4)")
+                        "'name:FIELD=value+FIELD=value;name2:...' (e.g. b0:ATTENTION_BLOCKS=0)")
     args = parser.parse_args()
     variants = {name: Tuning().replace(**changes)
                 for name, changes in parse_variants(args.variants).items()}

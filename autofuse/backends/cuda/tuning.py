@@ -123,9 +123,12 @@ class Tuning:
     attention_keys: int = 32          # memory is short), keys a staged tile,
     attention_rx: int = 4             # rows a thread, and threads a row (a power of two up to
     attention_lanes: int = 8          # 32; the keys and output columns are split among them)
-    attention_blocks: int = 0         # launch bounds: blocks an SM the registers must allow (0:
-    #                                   none; ptxas for sm_90 gives the float32 D = 64 kernel 166
-    #                                   registers, 3 blocks of 128 threads an SM; 4 spill 32 bytes)
+    attention_blocks: int = 4         # launch bounds where the kernel holds float32 values:
+    #                                   blocks an SM the registers must allow (0: none). ptxas for
+    #                                   sm_90 fits the D = 64 kernel in 128 registers with no spill
+    #                                   (causal: 4 bytes) against 168-177 unbounded: 4 blocks of 128
+    #                                   threads an SM, not 3, and 32 x 2048 rows in 1.94 waves, not
+    #                                   2.59 (not yet timed against 0 on a GPU)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     attention_sim: tuple = (16, 8, 2, 4)      # attention's rows, keys, rx, lanes (32 threads)
     sim_threads: int = 32             # two-stage reductions: threads a block

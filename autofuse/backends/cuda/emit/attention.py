@@ -77,8 +77,9 @@ def write(source, plan: Plan):
                 f"{plan.rx}x{plan.dy} outputs a thread"
                 + ("" if found.product is not None else ", scores read")
                 + (", causal tiles skipped" if plan.causal is not None else ""))
-    return source.finish(strategy, plan.threads, (tiles * count, 1, 1),
-                         source.tuning.attention_blocks)
+    # (kernels of float64 values keep their registers: bounded, they spill)
+    blocks = source.tuning.attention_blocks if acc == np.float32 else 0
+    return source.finish(strategy, plan.threads, (tiles * count, 1, 1), blocks)
 
 
 def _one_line(r, start: int) -> None:
