@@ -128,7 +128,7 @@ def run(name, dtype, heads, sequence, head, causal, torch, jax, rounds, variants
             got = call(*inputs)
             sync(got)
             row["first_call_s"] = time.perf_counter() - began
-            got = cupy.asarray(got).astype(cupy.float64)
+            got = _as_cupy(got).astype(cupy.float64)
             row["error"] = float(cupy.nanmax(cupy.abs(got - want))) / scale
             if not row["error"] < TOLERANCE[dtype]:
                 row["failed"] = f"error {row['error']:.2e} over {TOLERANCE[dtype]:.0e}"
@@ -147,6 +147,12 @@ def run(name, dtype, heads, sequence, head, causal, torch, jax, rounds, variants
     for row in rows:
         _print_row(row, rows)
     return rows
+
+
+def _as_cupy(result):
+    """A system's result as a CuPy array (torch's and jax's through DLPack)."""
+    import cupy
+    return result if isinstance(result, cupy.ndarray) else cupy.from_dlpack(result)
 
 
 def _strategy(rows, q, k, v, causal) -> None:
