@@ -23,6 +23,7 @@ from ....arrays import contiguous
 from .attention_plan import Plan, roles
 from .attention_staging import Staging
 
+
 def write(source, plan: Plan):
     """The kernel, as `source` (a KernelWriter) renders kernels."""
     r = source.renderer
