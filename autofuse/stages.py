@@ -11,6 +11,7 @@ from .ir.graph import Graph
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.split import split_total_reductions
+from .ir.attention import lower_attention
 from .ir.products import lower_products
 from .ir.unroll import unroll_short_reductions
 from .trace import Traced, leaf_spec, trace
@@ -67,12 +68,14 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     target = get_backend(backend)
     limits = target.product_limits(options or {})
     if sizes is not None:
-        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows
-        limits = dataclasses.replace(limits, vector_left=False)
+        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows, and
+        # attention's kernel, written for its sizes, is not made
+        limits = dataclasses.replace(limits, vector_left=False, attention_head=0)
     # NOTE: transforms first: a traced one may hold DFT-matrix products for the product planner.
     planned = lower_transforms(traced.graph, target.fourier_limits(options or {}, leaves))
+    graph = lower_attention(planned, limits.attention_head)
     graph, history = simplify(split_total_reductions(unroll_short_reductions(lower_products(
-        planned, limits, lambda node: specs[node.attrs["index"]].strides))))
+        graph, limits, lambda node: specs[node.attrs["index"]].strides))))
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations

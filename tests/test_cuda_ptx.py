@@ -23,7 +23,11 @@ F64 = re.compile(r"^\s*[a-z.]+\.f64\b", re.MULTILINE)
 CACHE = r"(?:\.(?:nc|cs|L1::\w+|L2::\w+))*"
 WORDS = {"u32", "b32"}             # 16 bytes of halves: four 32-bit words (b32 where cache-hinted)
 STRATEGY = {"softmax": "rows", "layernorm": "rows", "sum_squares": "rows", "column_sums": "columns",
-            "relu_matmul_bias": "tiled", "transpose_add": "grid-stride", "stencil": "grid-stride"}
+            "relu_matmul_bias": "tiled", "transpose_add": "grid-stride", "stencil": "grid-stride",
+            "attention": "flash attention"}
+# the CUDA backend's groups where they differ from the reference partition's (test_fusion.py):
+# attention is one kernel (ir/attention.py)
+CUDA_KINDS = {"attention": ["output"]}
 
 
 def lowered(fn, args, **tuning):
@@ -35,7 +39,7 @@ def lowered(fn, args, **tuning):
 def test_canonical_kernels_compile_to_sm90_ptx(name, fn, make, expected):
     args = make()
     low = lowered(fn, args)
-    assert [k.kind for k in low.kernels] == expected
+    assert [k.kind for k in low.kernels] == CUDA_KINDS.get(name, expected)
     for kernel in low.kernels:
         ptx = kernel.ptx
         assert ".target sm_90" in ptx and ".visible .entry" in ptx

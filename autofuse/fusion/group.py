@@ -125,7 +125,9 @@ class Group:
         (replacing what it was computed at)."""
         if node.id not in self.members:
             self.members[node.id] = node
-            if node.kind == MATMUL and self._matmul is None:
+            # NOTE: an attention group holds its scores' product too; its softmax_matmul is
+            # the group's product (fusion/attention.py), whichever joins first
+            if node.kind == MATMUL and (self._matmul is None or node.op == "softmax_matmul"):
                 self._matmul = node
             if node.kind == REDUCE:
                 self._reductions.append(node)

@@ -9,6 +9,7 @@ import math
 
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, OPS, REDUCE, SCAN, SCATTER, SORT, TRANSFORM
+from .attention import attention_group, attention_reason
 from .cost import COSTLY_OP, CostModel
 from .group import Group, keepdims_shape, outer_shape
 from .in_place import small_region
@@ -226,6 +227,8 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
     if g.transform is not None:
         return ("{c} is an FFT run by the array library as a step between kernels: its input is "
                 "stored for it")
+    if attention_group(g):
+        return attention_reason(p, g, users, is_output)
     if p.kind == SCATTER or g.scatter is not None:
         return scatter_reason(p, g, readers_in(p, g, users), is_output)
     if (p.kind == SORT or g.sort is not None) and (p.kind == SCAN or g.scan is not None):

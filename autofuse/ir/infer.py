@@ -200,6 +200,7 @@ _LAYOUT_AND_SOURCES = {
     "gather": _gather,
     "scatter_add": _scatter_add,
     "matmul": _matmul,
+    "softmax_matmul": _matmul,
     "sort": _sort,
     "argsort": _argsort,
     "fft": fourier.infer,

@@ -125,6 +125,12 @@ def _scatter_add(node, args, attrs):
     return result
 
 
+def _softmax(s: np.ndarray) -> np.ndarray:
+    """Softmax along the last axis, written as attention's programs write it."""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 _EVALUATORS = {
     "broadcast_to": lambda node, args, attrs: np.broadcast_to(args[0], attrs["shape"]),
     "transpose": lambda node, args, attrs: np.transpose(args[0], attrs["perm"]),
@@ -135,6 +141,7 @@ _EVALUATORS = {
     "gather": _gather,
     "scatter_add": _scatter_add,
     "matmul": lambda node, args, attrs: np.matmul(*args),
+    "softmax_matmul": lambda node, args, attrs: np.matmul(_softmax(args[0]), args[1]),
     # NOTE: argsort is stable: ties keep their order (any order is a valid unstable argsort, and
     # the kernels give this one). Values sort by NumPy's default kind (its fastest; equal values
     # are interchangeable). NaN sorts last, as NumPy's every kind does.

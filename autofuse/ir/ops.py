@@ -302,6 +302,10 @@ _ROWS = [
     Op("fft", TRANSFORM, 1, vjp=None),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
+    # softmax(s, axis=-1) @ v, each step as NumPy computes it (exp(s - max), divided by the sum),
+    # for s (..., M, K) and v (..., K, N) of one dtype: attention's second half, which
+    # ir/attention.py makes where a backend has a kernel that never stores the scores
+    Op("softmax_matmul", MATMUL, 2, vjp=None),
     # sources
     Op("input", SOURCE, 0, vjp=()),
     Op("constant", SOURCE, 0, vjp=()),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .attention import scores_product
 from .graph import Attrs, Graph, Node
 from .ops import ELEMENTWISE, LAYOUT, REDUCE
 from .passes import Rewriter
@@ -46,6 +47,10 @@ class ProductLimits:
     split_k: int = 0
     split_outputs: int = 1 << 16
     split_chunk: int = 2048
+    # Attention (ir/attention.py): softmax(q @ k^T ...) @ v with head dimensions at most this
+    # becomes one softmax_matmul node and its scores' product, for the backend's flash kernel.
+    # 0: never (the backend has none).
+    attention_head: int = 0
 
 
 @dataclass(frozen=True)
@@ -141,7 +146,8 @@ def lower_products(graph: Graph, limits: ProductLimits, strides=None) -> Graph:
     for node in graph.nodes:
         inputs = rewriter.inputs_of(node)
         chosen = None
-        if node.op == "matmul":
+        # (attention's scores stay a product: fusion/attention.py puts it in the flash kernel)
+        if node.op == "matmul" and not scores_product(node):
             chosen = plan(node, limits, strides, limits.staged and _reduced(node, users))
         if chosen is None or chosen.strategy == "tiled":
             rewriter.mapping[node.id] = rewriter.keep(node, inputs)
@@ -175,9 +181,10 @@ def _lowered(rewriter: Rewriter, node: Node, inputs: tuple, chosen: ProductPlan)
     (m, k), n = a.shape[-2:], b.shape[-1]
     if chosen.strategy == "split":
         return split_product(rewriter, node, inputs, chosen.chunks, chosen.reason)
+    note = {"attention": node.attrs["attention"]} if node.attrs.get("attention") else {}
     if chosen.strategy == "outer":
         # NOTE: a sum of one term is that term, bit for bit, so no reduction is written.
-        return rewriter.make(node, "multiply", (a, b), {"product": chosen.reason})
+        return rewriter.make(node, "multiply", (a, b), {"product": chosen.reason, **note})
     # The terms' axes in the plan's order, summed over K; M and N of size 1 are left out, so a
     # matrix-vector result needs no reshape of its own.
     sizes = {"m": m, "n": n, "k": k}
@@ -194,7 +201,8 @@ def _lowered(rewriter: Rewriter, node: Node, inputs: tuple, chosen: ProductPlan)
         terms.append(operand)
     product = rewriter.make(node, "multiply", tuple(terms))
     axis = len(batch) + kept.index("k")
-    total = rewriter.make(node, "sum", (product,), {"axes": (axis,), "product": chosen.reason})
+    total = rewriter.make(node, "sum", (product,), {"axes": (axis,), "product": chosen.reason,
+                                                    **note})
     if total.shape == node.shape:
         return total
     return rewriter.make(node, "reshape", (total,), {"shape": node.shape})

@@ -28,7 +28,7 @@ from ...fusion import CostModel
 from ...ir.fourier import FourierLimits
 from .. import sharing
 from .compile import CompiledKernel, module_text
-from .emit import mma_plan, staged_plan
+from .emit import attention_plan, mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.library_fft import FourierKernel, call_text, library_for_fft
 from .runtime.program import CudaProgram, SimulatorProgram
@@ -108,8 +108,13 @@ def prepare(entry) -> None:
             kernels.append(_fourier_kernel(record))
             continue
         places = lifted.get(group.id, frozenset())
+        if attention_plan.marked(group):
+            # NOTE: attention's plan reads its mask's constants (the causal tiles it skips): a
+            # kernel is shared only where they are the same, never taken as arguments
+            places = frozenset()
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
-        general = group.kind == "output" and not staged_plan.marked(group)
+        general = group.kind == "output" and not staged_plan.marked(group) \
+            and not attention_plan.marked(group)
         structure = (general and mma_plan.structure(group, strides, tuning)) \
             or group.structure(strides, lifted=places)
         origin = first.get(structure)

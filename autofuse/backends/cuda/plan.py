@@ -14,14 +14,15 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import scans, sorting, staged_plan, tiles, two_stage
+from .emit import attention_plan, scans, sorting, staged_plan, tiles, two_stage
 from .tuning import Tuning
 
 
 @dataclass(frozen=True)
 class Plan:
     strategy: str                     # "matmul", "pointwise", "split", "two-stage", "rows",
-    #                                   "row tiles", "column tiles", "columns", "sort", scans' own
+    #                                   "row tiles", "column tiles", "columns", "sort",
+    #                                   "attention", scans' own
     reason: str
     shape: tuple = ()                 # reductions: the reduced space, its reduced axes,
     axes: tuple = ()
@@ -32,6 +33,7 @@ class Plan:
     sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
     staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
+    attention: attention_plan.Plan | None = None  # attention: emit/attention_plan.py's plan
 
 
 def _refuse_complex_scan(group: Group) -> None:
@@ -48,6 +50,9 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
            dynamic: bool = False, strides: dict | None = None) -> Plan:
     """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count, and no
     staged product kernel (its sizes are in its text): the matmul kernel, sizes as arguments."""
+    if group.kind == "output" and attention_plan.marked(group):
+        chosen = attention_plan.choose(group, tuning, device, simulator)
+        return Plan("attention", chosen.reason, attention=chosen)
     if group.kind == "output" and staged_plan.marked(group) and not dynamic:
         chosen = staged_plan.choose(group, strides or {}, tuning, device, simulator)
         return Plan("staged", f"{group.matmul.attrs['product']} ({chosen.reason})", staged=chosen)

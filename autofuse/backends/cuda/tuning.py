@@ -94,7 +94,9 @@ class Tuning:
     staged_registers: int = 16        # a thread's share of a tile at most this many elements:
     staged_prefetch: bool = True      # held in registers, the next item's read during this one's
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
-    products: ProductLimits = ProductLimits(staged=True, split_k=8192)
+    # attention_head: attention of head dimensions up to this runs as one flash kernel
+    # (ir/attention.py; emit/attention.py)
+    products: ProductLimits = ProductLimits(staged=True, split_k=8192, attention_head=128)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
@@ -112,7 +114,19 @@ class Tuning:
     mma_f64_tile: tuple = (2, 2, 2, 4, 2)     # warps along M, N; instruction tiles a warp along
     mma_tile: tuple = (2, 4, 4, 4, 2)         # M, N; instruction steps a shared slab (float64;
     #                                           float16 and TF32)
+    # -- flash attention (emit/attention.py, planned by emit/attention_plan.py) -----------------
+    attention_rows: int = 64          # query rows a block (fewer where Sq is short or shared
+    attention_keys: int = 32          # memory is short), keys a staged tile,
+    attention_rx: int = 4             # rows a thread, and threads a row (a power of two up to
+    attention_lanes: int = 8          # 32; the keys and output columns are split among them)
+    attention_blocks: int = 4         # launch bounds where the kernel holds float32 values:
+    #                                   blocks an SM the registers must allow (0: none). ptxas for
+    #                                   sm_90 fits the D = 64 kernel in 128 registers with no spill
+    #                                   (causal: 4 bytes) against 168-177 unbounded: 4 blocks of 128
+    #                                   threads an SM, not 3, and 32 x 2048 rows in 1.94 waves, not
+    #                                   2.59 (not yet timed against 0 on a GPU)
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
+    attention_sim: tuple = (16, 8, 2, 4)      # attention's rows, keys, rx, lanes (32 threads)
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)
     sim_steps: int = 2                # ... elements a thread at least

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...fusion.group import Group
 from .. import sharing
 from .device import HOPPER, Device
-from .emit import staged, tiles, two_stage
+from .emit import attention, staged, tiles, two_stage
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
@@ -32,6 +32,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
             return self.matmul()
         if plan.strategy == "staged":
             return staged.write(self, plan.staged)
+        if plan.strategy == "attention":
+            return attention.write(self, plan.attention)
         if plan.strategy == "pointwise":
             return self.pointwise()
         if plan.strategy == "scatter":
