@@ -165,7 +165,8 @@ def _torch_dtype(torch, dtype):
             np.dtype(np.float16): torch.float16, np.dtype(np.int32): torch.int32,
             np.dtype(np.int64): torch.int64, np.dtype(np.bool_): torch.bool,
             np.dtype(np.uint8): torch.uint8, np.dtype(np.int8): torch.int8,
-            np.dtype(np.int16): torch.int16}[np.dtype(dtype)]
+            np.dtype(np.int16): torch.int16, np.dtype(np.complex64): torch.complex64,
+            np.dtype(np.complex128): torch.complex128}[np.dtype(dtype)]
 
 
 def library_for(leaves):

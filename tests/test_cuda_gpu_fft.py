@@ -46,7 +46,7 @@ def to_host(value):
     return value.cpu().numpy()
 
 
-def assert_matches(got, want):
+def assert_matches(got, want, single_bound=2e-5):
     """Same shape and dtype (NumPy 2's: complex64 in, complex64 out); values within float
     rounding of the largest term."""
     got = to_host(got)
@@ -55,7 +55,7 @@ def assert_matches(got, want):
     if want.size:
         single = want.dtype in (np.float32, np.complex64)
         error = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
-        assert error < (2e-5 if single else 1e-12), error
+        assert error < (single_bound if single else 1e-12), error
 
 
 PROGRAMS = {
@@ -96,8 +96,10 @@ def test_convolution_between_fused_kernels(library):
         return np.tanh(y) * 0.5
     jitted = autofuse.jit(convolve)
     args = [on_device(library, a) for a in (x, w, k)]
-    assert_matches(jitted(*args), convolve(x, w, k))
-    assert_matches(jitted(*args), convolve(x, w, k))         # a second call, same program
+    # (tanh's input sums 1000 terms of magnitude ~1: float32 rounds it ~30 x 1e-6 apart
+    # between two FFT libraries, ~3e-5 of the largest output, 0.5)
+    assert_matches(jitted(*args), convolve(x, w, k), 1e-4)
+    assert_matches(jitted(*args), convolve(x, w, k), 1e-4)   # a second call, same program
     low = jitted.lower(*args)
     steps = [kernel for kernel in low.kernels if kernel.kind == "fft"]
     assert len(steps) == 3 and len(low.kernels) > 3
