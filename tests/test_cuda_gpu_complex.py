@@ -9,13 +9,7 @@ import pytest
 import autofuse
 from complex_cases import CASES, complex_array, tolerance
 
-cupy = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, the GPU marker and skip)
 
 
 @pytest.mark.parametrize("name, fn, make", CASES, ids=[c[0] for c in CASES])

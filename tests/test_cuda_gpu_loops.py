@@ -15,7 +15,7 @@ import pytest
 
 import autofuse
 from autofuse.backends.cuda.tuning import DEFAULT
-from test_cuda_gpu import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
+from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
 
 
 def wave_2d(u_previous, u, speed2, steps):

@@ -12,7 +12,7 @@ import pytest
 import autofuse
 
 pytest.importorskip("cupy")
-from test_cuda_gpu import cupy, pytestmark  # noqa: E402,F401  (the GPU marker and skip)
+from gpu_marks import cupy, pytestmark  # noqa: E402,F401  (the GPU marker and skip)
 
 rng = np.random.default_rng(7)
 CALLS = 100_000

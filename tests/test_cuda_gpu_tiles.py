@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autofuse
-from test_cuda_gpu import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
+from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
 
 rng = np.random.default_rng(31)
 

@@ -10,13 +10,7 @@ import pytest
 import autofuse
 from programs import layernorm, softmax
 
-cupy = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, the GPU marker and skip)
 
 RNG = np.random.default_rng(3033)
 SIZES = [9, 0, 1] + [n for n in range(2, 50) if n != 9]         # 50 batch sizes
