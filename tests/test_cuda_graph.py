@@ -236,7 +236,7 @@ def test_cuda_graph_option_is_checked_and_kept():
     lowered = f.lower(np.ones(4, np.float32))
     assert lowered._entry.options == {"cuda_graph": True, "float16": "numpy", "tuning": None,
                                       "max_ops": autofuse.trace.budget.MAX_OPS,
-                                      "matmul_precision": "float32"}
+                                      "matmul_precision": "float32", "fft_limits": None}
     assert lowered.host_source is None                 # generated at the first call on a GPU
 
 
