@@ -181,9 +181,9 @@ def fill(program, node: NodePlan, n: int, packed, namespace) -> list[str]:
 def library_lines(program, call: LibraryPlan, n: int, namespace) -> list[str]:
     """The line that runs a library step: its functions bound once as `<field>_<n>`."""
     names = {}
-    for field, function in call.functions.items():
-        names[field] = f"{field}_{n}"
-        namespace[names[field]] = function
+    for key, function in call.functions.items():
+        names[key] = f"{key}_{n}"
+        namespace[names[key]] = function
     source = call.source
     if source.kind == "argument":
         name = f"x{source.source}"
