@@ -54,7 +54,8 @@ class LibrarySortStep:
             return "{sort}({source}, axis=-1)", {"sort": function}
         if library.name == "torch" and self.source.dtype in TORCH_SORTS:
             item = 0 if self.sort.op == "sort" else 1        # torch.sort gives (values, order)
-            return f"{{sort}}({{source}}, dim=-1, stable=True)[{item}]", {"sort": library.torch.sort}
+            return f"{{sort}}({{source}}, dim=-1, stable=True)[{item}]", \
+                {"sort": library.torch.sort}
         return None
 
     def launch(self, memory: dict, library, stream, launch) -> None:

@@ -125,8 +125,9 @@ class CudaProgram:
     def _host_call(self) -> tuple:
         """(generated call, its text): a CUDA graph replay (runtime/graph.py) unless the user asked
         for separate launches (runtime/host.py), the call runs a library step (an FFT, a sort) or,
-        by default, a call moves at least Tuning.direct_bytes a kernel; where the driver cannot build the graph and none was asked for, separate
-        launches, with the reason at the top of the text. Separate launches of kernels that wait
+        by default, a call moves at least Tuning.direct_bytes a kernel; where the driver cannot
+        build the graph and none was asked for, separate launches, with the reason at the top of
+        the text. Separate launches of kernels that wait
         for their prerequisite (CompiledKernel.overlaps) overlap the kernel before them."""
         overlap = any(kernel.overlaps for kernel in self.compiled)
         if self.graph_mode is False:
