@@ -11,7 +11,7 @@ launch was 3.4 µs of it, cupy.empty 1.3 µs), this path 7.6 µs with cuda.core'
 A library step (an FFT by cupy.fft or torch.fft, runtime/library_fft.py; a long sort by CuPy or
 torch, runtime/library_sort.py) is written in between the launches as one line: the library's
 function, bound once per signature, called on its input; its result is the array the kernels
-after it read (`v<node> = rfft_1(x0, n=1024, axis=-1, norm='backward')`). Such a call is never
+after it read (`v<node> = rfft_1(x0, n=1024, axis=1, norm='backward')`). Such a call is never
 replayed as a CUDA graph (program.py's _host_call says why).
 It allocates and reads the current stream through the library's own functions (arrays.py's
 `allocate` and `current_stream`: for CuPy, no Python frame of autofuse's or CuPy's) and finds
