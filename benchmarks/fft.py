@@ -176,12 +176,25 @@ def gpu(args) -> dict:
             row["checks"][name] = "ok" if close(got, want) else "MISMATCH"
         row["kernels"] = [f"{k.kind}: {k.strategy}" for k in
                           systems["autofuse (cupy)"][0].lower(*on_cupy).kernels]
+        row["host_call"] = {name: _host_call(system.lower(*device_args).host_source)
+                            for name, (system, device_args) in systems.items()
+                            if name.startswith("autofuse")}
         row["ms"] = time_rounds(systems, args.rounds, sync)
         row["cupy/autofuse (cupy)"] = row["ms"]["cupy"] / row["ms"]["autofuse (cupy)"]
         row["torch/autofuse (torch)"] = row["ms"]["torch"] / row["ms"]["autofuse (torch)"]
         report["rows"].append(row)
         print(_line(row), flush=True)
     return report
+
+
+def _host_call(text: str | None) -> str:
+    """Which call path a signature takes (cuda/runtime/host.py, graph.py), from its host_source."""
+    if text is None:
+        return "general path"
+    if "launch_graph(" in text:
+        return "generated: CUDA graph"
+    inline = "not as a CUDA graph: the call runs" in text
+    return "generated: launches" + (" and library calls inline" if inline else "")
 
 
 def _library_fn(workload: dict, module):
@@ -204,7 +217,9 @@ def _library_fn(workload: dict, module):
 def _line(row: dict) -> str:
     times = ", ".join(f"{name} {ms:.2f} ms" for name, ms in row["ms"].items())
     bad = [name for name, check in row["checks"].items() if check != "ok"]
-    return f"{row['workload']}: {times}" + (f"  MISMATCH: {bad}" if bad else "")
+    paths = "; ".join(f"{name}: {path}" for name, path in row.get("host_call", {}).items())
+    return f"{row['workload']}: {times}" + (f"  MISMATCH: {bad}" if bad else "") + \
+        (f"  ({paths})" if paths else "")
 
 
 def main():

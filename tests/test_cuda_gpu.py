@@ -499,3 +499,28 @@ def test_numpy_arguments_with_gaps_and_negative_steps(view):
                lambda a: np.exp(a - a.max(-1, keepdims=True))):
         got = autofuse.jit(fn, backend="cuda")(x)
         np.testing.assert_allclose(np.asarray(got), fn(x), rtol=1e-4, atol=1e-3)
+
+
+# -- a long sort by CuPy or torch, written into the generated host call (runtime/host.py) ------
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_library_sorts_in_the_generated_call(library):
+    """A lone long argsort after a kernel, and the sort a median's kernel reads: the library's
+    sort runs inline between the launches (host_source), every call, with new results."""
+    def fn(a):
+        return np.argsort(a * 2, axis=-1), np.median(a, axis=-1)
+    if library == "torch":
+        torch = pytest.importorskip("torch")
+        move, back = (lambda a: torch.from_numpy(a).cuda()), (lambda a: a.cpu().numpy())
+    else:
+        move, back = cupy.asarray, cupy.asnumpy
+    f = autofuse.jit(fn)
+    for _ in range(3):
+        x = f32(3, 5000)
+        order, median = f(move(x))
+        np.testing.assert_array_equal(back(order), np.argsort(x * 2, axis=-1, kind="stable"))
+        np.testing.assert_allclose(back(median), np.median(x, axis=-1), rtol=1e-6)
+    text = f.lower(move(x)).host_source
+    assert text.startswith("# kernels launched one by one, not as a CUDA graph: the call runs "
+                           f"{library}'s sort, sort"), text
+    assert text.count("sort_") >= 2 and "launch_graph" not in text, text

@@ -136,3 +136,106 @@ def test_plan_with_numpy_arguments_lowers_for_cuda():
     host = rand(np.float32, 16, 256)
     low = autofuse.jit(lambda a: np.fft.rfft(a * 2)).lower(host, backend="cuda")
     assert [k.strategy for k in low.kernels if k.kind == "fft"] == ["library FFT: cupy.fft"]
+
+
+# -- the generated host call: library steps written in between the launches (runtime/host.py) --
+
+def _inline(text, *calls):
+    """Whether the generated call writes each library call in (`rfft_1(`), launches kernels
+    one by one and says why it is no CUDA graph."""
+    return text is not None and text.startswith("# kernels launched one by one, not as a CUDA "
+                                                "graph") and all(f"{c}(" in text for c in calls)
+
+
+@pytest.mark.parametrize("mode", [None, True, False])
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_generated_call_runs_the_library_inline(library, mode):
+    """The fast path is taken (host_source) for every cuda_graph mode, each call's result is new,
+    and a second and third call on new arguments match NumPy."""
+    jitted = autofuse.jit(np.fft.rfft, cuda_graph=mode)
+    results = []
+    for _ in range(3):
+        host = rand(np.float32, 256, 1024)
+        results.append((jitted(on_device(library, host)), np.fft.rfft(host)))
+    for got, want in results:
+        assert_matches(got, want)
+    text = jitted.lower(on_device(library, host)).host_source
+    assert "rfft_0(x0, n=1024, " in text and "launch_kernel" not in text, text
+    assert mode is False or _inline(text, "rfft_0"), text
+    pointer = (lambda a: a.data.ptr) if library == "cupy" else (lambda a: a.data_ptr())
+    assert pointer(results[0][0]) != pointer(results[1][0])
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_generated_convolution_between_kernels(library):
+    """irfft(rfft(x * w + b) * rfft(k)): three kernels and three library steps in one generated
+    call, on a stream of the library's own (not the default one)."""
+    x, w, k = rand(np.float32, 64, 1000), rand(np.float32, 1000), rand(np.float32, 1000)
+
+    def convolve(a, weight, kernel):
+        y = np.fft.irfft(np.fft.rfft(a * weight + 1) * np.fft.rfft(kernel), 1000)
+        return np.tanh(y) * 0.5
+    jitted = autofuse.jit(convolve)
+    if library == "cupy":
+        stream = cupy.cuda.Stream(non_blocking=True)
+    else:
+        torch = pytest.importorskip("torch")
+        stream = torch.cuda.Stream()
+    with (stream if library == "cupy" else torch.cuda.stream(stream)):
+        for _ in range(3):
+            x = rand(np.float32, 64, 1000)
+            got = jitted(*[on_device(library, a) for a in (x, w, k)])
+        stream.synchronize()
+    assert_matches(got, convolve(x, w, k), 1e-4)
+    text = jitted.lower(*[on_device(library, a) for a in (x, w, k)]).host_source
+    assert _inline(text, "rfft_1", "rfft_2", "irfft_4"), text
+    assert text.count("launch_") == 3, text
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_generated_call_with_library_results_among_several(library):
+    """Results that are library arrays beside kernels' results, along the first axis (the
+    library's result made C-contiguous), and an empty input (zeros, no library call)."""
+    def spectra(a):
+        spectrum = np.fft.fft(a, axis=0)
+        return spectrum, np.abs(spectrum).sum(), np.fft.ifft(spectrum * 2, axis=0)
+    host = rand(np.complex64, 512, 96)
+    jitted = autofuse.jit(spectra)
+    for _ in range(2):
+        got = jitted(on_device(library, host))
+    for g, w in zip(got, spectra(host)):
+        assert_matches(g, np.asarray(w), 1e-4)
+    assert _inline(jitted.lower(on_device(library, host)).host_source, "fft_0"), \
+        jitted.lower(on_device(library, host)).host_source
+    empty = rand(np.float32, 0, 64)
+    zeros = autofuse.jit(lambda a: np.fft.rfft(a) * 2)
+    for _ in range(2):
+        assert_matches(zeros(on_device(library, empty)), np.fft.rfft(empty) * 2)
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_generated_call_writes_an_argument(library):
+    """A function that writes its argument with a library result: the generated call returns
+    it, the jit copies it in; a chain of calls matches NumPy's chain."""
+    def smooth(a):
+        a[...] = np.fft.irfft(np.fft.rfft(a) * 0.5, 512)
+        return a.sum()
+    host = rand(np.float32, 32, 512)
+    device = on_device(library, host)
+    jitted = autofuse.jit(smooth)
+    for _ in range(3):
+        want = smooth(host)
+        got = jitted(device)
+    assert_matches(device, host, 1e-4)
+    np.testing.assert_allclose(float(got), want, rtol=1e-3, atol=1e-3)
+    assert _inline(jitted.lower(device).host_source, "rfft_0", "irfft_"), \
+        jitted.lower(device).host_source
+
+
+def test_numba_arrays_keep_the_general_path():
+    from numba import cuda
+    host = rand(np.float32, 64, 1000)
+    jitted = autofuse.jit(np.fft.rfft)
+    for _ in range(2):
+        assert_matches(jitted(cuda.to_device(host)), np.fft.rfft(host))
+    assert "rfft_0(" not in (jitted.lower(cuda.to_device(host)).host_source or "")

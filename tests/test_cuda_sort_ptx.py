@@ -66,7 +66,7 @@ class _FakeLibrary:
         self.cupy = _FakeCupy
 
 
-def test_a_long_lone_sort_is_a_library_step_and_keeps_the_general_path():
+def test_a_long_lone_sort_is_a_library_step():
     from autofuse.backends.cuda.runtime import host
     from autofuse.backends.cuda.runtime.library_sort import LibrarySortStep
     x = np.random.default_rng(0).standard_normal((3, 5000)).astype(np.float32)
@@ -75,7 +75,8 @@ def test_a_long_lone_sort_is_a_library_step_and_keeps_the_general_path():
     program = low._entry.program
     steps = [step for step in program.steps if isinstance(step, LibrarySortStep)]
     assert len(steps) == 2 and len(program.steps) == 4     # x * 2, two sorts, the median's reads
-    assert host.plannable(program, [x]) is False
+    assert host.plannable(program, [x]) is False     # (a NumPy argument: test_cuda_host_library.py
+    # has the generated call of device arrays)
     memory = {steps[0].source.id: x * 2, steps[1].source.id: x}
     for step in steps:
         step.launch(memory, _FakeLibrary("cupy"), None, None)

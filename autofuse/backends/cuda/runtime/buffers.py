@@ -10,7 +10,9 @@ Rules, kept simple so the plan is plainly right:
 - results and arguments are never shared (results are fresh per call; arguments are the caller's);
 - an intermediate's memory is free only after the last launch that reads it, so a kernel never
   writes into memory it reads (launches of one call run in order: one stream, or a chained graph);
-- memory is shared only between intermediates of the same shape and dtype (no views of raw bytes).
+- memory is shared only between intermediates of the same shape and dtype (no views of raw bytes);
+- a library step's result (a sort by CuPy or torch, runtime/library_sort.py) is the library's new
+  array: it never takes another's memory (later intermediates may take its own once it is dead).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def shared_buffers(steps, results) -> dict:
             if node in results:
                 continue
             key = (tuple(shape), dtype)
-            available = free.get(key)
+            available = None if getattr(step, "library", False) else free.get(key)
             owner[node] = available.pop() if available else node
             ending.setdefault(max(last_read.get(node, s), s), []).append((owner[node], key))
         for representative, key in ending.pop(s, ()):

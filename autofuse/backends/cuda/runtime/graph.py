@@ -47,6 +47,9 @@ class GraphCall:
         planned = cuda_host.plan(program, self._allocate if hold else None)
         assert not isinstance(planned, str), planned      # cuda_host.plannable() checked it
         self.nodes, self.fresh = planned
+        # (program._host_call sends a call with library steps to host.py's launches instead)
+        assert not any(isinstance(node, cuda_host.LibraryPlan) for node in self.nodes), \
+            "a library step in a CUDA graph"
         self.packed = [cuda_driver.Packed(len(node.slots)) for node in self.nodes]
         self.namespace: dict = {}
         # NOTE: filling the parameter blocks sets their fixed slots, which the graph's nodes copy

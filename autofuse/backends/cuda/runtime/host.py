@@ -8,6 +8,11 @@ each argument's pointer, allocate each output and intermediate from the caller's
 the pointers into each kernel's pre-packed parameter block and launch it on the caller's stream.
 Measured on an H200 (1024 floats, one kernel, CuPy): the general path 9.6 µs a call (cuda.core's
 launch was 3.4 µs of it, cupy.empty 1.3 µs), this path 7.6 µs with cuda.core's launch.
+A library step (an FFT by cupy.fft or torch.fft, runtime/library_fft.py; a long sort by CuPy or
+torch, runtime/library_sort.py) is written in between the launches as one line: the library's
+function, bound once per signature, called on its input; its result is the array the kernels
+after it read (`v<node> = rfft_1(x0, n=1024, axis=1, norm='backward')`). Such a call is never
+replayed as a CUDA graph (program.py's _host_call says why).
 It allocates and reads the current stream through the library's own functions (arrays.py's
 `allocate` and `current_stream`: for CuPy, no Python frame of autofuse's or CuPy's) and finds
 that stream's CUstream with one dictionary lookup (runtime/driver.py's streams).
@@ -38,10 +43,8 @@ STREAM = {"cupy": "{}.ptr"}
 def plannable(program, inputs) -> bool:
     """Whether calls of this signature can take the generated path: every array argument a device
     array of the program's library, every result computed (not an argument or constant, which
-    the general path copies), and every kernel parameter planned (plan())."""
+    the general path copies), and every kernel parameter and library step planned (plan())."""
     library = program.library
-    if any(getattr(step, "library", False) for step in program.steps):
-        return False             # a library's sort (library_sort.py) takes no planned pointers
     for (node, array), value in zip(program.inputs, inputs):
         if array and (isinstance(value, np.ndarray)
                       or type(value).__module__.split(".")[0] != library.name):
@@ -68,8 +71,25 @@ class NodePlan:
         return any(slot.kind != "static" for slot in self.slots)
 
 
+@dataclass
+class LibraryPlan:
+    """A library step in the call: `v<node> = expression` on its input's array."""
+    step: int                    # index into program.steps
+    node: int                    # the node it computes: the library's new array, v<node>
+    source: Slot                 # its input: "argument" k, "constant" node or "result" node
+    expression: str              # the step's `inline()`: fields {source} and its functions'
+    functions: dict              # field -> the library's function, bound once here
+
+
+def inline(program, step):
+    """A library step's (expression, functions) for the call; None for a kernel's launch (a
+    sort step the library does not run for these arrays launches its own kernel)."""
+    return step.inline(program.library) if getattr(step, "library", False) else None
+
+
 def plan(program, static_memory=None) -> tuple[list, list] | str:
-    """(a NodePlan per launch, arrays allocated per call as (node, shape, dtype)) for `program`,
+    """(a NodePlan per launch and a LibraryPlan per library step, in program order; arrays
+    allocated per call as (node, shape, dtype)) for `program`,
     or why its calls cannot be planned. Arguments, results and constants have their pointers;
     intermediates are allocated per call, or once by `static_memory(node, shape, dtype)` (which
     returns the pointer) where given (a CUDA graph owns its intermediates); an intermediate that
@@ -80,6 +100,15 @@ def plan(program, static_memory=None) -> tuple[list, list] | str:
     buffers = program.buffers
     nodes, fresh = [], []
     for s, step in enumerate(program.steps):
+        call = inline(program, step)
+        if call is not None:
+            source = buffers.get(step.source.id, step.source.id)
+            where = Slot("argument", inputs[source]) if source in inputs else \
+                Slot("constant" if source in program.constants else "result", source)
+            nodes.append(LibraryPlan(s, step.result.id, where, *call))
+            continue
+        if getattr(step.kernel, "library", False):    # an FFT with no library call to write
+            return f"{step.kernel.library_name}.fft on {program.library.name} arrays"
         slots = []
         for node, cast in step.params:
             node = buffers.get(node, node)           # intermediates share memory by liveness
@@ -149,6 +178,23 @@ def fill(program, node: NodePlan, n: int, packed, namespace) -> list[str]:
     return lines
 
 
+def library_lines(program, call: LibraryPlan, n: int, namespace) -> list[str]:
+    """The line that runs a library step: its functions bound once as `<field>_<n>`."""
+    names = {}
+    for key, function in call.functions.items():
+        names[key] = f"{key}_{n}"
+        namespace[names[key]] = function
+    source = call.source
+    if source.kind == "argument":
+        name = f"x{source.source}"
+    elif source.kind == "constant":
+        name = f"c{source.source}"
+        namespace[name] = program.constants[source.source]
+    else:
+        name = f"v{source.source}"
+    return [f"        v{call.node} = {call.expression.format(source=name, **names)}"]
+
+
 def results_line(program) -> str:
     inputs = {node: k for k, (node, _) in enumerate(program.inputs)}
     return "    return [" + ", ".join(f"x{inputs[node]}" if node in inputs else f"v{node}"
@@ -157,16 +203,24 @@ def results_line(program) -> str:
 
 def host_source(program, overlap: bool = False) -> tuple[str, dict]:
     """The call function's source and the namespace it runs in (kernels, configs, parameter
-    blocks, constants). Each kernel's parameters are packed once (runtime/driver.py's Packed): a call
-    writes only the pointers and scalars that change, under a lock (the blocks are shared).
+    blocks, constants, library functions). Each kernel's parameters are packed once
+    (runtime/driver.py's Packed): a call writes only the pointers and scalars that change, under
+    a lock (the blocks are shared). Library steps run in between, in program order, on the
+    same stream (the library's current one).
     With `overlap`, kernels that wait for their prerequisite (CudaKernel.overlaps) launch with
     programmatic stream serialization (cuLaunchKernelEx, a launch configuration built once):
-    each may start while the stream's kernel before it ends."""
+    each may start while the stream's kernel before it ends; one right after a library step
+    launches plainly (its prerequisite is the library's work, not a kernel of ours)."""
     from . import driver as cuda_driver
     nodes, fresh = plan(program)
     namespace = {"launch_kernel": program.launch_kernel, "relaunch": program.launch_packed}
     lines = preamble(program, fresh, namespace)
+    after_library = False
     for n, node in enumerate(nodes):
+        if isinstance(node, LibraryPlan):
+            lines += library_lines(program, node, n, namespace)
+            after_library = True
+            continue
         kernel = program.steps[node.step].kernel
         packed = namespace[f"packed{n}"] = cuda_driver.Packed(len(node.slots))
         lines += fill(program, node, n, packed, namespace)
@@ -176,7 +230,7 @@ def host_source(program, overlap: bool = False) -> tuple[str, dict]:
         # address as literals: no Python frame between the call and the driver; a failure
         # (a thread with no current context, say) goes through cuda_driver.launch_packed.
         launch_args = ", ".join(str(v) for v in kernel.config.args)
-        if overlap and kernel.overlaps:
+        if overlap and kernel.overlaps and not after_library:
             namespace["launch_overlapped"] = program.launch_overlapped
             namespace[f"overlapped{n}"] = cuda_driver.overlapped(kernel.config)
             lines.append(f"        overlapped{n}.hStream = stream")
@@ -186,10 +240,18 @@ def host_source(program, overlap: bool = False) -> tuple[str, dict]:
             lines.append(f"        if launch_kernel(kernel{n}, {launch_args}, stream, "
                          f"{packed.address}, 0)[0]:    # {kernel.source.name}")
         lines.append(f"            relaunch(stream, config{n}, kernel{n}, packed{n})")
+        after_library = False
     if not nodes:
         lines.append("        pass    # nothing to launch (every result empty, or an argument)")
     lines.append(results_line(program))
     return "\n".join(lines) + "\n", namespace
+
+
+def library_calls(program) -> list[str]:
+    """The library steps the generated call writes in, each by its function's field (`rfft`,
+    `sort`), in program order: what keeps the call from a CUDA graph."""
+    calls = [inline(program, step) for step in program.steps]
+    return [next(iter(call[1])) for call in calls if call is not None]
 
 
 def build(program, overlap: bool = False) -> tuple:

@@ -7,8 +7,10 @@ its n / s cropping and zero-padding.
 
 Which library a signature's fft nodes take is decided before partitioning (`library_for_fft`,
 for ir/fourier.plan); where none can run them (numba's device arrays, or NumPy arrays, without
-CuPy) they stay traced kernels. A program holding such a step takes the general path
-(host.plannable): the library allocates its result, so there is no fixed pointer to plan.
+CuPy) they stay traced kernels. The generated host call (runtime/host.py) writes the step in between
+its kernel launches (`FourierStep.inline`: the library's function bound once, its result the
+array the next kernels read) for CuPy arrays and torch tensors; numba's device arrays take the
+general path. Such a program is never a CUDA graph (program.py's _host_call says why).
 """
 from __future__ import annotations
 
@@ -74,13 +76,31 @@ class FourierStep:
 
     def __init__(self, kernel: FourierKernel):
         self.kernel = kernel
-        self.node = kernel.node
+        self.node = self.result = kernel.node
         self.source = self.node.inputs[0]
         self.params = [(self.source.id, None)]
         self.outputs = []
         self.always = True
         self.owners = []
         self.function, self.keywords = numpy_call(self.node.attrs)
+
+    def inline(self, library) -> tuple[str, dict] | None:
+        """The step as one expression for the generated host call, on `{source}` (the input's
+        array) with its functions as fields (`{rfft}`), and those functions; None where only
+        the general path runs it (numba's device arrays, viewed as CuPy's there)."""
+        if library.name not in ("cupy", "torch"):
+            return None
+        if self.source.size == 0:       # (an empty input zero-padded transforms to zeros)
+            return f"{{zeros}}({tuple(self.node.shape)!r}, {{dtype}})", \
+                {"zeros": library.zeros, "dtype": self.node.dtype}
+        function, keywords = _keywords(self.node.attrs, library.name)
+        words = ", ".join(f"{key}={value!r}" for key, value in keywords.items())
+        call = f"{{{function}}}({{source}}, {words})"
+        if library.name == "torch":
+            return f"{call}.contiguous()", {function: getattr(library.torch.fft, function)}
+        return f"{{ascontiguousarray}}({call})", {
+            function: getattr(library.cupy.fft, function),
+            "ascontiguousarray": library.cupy.ascontiguousarray}
 
     def launch(self, memory: dict, library, stream, launch) -> None:
         value = memory[self.source.id]
@@ -94,7 +114,10 @@ class FourierStep:
             result = getattr(library.torch.fft, function)(value, **keywords)
             memory[self.node.id] = result.contiguous()
             return
-        import cupy
-        result = cupy.ascontiguousarray(
-            getattr(cupy.fft, self.function)(cupy.asarray(value), **self.keywords))
+        if library.name == "cupy":
+            cupy = library.cupy
+        else:                           # numba's device arrays, viewed as CuPy's
+            import cupy
+            value = cupy.asarray(value)
+        result = cupy.ascontiguousarray(getattr(cupy.fft, self.function)(value, **self.keywords))
         memory[self.node.id] = result if library.name == "cupy" else library.wrap(result)

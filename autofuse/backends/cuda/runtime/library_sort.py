@@ -4,8 +4,10 @@ the caller's stream (the libraries' current stream, which the program launches o
 sort NaN last as NumPy does and sort stably, so their argsort is the kernels' (emit/sorting.py).
 Other arrays (numba's device arrays), and dtypes torch does not sort, run the group's own kernel.
 
-Such a step has no fixed pointers to plan, so calls of a program holding one take the general
-path (host.plannable), not a generated call or a CUDA graph.
+The generated host call (runtime/host.py) writes the library's sort in between its kernel launches
+(`LibrarySortStep.inline`), its result the array the next kernels read; where the step runs its
+kernel, the call launches that like any other. A program whose sort the library runs is never a
+CUDA graph (program.py's _host_call says why).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ class LibrarySortStep:
     def __init__(self, step):
         self.step = step
         self.kernel = step.kernel
-        self.sort = step.kernel.group.sort
+        self.sort = self.result = step.kernel.group.sort    # (result: the node it computes)
         self.source = self.sort.inputs[0]
 
     params = property(lambda self: self.step.params)
@@ -40,6 +42,21 @@ class LibrarySortStep:
     always = property(lambda self: self.step.always)
     owners = property(lambda self: self.step.owners,
                       lambda self, owners: setattr(self.step, "owners", owners))
+
+    def scratch_arguments(self, library) -> list:
+        return self.step.scratch_arguments(library)
+
+    def inline(self, library) -> tuple[str, dict] | None:
+        """The sort as one expression for the generated host call, on `{source}` with its
+        function as a field, and that function; None where the step runs its kernel."""
+        if library.name == "cupy":
+            function = library.cupy.sort if self.sort.op == "sort" else library.cupy.argsort
+            return "{sort}({source}, axis=-1)", {"sort": function}
+        if library.name == "torch" and self.source.dtype in TORCH_SORTS:
+            item = 0 if self.sort.op == "sort" else 1        # torch.sort gives (values, order)
+            return f"{{sort}}({{source}}, dim=-1, stable=True)[{item}]", \
+                {"sort": library.torch.sort}
+        return None
 
     def launch(self, memory: dict, library, stream, launch) -> None:
         value = memory.get(self.source.id)

@@ -124,13 +124,24 @@ class CudaProgram:
 
     def _host_call(self) -> tuple:
         """(generated call, its text): a CUDA graph replay (runtime/graph.py) unless the user asked
-        for separate launches (runtime/host.py) or, by default, a call moves at least Tuning.direct_bytes
-        a kernel; where the driver cannot build the graph and none was asked for, separate
-        launches, with the reason at the top of the text. Separate launches of kernels that wait
+        for separate launches (runtime/host.py), the call runs a library step (an FFT, a sort) or,
+        by default, a call moves at least Tuning.direct_bytes a kernel; where the driver cannot
+        build the graph and none was asked for, separate launches, with the reason at the top of
+        the text. Separate launches of kernels that wait
         for their prerequisite (CompiledKernel.overlaps) overlap the kernel before them."""
         overlap = any(kernel.overlaps for kernel in self.compiled)
         if self.graph_mode is False:
             return cuda_host.build(self, overlap)
+        calls = cuda_host.library_calls(self)
+        if calls:
+            # NOTE: no graph around a library step. Capturing cupy.fft or torch.fft needs its
+            # cuFFT plan made before capture and its result memory from an allocator that
+            # capture allows (CuPy's default pool is not; torch's needs a graph pool); neither
+            # was shown safe on a GPU here, so the step runs as the library's own call.
+            call, text = cuda_host.build(self, overlap)
+            return call, (f"# kernels launched one by one, not as a CUDA graph: the call runs "
+                          f"{self.library.name}'s {', '.join(calls)} between them (a library "
+                          f"step is not captured)\n{text}")
         if self.graph_mode is None and self.bytes_fused >= self.direct_bytes * len(self.kernels):
             # NOTE: a graph saves host time (H200: 2.7 µs a call against 4.6 µs a kernel
             # launched), which a call this large hides behind its kernels' GPU time; launched
