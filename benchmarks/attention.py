@@ -16,7 +16,9 @@ callable to its first synchronized result, in this process (autofuse with an emp
 tracing, planning, numba's compile and the link included; torch.compile and jax.jit their own
 compiles; libraries already loaded by the systems before).
 float32 matrix products: torch with TF32 off, jax.jit at precision "highest" (each else rounds
-operands to TF32); torch's SDPA for float32 picks its own kernel (flash kernels need halves).
+operands to TF32); torch's SDPA takes (1, H, S, D) views (its fused kernels want 4-D inputs),
+for float16 under its flash backend (sdpa_kernel), for float32 its own choice (flash kernels need
+halves).
 """
 from __future__ import annotations
 
@@ -77,6 +79,42 @@ def torch_program(torch, causal: bool):
     return attention
 
 
+def torch_sdpa(torch, dtype: str, causal: bool):
+    """torch's scaled_dot_product_attention on (1, H, S, D) views of the (H, S, D) inputs (its
+    fused kernels take (B, H, S, D); on 3-D inputs torch may fall back to its math path), for
+    float16 under its flash backend (sdpa_kernel(SDPBackend.FLASH_ATTENTION)) where this torch
+    has it; where that raises, torch's own choice, with a note on stdout."""
+    import torch.nn.functional as functional
+    attend = functional.scaled_dot_product_attention
+    backend = None
+    if dtype == "float16":
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            backend = (sdpa_kernel, SDPBackend.FLASH_ATTENTION)
+        except ImportError as problem:
+            print(f"note: torch sdpa without sdpa_kernel ({problem}): torch's own backend")
+
+    def plain(q, k, v):
+        return attend(q[None], k[None], v[None], is_causal=causal)[0]
+
+    def flash(q, k, v):
+        with backend[0](backend[1]):
+            return attend(q[None], k[None], v[None], is_causal=causal)[0]
+
+    def call(q, k, v):
+        nonlocal backend
+        if backend is None:
+            return plain(q, k, v)
+        try:
+            return flash(q, k, v)
+        except RuntimeError as problem:
+            print(f"note: torch's flash SDPA backend refused ({str(problem)[:200]}): torch's "
+                  f"own backend instead")
+            backend = None
+            return plain(q, k, v)
+    return call
+
+
 def systems_for(dtype: str, causal: bool, torch, jax, variants: dict) -> dict:
     """{system: a function making its callable of (q, k, v)}; `variants` {name: Tuning}: autofuse
     with other generator values too."""
@@ -90,8 +128,7 @@ def systems_for(dtype: str, causal: bool, torch, jax, variants: dict) -> dict:
         import torch.nn.functional as functional
         eager = torch_program(torch, causal)
         made["torch.compile"] = lambda: torch.compile(eager, dynamic=False)
-        made["torch sdpa"] = lambda: (lambda q, k, v: functional.scaled_dot_product_attention(
-            q, k, v, is_causal=causal))
+        made["torch sdpa"] = lambda: torch_sdpa(torch, dtype, causal)
     if jax is not None:
         import jax.numpy as jnp
         precise = (lambda a, b: jnp.matmul(a, b, precision="highest")) \
@@ -167,8 +204,10 @@ def _print_row(row, rows) -> None:
     if "failed" in row:
         print(f"{row['workload']:24} {row['system']:14} FAILED {row['failed']}", flush=True)
         return
-    compile_ms = [r["ms"] for r in rows if r["system"] == "torch.compile" and "ms" in r]
-    ratio = f"  {row['ms'] / compile_ms[0]:.2f}x torch.compile" if compile_ms else ""
+    ratio = ""
+    for peer in ("torch.compile", "torch sdpa"):
+        times = [r["ms"] for r in rows if r["system"] == peer and "ms" in r]
+        ratio += f"  {row['ms'] / times[0]:.2f}x {peer}" if times else ""
     print(f"{row['workload']:24} {row['system']:14} {row['ms']:8.3f} ms {row['tflops']:6.1f} "
           f"TFLOP/s  error {row['error']:.1e}  first {row['first_call_s']:5.1f} s{ratio}",
           flush=True)

@@ -163,6 +163,34 @@ def broadcast_batch():
 CASES.append(("broadcast_heads", heads, broadcast_batch()))
 
 
+def half(args):
+    """`args` with their floating-point arrays as float16."""
+    return tuple(a.astype(np.float16) if a.dtype.kind == "f" else a for a in args)
+
+
+# float16 attention: the tensor-core kernel (emit/attention_mma.py); D padded to 16, Dv to 8
+HALF_CASES = [
+    ("half_plain_odd", plain, qkv((2,), 19, 13, 16, dtype=np.float16)),
+    ("half_head_24_sq_lt_sk", swapaxes_sqrt_float, qkv((2,), 9, 21, 24, dtype=np.float16)),
+    ("half_head_64_causal", causal_tril, qkv((1,), 23, 23, 64, dtype=np.float16)),
+    ("half_head_128", plain, qkv((1,), 17, 20, 128, dtype=np.float16)),
+    ("half_causal_offset", causal_offset, qkv((1,), 7, 26, 16, dtype=np.float16)),
+    ("half_sliced_views", lambda q, k, v: plain(q[:, :, 1:], k[:, :, 1:], v[:, :, 1:]),
+     qkv((2,), 9, 20, 17, dtype=np.float16)),
+    ("half_mask_argument", mask_argument, half(with_mask(*qkv((2,), 13, 15, 16)))),
+    ("half_bias_argument", bias_argument, half(with_bias(*qkv((3,), 10, 12, 16)))),
+    ("half_broadcast_heads", heads, half(broadcast_batch())),
+    ("half_heads_causal_residual", heads_causal_residual,
+     qkv((1, 2), 20, 20, 16, dtype=np.float16)),
+    ("half_value_width_12", plain, qkv((2,), 12, 9, 16, 12, dtype=np.float16)),
+    ("half_head_20_width_24", plain, qkv((1,), 11, 33, 20, 24, dtype=np.float16)),
+    ("half_pretransposed", pretransposed,
+     arrays((2, 12, 16), (2, 16, 11), (2, 11, 16), dtype=np.float16, seed=3)),
+    ("half_two_dimensional", two_dimensional, qkv((), 21, 18, 32, dtype=np.float16)),
+    ("half_epilogue_cast", epilogue_cast, qkv((2,), 10, 14, 16, dtype=np.float16)),
+]
+
+
 def reference(fn, args):
     """`fn` in float64 (float16 arguments too), as NumPy computes it."""
     wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in args]

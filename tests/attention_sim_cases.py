@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import autofuse  # noqa: E402
 import autofuse.fusion.legality as legality  # noqa: E402
 from autofuse.backends.cuda.tuning import DEFAULT  # noqa: E402
-from attention_cases import CASES, arrays, causal_tril, close, heads_causal_residual, \
+from attention_cases import CASES, HALF_CASES, arrays, causal_tril, close, heads_causal_residual, \
     mask_argument, plain, qkv, reference, two_causal_offsets, with_mask, mask_returned_too, \
     bias_read_elsewhere, output_reduced, with_bias  # noqa: E402
 from simulated import in_shard  # noqa: E402
@@ -25,9 +25,14 @@ from simulated import in_shard  # noqa: E402
 GPU_TILES = DEFAULT.replace(attention_sim=(DEFAULT.attention_rows, DEFAULT.attention_keys,
                                            DEFAULT.attention_rx, DEFAULT.attention_lanes))
 
-RUNS = [(name, fn, args, DEFAULT) for name, fn, args in CASES] + [
+# the tensor-core kernel with the GPU's tiles (4 warps, 64 keys) under the simulator
+GPU_HALF_TILES = DEFAULT.replace(attention_mma_sim=DEFAULT.attention_mma_tile)
+
+RUNS = [(name, fn, args, DEFAULT) for name, fn, args in CASES + HALF_CASES] + [
     ("gpu_tiles_head_64", plain, qkv((1,), 70, 45, 64), GPU_TILES),
     ("gpu_tiles_causal_residual", heads_causal_residual, qkv((1, 1), 67, 67, 32), GPU_TILES),
+    ("half_gpu_tiles_causal", causal_tril, qkv((1,), 70, 70, 64, dtype=np.float16),
+     GPU_HALF_TILES),
     ("gpu_tiles_unaligned", lambda q, k, v: plain(q[:, :, 1:], k[:, :, 1:], v[:, :, 1:]),
      arrays((1, 9, 65), (1, 40, 65), (1, 40, 65)), GPU_TILES),
     # two attentions of one product each (never merged), causal at two offsets (no kernel
@@ -73,6 +78,8 @@ def main() -> None:
         flash = strategies[-1].find("scores read") > 0 if scores_apart else \
             any(s.startswith("flash attention") for s in strategies) if name.startswith("with_") \
             else all(s.startswith("flash attention") for s in strategies)
+        if name.startswith("half") or name == "float16":     # (the tensor-core kernel)
+            flash = flash and "on tensor cores" in strategies[-1]
         got, want, native = (x if isinstance(x, tuple) else (x,) for x in (got, want, native))
         right = all(close(g, w, args) and g.dtype == n.dtype
                     for g, w, n in zip(got, want, native))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import autofuse
+from autofuse.backends.cuda.tuning import DEFAULT
 from autofuse.ir.interpreter import evaluate_node
 from attention_cases import CASES, close, plain, qkv, reference, softmax
 from simulated import SHARDS, run_cases
@@ -126,9 +127,9 @@ def test_softmax_matmul_is_evaluated_as_numpy_writes_it():
 
 @needs_ptx
 @pytest.mark.parametrize("fn, dtype, head", [
-    (plain, np.float32, 64), (CASES[4][1], np.float32, 64), (plain, np.float16, 64),
+    (plain, np.float32, 64), (CASES[4][1], np.float32, 64),
     (CASES[2][1], np.float32, 64), (plain, np.float32, 128), (plain, np.float64, 32)],
-    ids=["float32", "causal", "float16", "float64_scores", "head_128", "float64"])
+    ids=["float32", "causal", "float64_scores", "head_128", "float64"])
 def test_attention_kernels_compile_to_sm90_without_local_memory(fn, dtype, head):
     batch = (8,) if fn is plain else (4,)
     args = qkv(batch, 1024, 1024, head, dtype=dtype)
@@ -147,6 +148,31 @@ def test_attention_kernels_compile_to_sm90_without_local_memory(fn, dtype, head)
     assert kernel.launch.get("min_blocks_per_sm", 0) == (4 if float32_held else 0)
     if os.environ.get("AUTOFUSE_SHOW_PTX"):
         print(kernel.source)
+
+
+@needs_ptx
+@pytest.mark.parametrize("fn, head", [(plain, 64), (CASES[4][1], 64), (plain, 128)],
+                         ids=["head_64", "causal", "head_128"])
+def test_float16_attention_compiles_to_mma_sync_without_local_memory(fn, head):
+    args = qkv((8,), 1024, 1024, head, dtype=np.float16)
+    (kernel,) = lowered(fn, args).kernels
+    assert kernel.strategy.startswith("flash attention on tensor cores"), kernel.strategy
+    assert "P rounded to float16" in kernel.reason and "float32 sums" in kernel.reason
+    ptx = kernel.ptx
+    assert ".target sm_90" in ptx and ".local" not in ptx
+    mma = re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", ptx)
+    assert len(mma) == 2 * (head // 16) * (64 // 8), len(mma)     # q @ k^T and P @ V, a tile
+    assert "shfl.sync.bfly" in ptx and "ex2.approx" in ptx
+
+
+def test_float16_attention_on_tensor_cores_says_so_in_the_fused_text():
+    args = qkv((2,), 19, 13, 16, dtype=np.float16)
+    low = lowered(plain, args)
+    (kernel,) = low.kernels
+    assert "mma.sync m16n8k16, float16 operands and float32 sums" in kernel.reason
+    off = autofuse.jit(plain, backend="cuda", tuning=DEFAULT.replace(attention_mma=False))
+    (plain_kernel,) = off.lower(*args).kernels
+    assert "tensor cores" not in plain_kernel.strategy
 
 
 def test_two_attentions_keep_a_product_each_and_their_own_causal_tiles():

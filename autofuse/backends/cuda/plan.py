@@ -33,7 +33,7 @@ class Plan:
     sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
     staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
-    attention: attention_plan.Plan | None = None  # attention: emit/attention_plan.py's plan
+    attention: object = None          # attention: emit/attention_plan.py's plan (or MmaPlan)
 
 
 def _refuse_complex_scan(group: Group) -> None:

@@ -125,8 +125,11 @@ class Tuning:
     #                                   (causal: 4 bytes) against 168-177 unbounded: 4 blocks of 128
     #                                   threads an SM, not 3, and 32 x 2048 rows in 1.94 waves, not
     #                                   2.59 (not yet timed against 0 on a GPU)
+    attention_mma: bool = True        # float16 attention on tensor cores (emit/attention_mma.py)
+    attention_mma_tile: tuple = (4, 64)       # ... warps a block (16 query rows each), keys a tile
     # -- the CUDA simulator's sizes (small inputs, many cases) ----------------------------------
     attention_sim: tuple = (16, 8, 2, 4)      # attention's rows, keys, rx, lanes (32 threads)
+    attention_mma_sim: tuple = (1, 16)        # the tensor-core attention's warps, keys
     sim_threads: int = 32             # two-stage reductions: threads a block
     sim_blocks: int = 4               # ... blocks (the wave)
     sim_steps: int = 2                # ... elements a thread at least

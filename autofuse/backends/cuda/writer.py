@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...fusion.group import Group
 from .. import sharing
 from .device import HOPPER, Device
-from .emit import attention, staged, tiles, two_stage
+from .emit import attention, attention_mma, attention_mma_plan, staged, tiles, two_stage
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
@@ -33,6 +33,8 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
         if plan.strategy == "staged":
             return staged.write(self, plan.staged)
         if plan.strategy == "attention":
+            if isinstance(plan.attention, attention_mma_plan.MmaPlan):
+                return attention_mma.write(self, plan.attention)
             return attention.write(self, plan.attention)
         if plan.strategy == "pointwise":
             return self.pointwise()

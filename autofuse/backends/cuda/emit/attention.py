@@ -39,16 +39,7 @@ def write(source, plan: Plan):
     r.emit(f"t = {source.ix('cuda.threadIdx.x')}")
     r.emit(f"tx = t % {plan.lanes}")
     r.emit(f"ty = t // {plan.lanes}")
-    r.emit("bid = cuda.blockIdx.x")
-    # NOTE: a batch entry's row tiles are neighbours (its keys and values stay in L2 while
-    # they run), the last first (under a causal mask they have the most keys)
-    r.emit(f"rt = {tiles - 1} - bid % {tiles}")
-    r.emit(f"rest = bid // {tiles}")
-    for d in reversed(range(len(batch))):
-        if names[d] != "0":
-            r.emit(f"{names[d]} = rest % {batch[d]}")
-            r.emit(f"rest = rest // {batch[d]}")
-    r.emit(f"row0 = rt * {plan.rows}")
+    block_coordinates(r, names, batch, tiles, plan.rows)
     k.declare()
     for x in range(plan.rx):
         r.emit(f"gi{x} = row0 + ty * {plan.rx} + {x}")
@@ -81,6 +72,20 @@ def write(source, plan: Plan):
     # (kernels of float64 values keep their registers: bounded, they spill)
     blocks = source.tuning.attention_blocks if acc == np.float32 else 0
     return source.finish(strategy, plan.threads, (tiles * count, 1, 1), blocks)
+
+
+def block_coordinates(r, names: tuple, batch: tuple, tiles: int, rows: int) -> None:
+    """The block's batch entry (b0, b1 ... as `names` gives them) and first query row, row0."""
+    r.emit("bid = cuda.blockIdx.x")
+    # NOTE: a batch entry's row tiles are neighbours (its keys and values stay in L2 while
+    # they run), the last first (under a causal mask they have the most keys)
+    r.emit(f"rt = {tiles - 1} - bid % {tiles}")
+    r.emit(f"rest = bid // {tiles}")
+    for d in reversed(range(len(batch))):
+        if names[d] != "0":
+            r.emit(f"{names[d]} = rest % {batch[d]}")
+            r.emit(f"rest = rest // {batch[d]}")
+    r.emit(f"row0 = rt * {rows}")
 
 
 def _one_line(r, start: int) -> None:

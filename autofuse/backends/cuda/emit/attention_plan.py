@@ -12,6 +12,7 @@ not fit, the key tile (down to 16 keys) and then the query tile shrink.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ import numpy as np
 from ....ir.attention import scores_product
 from ....ir.interpreter import run_nodes
 from ....ir.printer import is_inline_constant
+from . import attention_mma_plan
 
 MASK_ELEMENTS = 1 << 24      # constant masks up to this many elements are read for causal skips
 
@@ -91,8 +93,15 @@ def _bytes(rows: int, keys: int, head: int, dy: int, lanes: int, qk: int, held: 
     return (rows + keys) * stride * qk + keys * (dy * lanes + rows + 4) * held
 
 
-def choose(group, tuning, device, simulator: bool = False) -> Plan:
+def choose(group, tuning, device, simulator: bool = False):
+    """The tensor-core kernel's plan (attention_mma_plan.MmaPlan) where it applies, else this
+    kernel's (Plan)."""
     found = roles(group)
+    pattern = found.output.attrs.get('attention', 'softmax(s) @ v')
+    sq, sk = found.scores.shape[-2:]
+    tensor = attention_mma_plan.choose(found, tuning, _causal(found, sq, sk), simulator)
+    if tensor is not None:
+        return dataclasses.replace(tensor, reason=f"{pattern} ({tensor.reason})")
     rows, keys, rx, lanes = tuning.attention_sim if simulator else \
         (tuning.attention_rows, tuning.attention_keys, tuning.attention_rx, tuning.attention_lanes)
     # (whole warps: a row group's lanes shuffle within one; a thread at least one key)

@@ -35,7 +35,10 @@ class Direct:
         return self.source.offset(shape, contiguous(shape), index)
 
 
-def _direct(source, node, transposed: bool, names: tuple) -> Direct | None:
+def _direct(source, node, transposed: bool, names: tuple, dtype=np.float32,
+            lanes: int = 4) -> Direct | None:
+    """The Direct reading of `node` where it is a C-contiguous parameter of `dtype` whose last
+    axis is a multiple of `lanes` (one 16-byte load), else None."""
     steps, swapped = [], False
     while node.id not in source.names:
         inner = node.inputs[0] if node.inputs else None
@@ -50,7 +53,7 @@ def _direct(source, node, transposed: bool, names: tuple) -> Direct | None:
         node = inner
     param = source.names[node.id]
     if param.by_value or param.strides is not None or swapped != transposed or \
-            node.dtype != np.float32 or node.shape[-1] % 4:
+            node.dtype != dtype or node.shape[-1] % lanes:
         return None
     return Direct(source, param, steps, transposed, names)
 

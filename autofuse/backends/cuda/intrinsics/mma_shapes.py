@@ -60,3 +60,25 @@ SHAPES = {shape.name: shape for shape in (
     Shape("mma_tf32_m16n8k8", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 16, 8, 8, 1,
           "u32", "f32", _QUAD, (0, 4), _C16),
 )}
+
+
+def accumulators_as_a(shape: Shape) -> tuple:
+    """How a product's accumulators (C of `shape`, float32) become the A operand of the next
+    product of the same shape, with no data moving between lanes (flash attention's P @ V takes
+    P = softmax(Q K^T) from the registers that computed Q K^T): for each A register, its `pack`
+    elements as (which C tile along A's K, C register), derived from the tables above. A's K
+    extent spans k // n C tiles; the element of A register i, pack p, lies at row g + dr, K
+    element pack (t + dk) + p, which is C tile j's register at row g + dr, column 2t + dc where
+    dc + n j = pack dk + p (t's terms agree: both fragments step 2 elements a lane)."""
+    assert shape.accumulator == "f32" and shape.pack == 2 and shape.k % shape.n == 0
+    registers = []
+    for dr, dk in shape.a:
+        elements = []
+        for p in range(shape.pack):
+            column = shape.pack * dk + p
+            tile, dc = divmod(column, shape.n)
+            found = [i for i, c in enumerate(shape.c) if c == (dr, dc)]
+            assert len(found) == 1, (shape.name, dr, dk, p)
+            elements.append((tile, found[0]))
+        registers.append(tuple(elements))
+    return tuple(registers)
