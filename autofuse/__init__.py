@@ -45,7 +45,7 @@ from .backends.disk_cache import cache_dir, clear_disk_cache
 from .debug import debug, debug_level
 from .jit import JitFunction, jit
 from .autodiff import grad, value_and_grad, vjp
-from .ir.fourier import FourierLimits
+from .ir.fourier_plan import FourierLimits
 
 __version__ = "0.1.0"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fusion import DEFAULT
-from ..ir.fourier import FourierLimits
+from ..ir.fourier_plan import FourierLimits
 from ..ir.interpreter import evaluate
 from ..ir.products import ProductLimits
 

@@ -1,6 +1,6 @@
 """The fft node written as traced kernels, and the pass that does it where the plan says so.
 
-`lower_transforms(graph, limits)` plans each fft node (ir/fourier.plan): a node kept runs as the
+`lower_transforms(graph, limits)` plans each fft node (ir/fourier_plan.plan): a node kept runs as the
 backend's library step; a node traced is replaced by the transform unrolled into elementwise
 complex ops on slices and joins (trace/transforms.py), traced on its own at the node's shape and
 spliced in, so it fuses with what surrounds it. Each plan's reason is recorded on the node that
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.fourier import FourierLimits, plan
+from ..ir.fourier_plan import FourierLimits, plan
 from ..ir.graph import Attrs, Graph, Node
 from ..ir.passes import Rewriter
 from .context import Buffer, TraceContext

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...debug import STATE as _DEBUG, run_steps as _debug_steps
 from ...fusion import CostModel
-from ...ir.fourier import FourierLimits
+from ...ir.fourier_plan import FourierLimits
 from ...ir.products import ProductLimits
 from ...fusion.in_place import region_base
 from ...fusion.program import evaluate_group

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from ...fusion import CostModel
-from ...ir.fourier import FourierLimits
+from ...ir.fourier_plan import FourierLimits
 from .. import sharing
 from .compile import CompiledKernel, module_text
 from .emit import attention_plan, mma_plan, staged_plan

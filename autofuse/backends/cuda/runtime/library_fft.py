@@ -6,7 +6,7 @@ dtypes (complex64 from float32 or complex64, float32 from irfft of complex64), N
 its n / s cropping and zero-padding.
 
 Which library a signature's fft nodes take is decided before partitioning (`library_for_fft`,
-for ir/fourier.plan); where none can run them (numba's device arrays, or NumPy arrays, without
+for ir/fourier_plan.plan); where none can run them (numba's device arrays, or NumPy arrays, without
 CuPy) they stay traced kernels. The generated host call (runtime/host.py) writes the step in between
 its kernel launches (`FourierStep.inline`: the library's function bound once, its result the
 array the next kernels read) for CuPy arrays and torch tensors; numba's device arrays take the
