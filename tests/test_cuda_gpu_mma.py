@@ -50,9 +50,11 @@ def test_tensor_core_products_match_numpy(program, kind):
     assert got.shape == want.shape
     error = np.abs(got - want).max() / np.abs(want).max()
     bound = TOLERANCE[kind]
-    if kind == "3xtf32":    # float32-level: within 4x NumPy's own float32 error on these inputs
+    if kind == "3xtf32":    # within 10x NumPy's own float32 error on these inputs (measured
+        # 3-4.3x here on an H200 and an H100, 11x at K = 4096: the tensor cores' float32 sums
+        # truncate; TF32 alone is ~100x), so an operand's low part lost would fail it
         single = np.abs(fn(*args).astype(np.float64) - want).max() / np.abs(want).max()
-        bound = max(bound, 4 * single)
+        bound = max(bound, 10 * single)
     assert error < bound, (error, bound)
     strategies = [k.strategy for k in jitted.lower(*args, backend="cuda").kernels]
     assert any(s.startswith(f"tensor cores ({kind}") for s in strategies), strategies
