@@ -31,7 +31,10 @@ class Binder:
         if unknown:
             raise ArgumentError(f"static_argnames {sorted(unknown)} are not parameters of "
                                 f"{self.name}{names}{where()}")
-        self.simple = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+        # (a simple function's positional calls take jit's fast path; parameters with defaults
+        # may be among them: a call that leaves one out keeps its default, a constant of the
+        # program, and a call of another length has another fast key)
+        self.simple = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                           for p in parameters) and not self.static_names
         self.arity = len(parameters)
 

@@ -187,3 +187,21 @@ def test_a_cached_call_runs_the_generated_host_call_directly(generated_call, mon
     for (_, _, _, parameters), result in zip(launches, (first, second)):
         assert parameters == tuple(a.pointer for a in args) + (result.pointer,)
     assert f.cache_info().hits == 2                       # the first call's from f.lower's entry
+
+
+def test_functions_with_defaults_take_the_fast_path_when_called_positionally():
+    """np.fft.rfft(a, n=None, axis=-1, norm=None, out=None) and a user's f(x, scale=2.0): a
+    positional call leaving the defaults out is cached by its fast key (its defaults are
+    constants of the program); passing one more argument is another key, keywords the full path."""
+    def scaled(x, scale=2.0):
+        return x * scale
+    x = np.arange(6.0)
+    for fn, calls in ((scaled, [(x,), (x, 3.0)]), (np.fft.rfft, [(x,), (x, 4)])):
+        jitted = autofuse.jit(fn)
+        for args in calls:
+            for _ in range(2):
+                np.testing.assert_allclose(jitted(*args), fn(*args))
+            assert jitted._fast_key(args) in jitted._fast, (fn, args)
+    jitted = autofuse.jit(scaled)
+    np.testing.assert_allclose(jitted(x, scale=0.5), x * 0.5)
+    assert not jitted._fast
