@@ -31,6 +31,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import autofuse  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rounds import time_rounds  # noqa: E402
+
 TRACED = autofuse.FourierLimits(library=None)
 
 
@@ -89,29 +92,6 @@ def close(got, want) -> bool:
         np.abs(got - want).max() <= tolerance * scale
 
 
-def time_rounds(entries: dict, rounds: int, sync=lambda value: None, budget_ms=200.0) -> dict:
-    """Median ms per call of each entry (fn, args) over interleaved rounds."""
-    calls = {}
-    for name, (fn, args) in entries.items():
-        for _ in range(2):
-            sync(fn(*args))
-        start = time.perf_counter()
-        sync(fn(*args))
-        once = (time.perf_counter() - start) * 1000
-        calls[name] = max(2, min(50, int(budget_ms / max(once, 1e-3))))
-    times = {name: [] for name in entries}
-    names = list(entries)
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            fn, args = entries[name]
-            start = time.perf_counter()
-            for _ in range(calls[name]):
-                result = fn(*args)
-            sync(result)
-            times[name].append((time.perf_counter() - start) * 1000 / calls[name])
-    return {name: float(np.median(t)) for name, t in times.items()}
-
-
 def cpu(args) -> dict:
     rng = np.random.default_rng(0)
     report = {"backend": "cpu", "platform": platform.platform(), "cores": os.cpu_count(),
@@ -137,7 +117,7 @@ def cpu(args) -> dict:
         if hasattr(systems["autofuse"], "lower"):
             row["kernels"] = [f"{k.kind}: {k.strategy}" for k in
                               systems["autofuse"].lower(*host).kernels]
-        row["ms"] = time_rounds(entries, args.rounds)
+        row["ms"] = time_rounds(entries, args.rounds, budget_ms=200.0)
         row["numpy/autofuse"] = row["ms"]["numpy"] / row["ms"]["autofuse"]
         report["rows"].append(row)
         print(_line(row), flush=True)
@@ -179,7 +159,7 @@ def gpu(args) -> dict:
         row["host_call"] = {name: _host_call(system.lower(*device_args).host_source)
                             for name, (system, device_args) in systems.items()
                             if name.startswith("autofuse")}
-        row["ms"] = time_rounds(systems, args.rounds, sync)
+        row["ms"] = time_rounds(systems, args.rounds, sync, budget_ms=200.0)
         row["cupy/autofuse (cupy)"] = row["ms"]["cupy"] / row["ms"]["autofuse (cupy)"]
         row["torch/autofuse (torch)"] = row["ms"]["torch"] / row["ms"]["autofuse (torch)"]
         report["rows"].append(row)

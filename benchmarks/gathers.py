@@ -29,7 +29,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import autofuse  # noqa: E402
-from sorts import SYSTEMS, device_copy, sync, time_rounds, to_host  # noqa: E402
+from rounds import time_rounds  # noqa: E402
+from sorts import SYSTEMS, device_copy, sync, to_host  # noqa: E402
 
 START = time.perf_counter()
 BINS = 4096
@@ -132,11 +133,11 @@ def main():
             if got.shape != want.shape or not np.allclose(got, want, rtol=2e-4, atol=2e-3):
                 row["notes"][system] = "wrong result"
                 continue
-            entries[system] = (call, device)
+            entries[system] = (call, (device,))
         if "autofuse" in entries:
-            kernels = autofuse.jit(lambda *a: fn(np, *a)).lower(*entries["autofuse"][1]).kernels
+            kernels = autofuse.jit(lambda *a: fn(np, *a)).lower(*entries["autofuse"][1][0]).kernels
             row["autofuse_kernels"] = [f"{k.kind}: {k.strategy}" for k in kernels]
-        row["ms"] = time_rounds(entries, args.rounds)
+        row["ms"] = time_rounds(entries, args.rounds, sync)
         report["rows"].append(row)
         print(f"{name}: " + ", ".join(f"{s} {ms:.3f}" for s, ms in row["ms"].items()) +
               f"  kernels {row.get('autofuse_kernels')}" +

@@ -28,6 +28,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import autofuse  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rounds import time_rounds  # noqa: E402
+
 SYSTEMS = ("autofuse", "cupy", "torch", "torch.compile", "jax.jit")
 START = time.perf_counter()
 
@@ -159,29 +162,6 @@ def kernel_checks() -> list[str]:
     return lines
 
 
-def time_rounds(entries: dict, rounds: int, budget_ms: float = 150.0) -> dict:
-    """Median ms per call of each (call, input) over interleaved rounds of synchronized batches."""
-    calls = {}
-    for name, (fn, x) in entries.items():
-        for _ in range(2):
-            sync(fn(x))
-        start = time.perf_counter()
-        sync(fn(x))
-        once = (time.perf_counter() - start) * 1000
-        calls[name] = max(2, min(50, int(budget_ms / max(once, 1e-3))))
-    times = {name: [] for name in entries}
-    names = list(entries)
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            fn, x = entries[name]
-            start = time.perf_counter()
-            for _ in range(calls[name]):
-                result = fn(x)
-            sync(result)
-            times[name].append((time.perf_counter() - start) * 1000 / calls[name])
-    return {name: float(np.median(t)) for name, t in times.items()}
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=int, default=1)
@@ -212,12 +192,12 @@ def main():
             if not agrees(kind, got, want):
                 row["notes"][system] = "wrong result"
                 continue
-            entries[system] = (fn, x)
+            entries[system] = (fn, (x,))
         if "autofuse" in entries:
-            kernels = autofuse.jit(numpy_fn(kind)).lower(entries["autofuse"][1]).kernels
+            kernels = autofuse.jit(numpy_fn(kind)).lower(*entries["autofuse"][1]).kernels
             row["autofuse_kernels"] = [f"{k.kind}: {k.strategy}" for k in kernels]
         try:
-            row["ms"] = time_rounds(entries, args.rounds)
+            row["ms"] = time_rounds(entries, args.rounds, sync)
         except Exception as error:
             row["notes"]["timing"] = f"fails: {type(error).__name__}: {str(error)[:200]}"
         report["rows"].append(row)

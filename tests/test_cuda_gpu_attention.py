@@ -14,13 +14,7 @@ from attention_cases import half, bias_argument, causal_offset, causal_tril, clo
     heads, heads_causal_residual, mask_argument, numpy_sqrt_scale, plain, qkv, reference, \
     swapaxes_sqrt_float
 
-cupy = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, the GPU marker and skip)
 
 
 def masked(q, k, v):

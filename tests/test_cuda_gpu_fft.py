@@ -12,13 +12,7 @@ import pytest
 
 import autofuse
 
-cupy = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cupy.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")]
+from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, the GPU marker and skip)
 
 rng = np.random.default_rng(32)
 
