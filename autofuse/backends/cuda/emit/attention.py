@@ -308,12 +308,7 @@ class _Kernel:
         r, p, found, source = self.r, self.plan, self.found, self.source
         out = found.output
         sq = found.scores.shape[-2]
-        for param in source.outputs:
-            # NOTE: fusion/attention.py and legality._matmul_into let only values of the
-            # output's shape computed from it be stored; anything else would be written wrong
-            if param.node.shape != out.shape or not _computed_from(source.group, param.node, out):
-                raise NotImplementedError(f"the attention kernel cannot store {param.node.op} "
-                                          f"{param.node.shape}: only its output's epilogue")
+        stored_epilogue_only(source, out)
         columns = []
         for chunk in range(p.dy // p.vchunk):
             for u in range(p.vchunk):
@@ -344,3 +339,13 @@ class _Kernel:
                 if guarded:
                     r.pop()
             r.pop()
+
+
+def stored_epilogue_only(source, out) -> None:
+    """Refuse a kernel that would store anything but `out`'s epilogue (values of its shape
+    computed from it): fusion/attention.py and legality._matmul_into let nothing else in, and
+    anything else would be written wrong."""
+    for param in source.outputs:
+        if param.node.shape != out.shape or not _computed_from(source.group, param.node, out):
+            raise NotImplementedError(f"the attention kernel cannot store {param.node.op} "
+                                      f"{param.node.shape}: only its output's epilogue")

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ....arrays import contiguous
-from .attention import _computed_from, _key, _one_line, block_coordinates
+from .attention import _key, _one_line, block_coordinates, stored_epilogue_only
 from .attention_mma_plan import SHAPE, MmaPlan
 from .attention_mma_staging import Staging
 from .attention_plan import roles
@@ -208,11 +208,7 @@ class _Kernel(Staging):
         r, p, found, source = self.r, self.plan, self.found, self.source
         out = found.output
         sq = found.scores.shape[-2]
-        for param in source.outputs:
-            # NOTE: as in emit/attention.py: only the output's epilogue may be stored
-            if param.node.shape != out.shape or not _computed_from(source.group, param.node, out):
-                raise NotImplementedError(f"the attention kernel cannot store {param.node.op} "
-                                          f"{param.node.shape}: only its output's epilogue")
+        stored_epilogue_only(source, out)
         for h in range(len(self.offsets)):
             r.emit(f"lt = l{h}")
             self._across_quad("lt", "({0} + {1})")
