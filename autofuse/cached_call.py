@@ -109,7 +109,7 @@ def _result(number: int, spec, names, arrays, lines, space) -> str:
     if kind == "scalar":
         lines.append(f"    if isinstance({value}, ndarray):")
         lines.append(f"        {value} = {value}[()]")
-    elif kind in ("int", "float", "bool"):
+    elif kind in ("int", "float", "complex", "bool"):
         lines.append(f"    {value} = {kind}({value})")
     return value
 

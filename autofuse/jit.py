@@ -219,9 +219,7 @@ def caller(entry, args: tuple):
     direct = getattr(entry.program, "fast", None)
     if direct is not None and entry.single_array and entry.input_leaves == tuple(range(len(args))):
         return lambda call_args: direct(call_args)[0]
-    # (the CPU backend's only: the CUDA backend's device-memory tests were not rerun with it)
-    generated = cached_call.build(entry, args, run) \
-        if direct is not None and getattr(entry, "backend", None) == "cpu" else None
+    generated = cached_call.build(entry, args, run) if direct is not None else None
     return generated if generated is not None else functools.partial(run, entry)
 
 
