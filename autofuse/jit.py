@@ -345,7 +345,7 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
 
     `fft_limits` (an `autofuse.FourierLimits`) says which np.fft transforms run as the array
     library's FFT between kernels and which as traced kernels fused with their neighbours
-    (autofuse/ir/fourier.py): by default those of a length above 16, or with no elementwise
+    (autofuse/ir/fourier_plan.py): by default those of a length above 16, or with no elementwise
     neighbour, run by the library (scipy.fft or np.fft on the CPU; cupy.fft or torch.fft on the
     GPU); `FourierLimits(library=None)` traces every one, `max_traced_length=` moves the line.
 

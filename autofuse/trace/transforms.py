@@ -36,7 +36,7 @@ class Plan:
     radix: int = 4
     # The DFT matrix as a sum of broadcast products (a reduction, which its elementwise
     # neighbours join) rather than a matrix product (complex products stay BLAS calls, whose
-    # operands are stored): for lengths short enough to join their neighbours (ir/fourier.py).
+    # operands are stored): for lengths short enough to join their neighbours (ir/fourier_plan.py).
     matrix_as_sum: bool = False
 
 

@@ -45,7 +45,7 @@ def product_limits(options: dict) -> ProductLimits:
 
 
 def fourier_limits(options: dict, leaves) -> FourierLimits:
-    """Which fft nodes run as library steps here (ir/fourier.py): the jit's `fft_limits` or the
+    """Which fft nodes run as library steps here (ir/fourier_plan.py): the jit's `fft_limits` or the
     defaults, run by scipy.fft or np.fft (fourier.py); one with library None stays traced."""
     limits = options.get("fft_limits") or FourierLimits()
     if limits.library is None:

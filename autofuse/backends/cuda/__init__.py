@@ -36,7 +36,7 @@ from .tuning import DEFAULT, Tuning
 from .writer import generate
 
 COST = CostModel(max_row=32 * 1024)
-# np.fft's cost rule here (ir/fourier.py), not yet measured on a GPU: estimated from an H100's
+# np.fft's cost rule here (ir/fourier_plan.py), not yet measured on a GPU: estimated from an H100's
 # 3.35 TB/s and ~60 TFLOP/s float32, the library step's stored input and result (16 bytes an
 # element of complex64 each way) cost about what 64 complex multiply-adds do, and a launch
 # (~5 us) far more than a short transform's arithmetic: a short transform with a neighbour is
@@ -67,7 +67,7 @@ def product_limits(options: dict):
 
 
 def fourier_limits(options: dict, leaves) -> FourierLimits:
-    """Which fft nodes run as the array library's FFT here (ir/fourier.py): the jit's
+    """Which fft nodes run as the array library's FFT here (ir/fourier_plan.py): the jit's
     `fft_limits` or the defaults, run by the call's library (runtime/library_fft.py), or traced
     where there is none."""
     limits = options.get("fft_limits") or FOURIER
