@@ -1,5 +1,5 @@
-"""np.fft: the complex, real and n-dimensional transforms as fft nodes (ir/fourier.py; ir/fourier_plan.py: a library
-step between kernels, or traced kernels where the plan says so, trace/fourier_kernels.py), with
+"""np.fft: the complex, real and n-dimensional transforms as fft nodes (ir/fourier.py; planned by
+ir/fourier_plan.py: a library step between kernels, or traced kernels of fourier_kernels.py), with
 NumPy's lengths (n= crops or pads with zeros), norms, result dtypes and errors; fftshift /
 ifftshift as np.roll. fftfreq and rfftfreq take no array, so NumPy computes them as constants."""
 from __future__ import annotations
