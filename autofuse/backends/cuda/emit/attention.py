@@ -327,18 +327,27 @@ class _Kernel:
                 value = f"{self.acc[x][y]} * inv{x}"
                 if self.acc_dtype != out.dtype:       # (a float16 result is rounded)
                     value = r.convert(out.dtype, value)
-                start = len(r.lines)
-                r.emit(f"o{x}_{y} = {value}")
-                held[_key((f"gi{x}", column), out.shape)] = f"o{x}_{y}"
-                for param in source.outputs:
-                    index = self.names + (f"gi{x}", column)
-                    stored = source.stored(param.node, r.value(param.node, index))
-                    flat = source.offset(param.node.shape, contiguous(param.node.shape), index)
-                    r.emit(f"{param.name}[{flat}] = {stored}")
-                _one_line(r, start)
+                store_output(source, self.names, f"gi{x}", column, f"o{x}_{y}", value, out,
+                             held)
                 if guarded:
                     r.pop()
             r.pop()
+
+
+def store_output(source, names: tuple, row: str, column: str, name: str, value: str, out,
+                 held: dict) -> None:
+    """One output element: `name = value` (the row's result at `column`), held for the
+    epilogue's reads of `out` there, and every stored value of the group written, on one line."""
+    r = source.renderer
+    start = len(r.lines)
+    r.emit(f"{name} = {value}")
+    held[_key((row, column), out.shape)] = name
+    index = names + (row, column)
+    for param in source.outputs:
+        stored = source.stored(param.node, r.value(param.node, index))
+        flat = source.offset(param.node.shape, contiguous(param.node.shape), index)
+        r.emit(f"{param.name}[{flat}] = {stored}")
+    _one_line(r, start)
 
 
 def stored_epilogue_only(source, out) -> None:

@@ -23,8 +23,7 @@ import math
 
 import numpy as np
 
-from ....arrays import contiguous
-from .attention import _key, _one_line, block_coordinates, stored_epilogue_only
+from .attention import _key, _one_line, block_coordinates, store_output, stored_epilogue_only
 from .attention_mma_plan import SHAPE, MmaPlan
 from .attention_mma_staging import Staging
 from .attention_plan import roles
@@ -227,15 +226,8 @@ class _Kernel(Staging):
                     if guarded:
                         r.emit(f"if {column} < {p.width}:")
                         r.push()
-                    start = len(r.lines)
-                    r.emit(f"y{n}_{i} = {r.convert(out.dtype, f'{self.acc[n][i]} * inv{h}')}")
-                    held[_key((f"gi{h}", column), out.shape)] = f"y{n}_{i}"
-                    for param in source.outputs:
-                        index = self.names + (f"gi{h}", column)
-                        stored = source.stored(param.node, r.value(param.node, index))
-                        flat = source.offset(param.node.shape, contiguous(param.node.shape), index)
-                        r.emit(f"{param.name}[{flat}] = {stored}")
-                    _one_line(r, start)
+                    store_output(source, self.names, f"gi{h}", column, f"y{n}_{i}",
+                                 r.convert(out.dtype, f"{self.acc[n][i]} * inv{h}"), out, held)
                     if guarded:
                         r.pop()
             r.pop()
