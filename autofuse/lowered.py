@@ -35,6 +35,17 @@ def class_text(entry) -> str:
     return f" (shape class {signature_text(entry, symbolic=True)}: {names})"
 
 
+def loop_text(entry) -> str:
+    """What was done once for a loop's steps (ir/periods.py, fusion/rolled.py)."""
+    from .fusion.rolled import STEADY
+    loop = entry.loop
+    first = entry.traced.graph.nodes[loop.start]
+    where = f" from {first.origin}" if first.origin else ""
+    return (f"# loop: {loop.repeats} steps of {loop.length} traced ops{where}; simplified and "
+            f"fused on steps 0-{STEADY} and the last, steps {STEADY + 1}-{loop.repeats - 2} "
+            f"copied from step {STEADY}")
+
+
 class Lowered:
     """The program autofuse built for one signature, for reading (nothing runs)."""
 
@@ -85,6 +96,8 @@ class Lowered:
         if self._entry.specialized:
             values = ", ".join(f"{name}={value!r}" for name, value in self._entry.specialized.items())
             sections.append(f"# specialized by value: {values}")
+        if getattr(self._entry, "loop", None) is not None and stage in ("simplified", "fused", "all"):
+            sections.append(loop_text(self._entry))
         if stage in ("traced", "all"):
             sections.append("# traced\n" + graph_text(self.traced))
         if stage in ("simplified", "all"):

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .fusion import partition
+from .fusion.rolled import expand
 from .ir.graph import Graph
+from .ir.periods import find_period, shorten
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.split import split_total_reductions
@@ -38,6 +40,7 @@ class Entry:
     options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
     specialized: dict = field(default_factory=dict)     # argument name -> value the trace needed
     dynamic: object = None             # dynamic.Shapes: sizes taken at run time, static reasons
+    loop: object = None                # ir.periods.Period: a loop simplified and fused on a few steps
 
 
 def cost_model(backend: str):
@@ -51,6 +54,21 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
                      name, options)
     get_backend(backend).prepare(entry)
     return entry
+
+
+def roll(graph: Graph, simplified, cost):
+    """(graph, history, fused program, period) of a traced loop simplified and partitioned on a
+    few of its steps and written out for all (ir/periods.py, fusion/rolled.py), or None where
+    the graph holds no such loop or its steps did not come out alike. `history` is the few
+    steps' simplification."""
+    period = find_period(graph)
+    short = shorten(graph, period) if period is not None else None
+    if short is None:
+        return None
+    cut, copy_of = short
+    simple, history = simplified(cut)
+    whole = expand(simple, partition(simple, cost), copy_of, {n.id: n for n in cut.nodes}, period)
+    return None if whole is None else (whole[0], history, whole[1], period)
 
 
 def leaf_specs(leaves, statics, name: str) -> list:
@@ -71,12 +89,21 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
         # NOTE: M varies in a shape class: a product is not made a reduction for a few rows, and
         # attention's kernel, written for its sizes, is not made
         limits = dataclasses.replace(limits, vector_left=False, attention_head=0)
-    # NOTE: transforms first: a traced one may hold DFT-matrix products for the product planner.
-    planned = lower_transforms(traced.graph, target.fourier_limits(options or {}, leaves))
-    graph = lower_attention(planned, limits.attention_head)
-    graph, history = simplify(split_total_reductions(unroll_short_reductions(lower_products(
-        graph, limits, lambda node: specs[node.attrs["index"]].strides))))
-    entry = Entry(name, backend, traced, graph, history, options=dict(options or {}))
+    fourier = target.fourier_limits(options or {}, leaves)
+
+    def simplified(graph: Graph):
+        # NOTE: transforms first: a traced one may hold DFT-matrix products for the product planner
+        graph = lower_attention(lower_transforms(graph, fourier), limits.attention_head)
+        return simplify(split_total_reductions(unroll_short_reductions(lower_products(
+            graph, limits, lambda node: specs[node.attrs["index"]].strides))))
+
+    rolled = roll(traced.graph, simplified, cost_model(backend)) \
+        if (options or {}).get("roll_loops", True) else None
+    if rolled is not None:
+        graph, history, fused, loop = rolled
+    else:
+        (graph, history), fused, loop = simplified(traced.graph), None, None
+    entry = Entry(name, backend, traced, graph, history, options=dict(options or {}), loop=loop)
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative
@@ -87,6 +114,6 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None
                            and not isinstance(leaves[node.attrs["index"]], np.ndarray)}
-    entry.fused = partition(graph, cost_model(backend))
+    entry.fused = fused or partition(graph, cost_model(backend))
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
     return entry

@@ -75,8 +75,8 @@ def recompute_reason(node: Node, evaluations: list[int], cost: CostModel) -> str
         return "{p} is not pointwise, so it is computed once"
     groups = len(evaluations)
     if groups > cost.max_recompute_groups:
-        return (f"{{p}} is read by {groups} groups, more than a value is recomputed in "
-                f"({cost.max_recompute_groups}); it is computed once and stored")
+        return (f"{{p}} is read by more than {cost.max_recompute_groups} groups (the most a value "
+                f"is recomputed in); it is computed once and stored")
     inputs = sum(read_bytes(n) for n in node.inputs)
     arithmetic = int(OPS[node.op].cost * node.size * cost.bytes_per_op)
     recomputed = sum(evaluations) * (inputs + arithmetic)

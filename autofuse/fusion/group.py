@@ -277,5 +277,28 @@ class Group:
     def ops(self) -> list[str]:
         return [n.op for n in self.nodes if not (n.op == "constant" and n.ndim == 0)]
 
+    def copied(self, gid: int, node_for) -> "Group":
+        """This finished group computing on other nodes: `node_for(node)` for each of its nodes
+        (another step of a loop, fusion/rolled.py); indices and nesting carried over."""
+        copy = Group.__new__(Group)
+        copy.id, copy.work, copy.kind = gid, self.work, self.kind
+        copy.members = {}
+        copy.indices, copy.nesting = {}, {}
+        for node_id, node in self.members.items():
+            new = node_for(node)
+            copy.members[new.id] = new
+            copy.indices[new.id] = self.indices[node_id]
+            copy.nesting[new.id] = self.nesting[node_id]
+        single = lambda node: None if node is None else node_for(node)
+        copy._matmul, copy._sort = single(self._matmul), single(self._sort)
+        copy._scatter, copy._transform = single(self._scatter), single(self._transform)
+        copy._reductions = [node_for(n) for n in self._reductions]
+        copy._scans = [node_for(n) for n in self._scans]
+        copy.root = node_for(self.root)
+        copy.nodes = [node_for(n) for n in self.nodes]
+        copy.inputs = [node_for(n) for n in self.inputs]
+        copy.outputs = {new.id: new for new in map(node_for, self.outputs.values())}
+        return copy
+
     def __repr__(self):
         return f"Group({self.id}, {self.kind}, {self.ops})"
