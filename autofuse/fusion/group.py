@@ -189,6 +189,15 @@ class Group:
         kernel takes as arguments (backends/sharing.py), recorded as None: ("start", member
         position, axis) a slice's start, ("value", member position, operand position) a scalar
         constant an elementwise member reads; EVERY: all of them, EVERY_START: every start."""
+        template = getattr(self, "_template", None)
+        if template is not None:
+            seen = tuple(strides.get(n.id) for n in self.inputs)
+            if seen == tuple(strides.get(n.id) for n in template.inputs):
+                key = (seen, sizes, lifted)
+                found = template._structures.get(key)
+                if found is None:
+                    found = template._structures[key] = template.structure(strides, sizes, lifted)
+                return found
         size = sizes or (lambda shape: shape)
         inputs_in_order, nodes_in_order = self.canonical()
         place = {n.id: ("input", k) for k, n in enumerate(inputs_in_order)}
@@ -282,6 +291,10 @@ class Group:
         (another step of a loop, fusion/rolled.py); indices and nesting carried over."""
         copy = Group.__new__(Group)
         copy.id, copy.work, copy.kind = gid, self.work, self.kind
+        # NOTE: the same structure as this group's where its inputs' strides are (structure())
+        copy._template = self
+        if not hasattr(self, "_structures"):
+            self._structures = {}
         copy.members = {}
         copy.indices, copy.nesting = {}, {}
         for node_id, node in self.members.items():
@@ -298,6 +311,10 @@ class Group:
         copy.nodes = [node_for(n) for n in self.nodes]
         copy.inputs = [node_for(n) for n in self.inputs]
         copy.outputs = {new.id: new for new in map(node_for, self.outputs.values())}
+        inputs, members = self.canonical()
+        copy._canonical = ([node_for(n) for n in inputs], [node_for(n) for n in members])
+        copy._canonical_key = (copy.root.id, tuple(copy.outputs), len(copy.nodes),
+                               len(copy.members))
         return copy
 
     def __repr__(self):

@@ -115,12 +115,19 @@ def expand(graph: Graph, fused: FusedProgram, copy_of: dict, original: dict, per
     next_id = max(n.id for n in graph.nodes) + 1
     copies: list[dict] = []                    # for steps STEADY + 1 ..: template id -> node
 
+    # each input of each steady node as (steps back, the steady node it is there), or the node
+    # itself where it is read as it is
+    recipes = [(node, tuple((STEADY - step[x.id], steps.steady(x)) if step[x.id] >= 0 and
+                            x.id not in steps.fixed else (None, x) for x in node.inputs))
+               for node in template]
     for k in range(STEADY + 1, repeats - 1):
         made: dict[int, Node] = {}
         copies.append(made)
-        for node in template:
-            inputs = tuple(made[x.id] if step[x.id] == STEADY else steps.read(copies, k, x)
-                           for x in node.inputs)
+        for node, recipe in recipes:
+            inputs = tuple(x if back is None else made[x.id] if back == 0 else
+                           copies[k - back - STEADY - 1][x.id] if k - back > STEADY else
+                           steps.earlier(x, STEADY - k + back)
+                           for back, x in recipe)
             made[node.id] = Node(next_id, node.op, inputs, node.attrs, node.shape, node.dtype,
                                  node.origin)
             next_id += 1
@@ -157,8 +164,8 @@ def expand(graph: Graph, fused: FusedProgram, copy_of: dict, original: dict, per
     groups = launch_order(groups, order)
     for index, group in enumerate(groups):
         group.id = index
-    return whole, FusedProgram(whole, groups, _decisions(fused, step, steps, copies, at_end, order),
-                               fused.cost)
+    decisions = _decisions(fused, step, steps, copies, at_end)
+    return whole, FusedProgram(whole, groups, _in_order(decisions, groups, order), fused.cost)
 
 
 def _groups(fused: FusedProgram, step: dict, steps: _Steps, copies: list, at_end) -> list | None:
@@ -209,8 +216,7 @@ def _grouped_alike(before, now, step: dict, steps: _Steps) -> bool:
             and all(alike(a, b) for a, b in zip(before.outputs.values(), now.outputs.values())))
 
 
-def _decisions(fused: FusedProgram, step: dict, steps: _Steps, copies: list, at_end,
-               order: dict) -> list:
+def _decisions(fused: FusedProgram, step: dict, steps: _Steps, copies: list, at_end) -> list:
     """The not-fused decisions, those of the steady step made again for each copied step."""
     found = []
     for decision in fused.decisions:
@@ -225,5 +231,22 @@ def _decisions(fused: FusedProgram, step: dict, steps: _Steps, copies: list, at_
                 p = decision.producer
                 producer = made[p.id] if step[p.id] == STEADY else steps.read(copies, k, p)
                 found.append(Decision(producer, made[decision.consumer.id], decision.reason))
-    found.sort(key=lambda d: (-order[d.producer.id], order[d.consumer.id]))
     return found
+
+
+def _in_order(decisions: list, groups: list, order: dict) -> list:
+    """Decisions as partition lists them: producers last-placed first, then the launch order of
+    the group that reads the value without holding it."""
+    holders: dict[int, list] = {}
+    for group in groups:
+        for node_id in group.members:
+            holders.setdefault(node_id, []).append(group)
+    taken: dict = {}
+
+    def key(decision: Decision) -> tuple:
+        p, c = decision.producer.id, decision.consumer.id
+        readers = [g.id for g in holders.get(c, ()) if p not in g.members]
+        k = taken[p, c] = taken.get((p, c), -1) + 1
+        return -order[p], readers[min(k, len(readers) - 1)] if readers else -1
+
+    return sorted(decisions, key=key)

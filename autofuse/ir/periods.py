@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
 from .graph import Graph, Node
 
 COPIES = 6             # steps kept: 0-4 as traced, then the last (4 is the one copied for the rest)
@@ -58,19 +60,15 @@ def _candidate_lengths(tokens: list, min_repeats: int) -> list:
     return sorted(found)
 
 
-def _longest_run(tokens: list, length: int) -> tuple[int, int]:
+def _longest_run(tokens: np.ndarray, length: int) -> tuple[int, int]:
     """(start, size) of the longest stretch where tokens[i] == tokens[i + length]."""
-    best, start, size = (0, 0), 0, 0
-    for i in range(len(tokens) - length):
-        if tokens[i] == tokens[i + length]:
-            if size == 0:
-                start = i
-            size += 1
-            if size > best[1]:
-                best = (start, size)
-        else:
-            size = 0
-    return best
+    equal = np.concatenate(([0], (tokens[:-length] == tokens[length:]).view(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(equal))
+    if edges.size == 0:
+        return 0, 0
+    starts, ends = edges[0::2], edges[1::2]
+    best = int(np.argmax(ends - starts))
+    return int(starts[best]), int(ends[best] - starts[best])
 
 
 def _agrees(nodes: tuple, position: dict, base: int, length: int, first: int) -> bool:
@@ -105,9 +103,10 @@ def find_period(graph: Graph, min_repeats: int = MIN_REPEATS) -> Period | None:
         return None
     interned: dict = {}
     tokens = [_token(node, interned) for node in nodes]
+    array = np.array(tokens, dtype=np.int64)
     best = None
     for length in _candidate_lengths(tokens, min_repeats):
-        start, size = _longest_run(tokens, length)
+        start, size = _longest_run(array, length)
         repeats = size // length + 1
         if repeats >= min_repeats and (best is None or repeats * length > best.repeats * best.length):
             best = Period(start, length, repeats)
