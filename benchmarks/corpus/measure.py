@@ -135,8 +135,7 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
     first_call = lower_seconds + time.perf_counter() - begin
     recorder.stage("compare", compiled=True, first_call_s=first_call, peak_rss_mb=peak_rss_mb())
     recorder.stage("time", **judged(device.get((got, device_arguments)), want, exact, dtype))
-    with device_alone():
-        timings(program, arguments, static, want, exact, dtype, function, device, recorder)
+    timings(program, arguments, static, want, exact, dtype, function, device, recorder)
 
 
 def references(program, arguments, static, dtype: str, device, recorder):
@@ -198,9 +197,16 @@ def device_alone():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def alone_median(call, device) -> tuple[float, int]:
+    """median_seconds() holding the device lock: warm times never share the GPU, while compiles
+    and first calls (autofuse's and jax.jit's) run beside other measurements."""
+    with device_alone():
+        return median_seconds(call, device)
+
+
 def timings(program, arguments, static, want, exact, dtype, function, device, recorder) -> None:
     """Warm medians of autofuse, NumPy's functions on the device's arrays and, on CUDA, jax.jit."""
-    name = program.name
+    name, median_seconds = program.name, alone_median
     time_arguments = copies(arguments, device)
     autofuse_seconds, repeats = median_seconds(lambda: function(*time_arguments, **static), device)
     numpy_arguments = copies(arguments, device)
