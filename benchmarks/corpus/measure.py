@@ -222,10 +222,13 @@ def timings(program, arguments, static, want, exact, dtype, function, device, re
         from .peers import time_jax, time_jax_numpy
         recorder.stage("jax", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats)
         judge = lambda got: judged(got, want[0], exact and exact[0], dtype)  # noqa: E731
-        peers = (time_jax(name, arguments, static, judge, dtype, median_seconds, device)
-                 if program.kind == "loop" else
-                 time_jax_numpy(program.function, arguments, static, judge, dtype,
-                                median_seconds, device))
+        if program.kind == "loop":
+            peers = time_jax(name, arguments, static, judge, dtype, median_seconds, device)
+        elif want[0] is None:   # under jax its writes are lost: jax.jit computes nothing
+            peers = {"jax_error": "returns None, writing its arguments: nothing to jax.jit"}
+        else:
+            peers = time_jax_numpy(program.function, arguments, static, judge, dtype,
+                                   median_seconds, device)
     recorder.stage("done", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats,
                    speedup=numpy_seconds / autofuse_seconds if autofuse_seconds else None, **peers)
 
