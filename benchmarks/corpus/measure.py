@@ -111,9 +111,7 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
     arguments, static = program.arguments(size, dtype)
     recorder.stage("numpy", steps=program.steps(size),
                    floor_bytes=int(program.bytes_moved(arguments, static)) * program.steps(size))
-    reference_arguments = copies(arguments, Device("cpu"))
-    want = (program.function(*reference_arguments, **static), reference_arguments)
-    exact = exact_result(program, arguments, static, dtype)
+    want, exact = references(program, arguments, static, dtype, device, recorder)
 
     import autofuse
     function = autofuse.jit(program.function, static_argnames=program.static, backend=backend)
@@ -137,11 +135,39 @@ def measure(name: str, dtype: str, size: str, backend: str, recorder: Recorder) 
     first_call = lower_seconds + time.perf_counter() - begin
     recorder.stage("compare", compiled=True, first_call_s=first_call, peak_rss_mb=peak_rss_mb())
     recorder.stage("time", **judged(device.get((got, device_arguments)), want, exact, dtype))
-    with device_alone():
-        timings(program, arguments, static, want, exact, dtype, function, device, recorder)
+    timings(program, arguments, static, want, exact, dtype, function, device, recorder)
 
 
-def exact_result(program, arguments, static, dtype: str):
+def references(program, arguments, static, dtype: str, device, recorder):
+    """(NumPy's answer, the float64 answer or None), each as (result, arguments after the call).
+
+    With $CORPUS_REFERENCE=device on CUDA both are the program's NumPy text on CuPy arrays (NumPy
+    dispatching to CuPy), run on the GPU under the device lock, where the CPU would take minutes
+    (2^24-element grids over 1,000 steps); the record says "reference": "cupy". Where CuPy cannot
+    run the program, or without that setting, NumPy on the CPU."""
+    if os.environ.get("CORPUS_REFERENCE") == "device" and device.cupy is not None:
+        try:
+            with device_alone():
+                want = _run_reference(program, arguments, static, device)
+                exact = exact_result(program, arguments, static, dtype, device)
+                device.synchronize()
+            recorder.stage("numpy", reference="cupy")
+            return want, exact
+        except Exception as error:   # NumPy's functions on CuPy arrays: not every one dispatches
+            recorder.stage("numpy", reference="numpy",
+                           reference_note=failure(error, "numpy")["error"])
+    host = Device("cpu")
+    return (_run_reference(program, arguments, static, host),
+            exact_result(program, arguments, static, dtype, host))
+
+
+def _run_reference(program, arguments, static, device):
+    """(the program's result, its arguments after the call), brought back to NumPy arrays."""
+    inputs = copies(arguments, device)
+    return device.get((program.function(*inputs, **static), inputs))
+
+
+def exact_result(program, arguments, static, dtype: str, device):
     """The program run in float64 on the same inputs (a float32 or float16 program's reference
     for how close NumPy's own answer is), as (result, arguments after the call); None for others
     or where float64 inputs fail."""
@@ -150,7 +176,7 @@ def exact_result(program, arguments, static, dtype: str):
     wide = tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
                  else a for a in arguments)
     try:
-        return program.function(*wide, **static), wide
+        return _run_reference(program, wide, static, device)
     except Exception:      # a program tied to its dtype: judged against NumPy alone
         return None
 
@@ -171,9 +197,16 @@ def device_alone():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def alone_median(call, device) -> tuple[float, int]:
+    """median_seconds() holding the device lock: warm times never share the GPU, while compiles
+    and first calls (autofuse's and jax.jit's) run beside other measurements."""
+    with device_alone():
+        return median_seconds(call, device)
+
+
 def timings(program, arguments, static, want, exact, dtype, function, device, recorder) -> None:
     """Warm medians of autofuse, NumPy's functions on the device's arrays and, on CUDA, jax.jit."""
-    name = program.name
+    name, median_seconds = program.name, alone_median
     time_arguments = copies(arguments, device)
     autofuse_seconds, repeats = median_seconds(lambda: function(*time_arguments, **static), device)
     numpy_arguments = copies(arguments, device)
@@ -189,10 +222,13 @@ def timings(program, arguments, static, want, exact, dtype, function, device, re
         from .peers import time_jax, time_jax_numpy
         recorder.stage("jax", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats)
         judge = lambda got: judged(got, want[0], exact and exact[0], dtype)  # noqa: E731
-        peers = (time_jax(name, arguments, static, judge, dtype, median_seconds, device)
-                 if program.kind == "loop" else
-                 time_jax_numpy(program.function, arguments, static, judge, dtype,
-                                median_seconds, device))
+        if program.kind == "loop":
+            peers = time_jax(name, arguments, static, judge, dtype, median_seconds, device)
+        elif want[0] is None:   # under jax its writes are lost: jax.jit computes nothing
+            peers = {"jax_error": "returns None, writing its arguments: nothing to jax.jit"}
+        else:
+            peers = time_jax_numpy(program.function, arguments, static, judge, dtype,
+                                   median_seconds, device)
     recorder.stage("done", warm_s=autofuse_seconds, numpy_s=numpy_seconds, repeats=repeats,
                    speedup=numpy_seconds / autofuse_seconds if autofuse_seconds else None, **peers)
 

@@ -5,7 +5,11 @@ cuda, which dispatch through __array_function__ / __array_ufunc__).
 
     python -m benchmarks.corpus.run --backend cpu --size small [--only NAME[,NAME]] [--kind loop]
         [--dtype first|all|float32] [--timeout 60] [--jobs 2] [--memory-gb 4] [--json out.json]
-        [--markdown out.md]
+        [--markdown out.md] [--reference cpu|device] [--first NAME[,NAME]]
+
+--reference device (CUDA): the reference answers are the programs' NumPy text on CuPy arrays, not
+NumPy on the CPU (large loops take minutes there); --first starts the named programs before the
+others (the slowest known), and the JSON and Markdown files are rewritten as each one finishes.
 
 A hang, a crash or running out of memory is recorded as a finding of that program, not an error
 of the run. Each process compiles into a fresh autofuse disk cache, so first calls are cold.
@@ -19,7 +23,7 @@ import resource
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from . import all_programs
@@ -52,6 +56,7 @@ def run_one(name: str, dtype: str, options) -> dict:
     with tempfile.TemporaryDirectory(prefix="corpus-") as scratch:
         progress = os.path.join(scratch, "progress.json")
         environment = dict(os.environ, AUTOFUSE_CACHE_DIR=os.path.join(scratch, "cache"),
+                           CORPUS_REFERENCE=options.reference,
                            CORPUS_STACK_AFTER=str(max(1.0, options.timeout - 3.0)),
                            PYTHONPATH=str(REPOSITORY) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         command = [sys.executable, "-m", "benchmarks.corpus.measure", name, dtype, options.size,
@@ -107,6 +112,8 @@ def main(argv=None):
     parser.add_argument("--memory-gb", type=float, default=4.0)
     parser.add_argument("--json", default="")
     parser.add_argument("--markdown", default="")
+    parser.add_argument("--reference", default="cpu", choices=("cpu", "device"))
+    parser.add_argument("--first", default="", help="comma-separated names to start first")
     options = parser.parse_args(argv)
 
     programs = all_programs()
@@ -116,17 +123,26 @@ def main(argv=None):
     if options.kind:
         programs = [program for program in programs if program.kind == options.kind]
     jobs = jobs_for(programs, options.dtype)
+    first = options.first.split(",")
+    started = sorted(jobs, key=lambda job: first.index(job[0]) if job[0] in first
+                     else len(first))
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        futures = [pool.submit(run_one, name, dtype, options) for name, dtype in jobs]
-        records = []
-        for future in futures:
-            records.append(future.result())
-            print(text_table(records[-1:], header=len(records) == 1), flush=True)
+        futures = {pool.submit(run_one, name, dtype, options): (name, dtype)
+                   for name, dtype in started}
+        finished = {}
+        for future in as_completed(futures):
+            finished[futures[future]] = future.result()
+            print(text_table([finished[futures[future]]], header=len(finished) == 1), flush=True)
+            write(options, [finished[job] for job in jobs if job in finished])
+    return 0
+
+
+def write(options, records) -> None:
+    """The records so far, in the corpus's order, to the --json and --markdown files."""
     if options.json:
         Path(options.json).write_text(json.dumps(records, indent=1))
     if options.markdown:
         Path(options.markdown).write_text(markdown_table(records))
-    return 0
 
 
 if __name__ == "__main__":
