@@ -166,3 +166,16 @@ def test_cut_refused_where_the_end_reads_an_early_step():
 
 def test_too_few_steps_are_not_cut():
     assert find_period(steps_graph(6, False)) is None
+
+
+@pytest.mark.parametrize("seed", range(0, 48, 3))
+def test_random_loops_roll_to_the_same_program(seed):
+    """The loop fuzz's programs (tests/loop_fuzz.py): rolled or not, the same fused program."""
+    from loop_fuzz import seeded_loop_program
+    program = seeded_loop_program(seed)
+    texts = []
+    for roll in (True, False):
+        f = autofuse.jit(program.fn, backend="cpu")
+        f.options["roll_loops"] = roll
+        texts.append(f.lower(*program.inputs(seed)).fused.as_text())
+    assert texts[0] == texts[1], repr(program)
