@@ -11,11 +11,12 @@ block at one barrier (every copy of that stage has landed, and every warp has fi
 before, whose buffer is the one refilled next), asks for the stage stages - 1 ahead, then
 computes. An operand's stage is rows of 16-byte chunks along its unit-stride axis (K, or its tile
 axis: then the fragments are read with ldmatrix .trans), chunk c of row r stored at c ^ swizzle(r)
-(Plan.swizzle) so that the 8 rows of an ldmatrix phase fall in distinct banks. A chunk is one
-cp.async where the operand is a kernel parameter whose runtime strides and address allow (rows
-past the edges zero-filled by a short source size), else 8 guarded reads through the operand's
-index map (prologues, transposes, odd strides) and one shared store. The epilogue is the
-register-staged kernel's: each accumulator through it, stored where it lies in the result.
+(Plan.swizzle) so that the 8 rows of an ldmatrix phase fall in distinct banks. Where both
+operands are kernel parameters whose runtime strides and address allow, a chunk is one cp.async
+(rows past the edges zero-filled by a short source size); else a second loop fills the stages
+word by word, two guarded reads through an operand's index map each (prologues, odd strides).
+The epilogue is the register-staged kernel's: each accumulator through it, stored where it lies
+in the result.
 """
 from __future__ import annotations
 
@@ -64,7 +65,9 @@ def write(source, plan: Plan):
     for side in sides:
         side.declare()
     direct = all(side.view is not None for side in sides)
-    if direct:           # both operands by cp.async alone: a loop holding nothing else
+    if direct:           # both operands by cp.async: a loop holding nothing else; the other
+        #                  reads both element by element (either computed, or its strides or
+        #                  address ruling cp.async out), as rarely fast matters there
         r.emit(f"if {' and '.join(f'v{side.name}' for side in sides)}:")
         r.push()
         _loop(source, plan, acc, sides, True)
@@ -227,16 +230,13 @@ class _Operand:
                 r.emit(f"{n}klim{j} = K - {n}k{j}")
 
     def fetch(self, direct: bool) -> None:
-        """The stage at kf into buffer sw: this thread's chunks by cp.async where v<name> holds
-        (`direct`: known to), else the loop over the stage's words (_words)."""
+        """The stage at kf into buffer sw: this thread's chunks by cp.async (`direct`: both
+        operands checked), else the loop over the stage's words (_words)."""
         r, n = self.source.renderer, self.name
-        if self.view is None:
+        if not direct:
             self._words()
             return
         param = self.source.names[self.view[0].id].name
-        if not direct:
-            r.emit(f"if v{n}:")
-            r.push()
         for j in range(self.rounds):
             if self.partial:
                 r.emit(f"if {self.partial}:")
@@ -250,12 +250,6 @@ class _Operand:
             r.emit(f"{n}o{j} += {n}inc")
             if self.partial:
                 r.pop()
-        if not direct:
-            r.pop()
-            r.emit("else:")
-            r.push()
-            self._words()
-            r.pop()
 
     def _words(self) -> None:
         """The stage word by word, two elements each through the operand's index map, guarded:
