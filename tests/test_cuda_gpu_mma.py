@@ -94,12 +94,13 @@ PIPELINED = {
 }
 
 
-@pytest.mark.parametrize("tuning", ["default", "unbounded", "four_warps", "two_stages"])
+@pytest.mark.parametrize("tuning", ["default", "bounded", "eight_warps", "two_stages"])
 @pytest.mark.parametrize("program", sorted(PIPELINED))
 def test_float16_pipelined_kernel_matches_numpy(program, tuning):
     fn, shapes = PIPELINED[program]
-    changes = {"default": {}, "unbounded": {"mma_blocks": 0},
-               "four_warps": {"mma_f16_tile": (2, 2, 4, 8, 2)}, "two_stages": {"mma_stages": 2}}
+    changes = {"default": {}, "bounded": {"mma_blocks": 2},
+               "eight_warps": {"mma_f16_tile": (2, 4, 4, 4, 2), "mma_blocks": 2},
+               "two_stages": {"mma_stages": 2}}
     args = [rand(np.float16, *shape) for shape in shapes]
     jitted = autofuse.jit(fn, tuning=ON.replace(**changes[tuning]))
     got = cupy.asnumpy(jitted(*[cupy.asarray(a) for a in args])).astype(np.float64)

@@ -104,7 +104,7 @@ def test_tensor_core_kernel_under_the_simulator(tmp_path):
 @needs_ptx
 @pytest.mark.parametrize("dtype, precision, instruction, count", [
     (np.float64, "float32", "m16n8k8.row.col.f64.f64.f64.f64", 16),
-    (np.float16, "float32", "m16n8k16.row.col.f32.f16.f16.f32", 8),
+    (np.float16, "float32", "m16n8k16.row.col.f32.f16.f16.f32", 16),
     (np.float32, "tf32", "m16n8k8.row.col.f32.tf32.tf32.f32", 32),
     (np.float32, "3xtf32", "m16n8k8.row.col.f32.tf32.tf32.f32", 96)])
 def test_ptx_runs_the_tensor_cores(dtype, precision, instruction, count):
@@ -184,8 +184,8 @@ def test_float16_tiles_halve_where_a_wave_would_be_short():
         jitted = autofuse.jit(relu_bias, backend="cuda", tuning=Tuning(mma=True))
         (kernel,) = jitted.lower(*operands(*size, np.float16)).kernels
         plans[size[:2]] = re.search(r"(\d+x\d+)x32 a block, 3 cp.async", kernel.strategy).group(1)
-    assert plans == {(8192, 4096): "128x128", (1000, 1001): "32x128", (500, 500): "32x64",
-                     (20, 20): "32x64"}
+    assert plans == {(8192, 4096): "128x128", (1000, 1001): "32x128", (500, 500): "32x32",
+                     (20, 20): "32x32"}
 
 
 @needs_ptx
@@ -206,9 +206,9 @@ def test_float16_kernel_copies_asynchronously_and_reads_fragments_by_ldmatrix(pr
     assert "cp.async.wait_group 1" in ptx
     plain = len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", ptx))
     transposed = len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16", ptx))
-    per_loop = 2 * (4 + 2)          # 2 steps of 4 A and 2 B fragment loads (a warp's 64 x 32)
+    per_loop = 2 * (4 + 4)          # 2 steps of 4 A and 4 B fragment loads (a warp's 64 x 64)
     loops = (plain + transposed) // per_loop    # (LLVM may copy the loop reading by elements)
     assert loops >= 2 and plain + transposed == loops * per_loop
-    assert transposed == {0: 0, 1: 2 * 2, 2: per_loop}[trans] * loops
-    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx)) == loops * 2 * 16
+    assert transposed == {0: 0, 1: 2 * 4, 2: per_loop}[trans] * loops
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx)) == loops * 2 * 32
     assert ".local" not in ptx
