@@ -106,6 +106,9 @@ def timed(call, args, rounds: int, sync) -> float:
     return float(np.median(times))
 
 
+SKIP: list = []        # --skip
+
+
 def run(name, dtype, m, n, k, epilogue, precision, variants, torch, jax, rounds) -> list:
     import cupy
     rng = np.random.default_rng(0)
@@ -118,6 +121,8 @@ def run(name, dtype, m, n, k, epilogue, precision, variants, torch, jax, rounds)
     flops = 2.0 * m * n * k
     rows = []
     for system, make in systems_for(dtype, epilogue, precision, variants, torch, jax).items():
+        if any(word in system for word in SKIP):
+            continue
         inputs, sync = (x, w, b), cupy.cuda.Device().synchronize
         if system.startswith("torch"):
             inputs = tuple(torch.from_dlpack(a) for a in inputs)
@@ -175,7 +180,8 @@ def warm_all(names, variants, workers: int) -> None:
     for name in names:
         dtype, _, _, _, epilogue, precision = WORKLOADS[name]
         systems = systems_for(dtype, epilogue, precision, variants, None, None)
-        jobs += [(name, system, variants) for system in systems if system.startswith("autofuse")]
+        jobs += [(name, system, variants) for system in systems
+                 if system.startswith("autofuse") and not any(word in system for word in SKIP)]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         for line in pool.map(warm, jobs):
@@ -188,12 +194,15 @@ def main() -> None:
     parser.add_argument("--variants", default="", help="name:FIELD=value+...;name2:...")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--peers", default="torch,jax")
+    parser.add_argument("--skip", default="", help="systems whose names contain any of these "
+                        "(comma-separated) are left out")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     parser.add_argument("--commit", default="", help="the commit measured (where git cannot say)")
     parser.add_argument("--warm", type=int, default=0, help="first compile autofuse's kernels "
                         "in this many processes (they land in the disk cache)")
     args = parser.parse_args()
     variants = parse_variants(args.variants)
+    SKIP.extend(filter(None, args.skip.split(",")))
     if args.warm:
         warm_all([name for name in WORKLOADS if args.only in name], variants, args.warm)
     import cupy

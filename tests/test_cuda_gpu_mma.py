@@ -80,3 +80,43 @@ def test_float16_matches_numpy_rounding():
     want = (x.astype(np.float32) @ w.astype(np.float32)).astype(np.float16)
     assert np.abs(got.astype(np.float32) - want.astype(np.float32)).max() <= \
         2 ** -10 * np.abs(want.astype(np.float32)).max()
+
+
+# float16 through the pipelined kernel (emit/mma_pipeline.py) where its operands take cp.async:
+# sizes whose strides are multiples of 8 elements, edges of partial blocks zero-filled, each
+# operand along K or along its tile (ldmatrix .trans), batches, a strided view, launch bounds
+PIPELINED = {
+    "aligned_edges": (lambda x, w, b: np.maximum(x @ w + b, 0), [(300, 256), (256, 200), (200,)]),
+    "transposed_both": (lambda x, w: x.T @ w.T, [(96, 136), (72, 96)]),
+    "transposed_a": (lambda x, w: (x.T @ w).astype(np.float32) * 3, [(136, 264), (136, 40)]),
+    "batch": (lambda a, b, r: a @ b + r, [(3, 1, 130, 64), (2, 64, 48), (48,)]),
+    "long_k": (lambda x, w: x @ w, [(64, 2048), (2048, 64)]),
+}
+
+
+@pytest.mark.parametrize("tuning", ["default", "bounded", "eight_warps", "two_stages"])
+@pytest.mark.parametrize("program", sorted(PIPELINED))
+def test_float16_pipelined_kernel_matches_numpy(program, tuning):
+    fn, shapes = PIPELINED[program]
+    changes = {"default": {}, "bounded": {"mma_blocks": 2},
+               "eight_warps": {"mma_f16_tile": (2, 4, 4, 4, 2), "mma_blocks": 2},
+               "two_stages": {"mma_stages": 2}}
+    args = [rand(np.float16, *shape) for shape in shapes]
+    jitted = autofuse.jit(fn, tuning=ON.replace(**changes[tuning]))
+    got = cupy.asnumpy(jitted(*[cupy.asarray(a) for a in args])).astype(np.float64)
+    want = fn(*args).astype(np.float64)
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() / np.abs(want).max() < TOLERANCE["f16"]
+    strategies = [k.strategy for k in jitted.lower(*args, backend="cuda").kernels]
+    assert any("cp.async stages" in s for s in strategies), strategies
+
+
+def test_float16_pipelined_kernel_reads_a_strided_view():
+    """A view whose row stride is a multiple of 8 elements but whose K is not: cp.async chunks
+    read only the elements before K (a short source size), the rest zeros."""
+    x, w = rand(np.float16, 200, 64), rand(np.float16, 40, 136)
+    fn = lambda x, w: x @ w     # noqa: E731
+    gx, gw = cupy.asarray(x)[:, :37], cupy.asarray(w)[:37, :131]
+    got = cupy.asnumpy(autofuse.jit(fn, tuning=ON)(gx, gw)).astype(np.float64)
+    want = (x[:, :37].astype(np.float32) @ w[:37, :131].astype(np.float32)).astype(np.float64)
+    assert np.abs(got - want).max() / np.abs(want).max() < TOLERANCE["f16"]

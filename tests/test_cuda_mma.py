@@ -104,7 +104,7 @@ def test_tensor_core_kernel_under_the_simulator(tmp_path):
 @needs_ptx
 @pytest.mark.parametrize("dtype, precision, instruction, count", [
     (np.float64, "float32", "m16n8k8.row.col.f64.f64.f64.f64", 16),
-    (np.float16, "float32", "m16n8k16.row.col.f32.f16.f16.f32", 32),
+    (np.float16, "float32", "m16n8k16.row.col.f32.f16.f16.f32", 16),
     (np.float32, "tf32", "m16n8k8.row.col.f32.tf32.tf32.f32", 32),
     (np.float32, "3xtf32", "m16n8k8.row.col.f32.tf32.tf32.f32", 96)])
 def test_ptx_runs_the_tensor_cores(dtype, precision, instruction, count):
@@ -112,7 +112,11 @@ def test_ptx_runs_the_tensor_cores(dtype, precision, instruction, count):
                           tuning=Tuning(mma=True))
     (kernel,) = jitted.lower(*operands(1000, 1001, 999, dtype)).kernels
     ptx = kernel.ptx
-    assert len(re.findall(rf"mma\.sync\.aligned\.{re.escape(instruction)}", ptx)) == count
+    found = len(re.findall(rf"mma\.sync\.aligned\.{re.escape(instruction)}", ptx))
+    if dtype == np.float16:     # (a loop a way of staging: cp.async, element reads, LLVM's copies)
+        assert found % count == 0 and found >= 2 * count, found
+    else:
+        assert found == count
     assert ".local" not in ptx                       # accumulators and fragments in registers
     if precision != "float32":
         assert "cvt.rna.tf32.f32" in ptx
@@ -151,7 +155,8 @@ def test_two_shapes_of_one_product_compile_one_kernel(monkeypatch):
 @pytest.mark.parametrize("dtype, precision, changes", [
     (np.float64, "float32", {}), (np.float16, "float32", {}), (np.float32, "3xtf32", {}),
     (np.float64, "float32", {"mma_f64_shape": "mma_f64_m16n8k8", "mma_f64_tile": (2, 2, 2, 4, 2)}),
-    (np.float16, "float32", {"mma_tile": (4, 2, 2, 8, 2)})])
+    (np.float16, "float32", {"mma_f16_tile": (4, 2, 2, 8, 2)}),
+    (np.float16, "float32", {"mma_stages": 0, "mma_tile": (4, 2, 2, 8, 2)})])
 def test_shared_memory_fits_a_static_declaration(dtype, precision, changes):
     """Both operands' double-buffered slabs stay within the 48 KiB a kernel may declare."""
     for args in (operands(1000, 1001, 999, dtype), (np.ones((999, 1000), dtype).T,
@@ -166,5 +171,44 @@ def test_shared_memory_fits_a_static_declaration(dtype, precision, changes):
 
 
 def test_too_large_a_tile_falls_back_to_the_cuda_cores():
-    tuning = Tuning(mma=True, mma_tile=(4, 4, 4, 4, 2))          # 256 x 256 tiles: 150 KiB of slabs
+    tuning = Tuning(mma=True, mma_stages=0, mma_tile=(4, 4, 4, 4, 2))   # 256 x 128: 80 KiB
     assert not strategies(np.float16, tuning=tuning)[0].startswith("tensor cores")
+    tuning = Tuning(mma=True, mma_f16_tile=(4, 4, 4, 8, 2))    # 256 x 256: 64 KiB in 2 stages
+    size = (4096, 4096, 64)                                   # (a grid of 256 blocks: no halving)
+    assert not strategies(np.float16, tuning=tuning, size=size)[0].startswith("tensor cores")
+
+
+def test_float16_tiles_halve_where_a_wave_would_be_short():
+    plans = {}
+    for size in ((8192, 4096, 64), (1000, 1001, 64), (500, 500, 64), (20, 20, 64)):
+        jitted = autofuse.jit(relu_bias, backend="cuda", tuning=Tuning(mma=True))
+        (kernel,) = jitted.lower(*operands(*size, np.float16)).kernels
+        plans[size[:2]] = re.search(r"(\d+x\d+)x32 a block, 3 cp.async", kernel.strategy).group(1)
+    assert plans == {(8192, 4096): "128x128", (1000, 1001): "32x128", (500, 500): "32x32",
+                     (20, 20): "32x32"}
+
+
+@needs_ptx
+@pytest.mark.parametrize("program, trans", [
+    (relu_bias, 1), (lambda x, w: x @ w.T, 0), (lambda x, w: x.T @ w, 2)])
+def test_float16_kernel_copies_asynchronously_and_reads_fragments_by_ldmatrix(program, trans):
+    """The pipelined float16 kernel's PTX: cp.async 16-byte copies, its groups committed and
+    waited for (3 stages: at most 1 in flight), ldmatrix x4 (.trans for an operand contiguous
+    along its tile: w of x @ w, x of x.T @ w), mma.sync in each of its two loops (both operands
+    by cp.async; either one read element by element), nothing in local memory."""
+    args = operands(8192, 4096, 64, np.float16)
+    if program is not relu_bias:
+        args = (args[0], args[1].T.copy()) if trans == 0 else (args[0].T.copy(), args[1])
+    (kernel,) = autofuse.jit(program, backend="cuda", tuning=Tuning(mma=True)).lower(
+        *args).kernels
+    ptx = kernel.ptx
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.commit_group" in ptx
+    assert "cp.async.wait_group 1" in ptx
+    plain = len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", ptx))
+    transposed = len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16", ptx))
+    per_loop = 2 * (4 + 4)          # 2 steps of 4 A and 4 B fragment loads (a warp's 64 x 64)
+    loops = (plain + transposed) // per_loop    # (LLVM may copy the loop reading by elements)
+    assert loops >= 2 and plain + transposed == loops * per_loop
+    assert transposed == {0: 0, 1: 2 * 4, 2: per_loop}[trans] * loops
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx)) == loops * 2 * 32
+    assert ".local" not in ptx

@@ -113,7 +113,15 @@ class Tuning:
     mma_f64_shape: str = "mma_f64_m16n8k8"    # float64's instruction (intrinsics/mma_shapes.py)
     mma_f64_tile: tuple = (2, 2, 2, 4, 2)     # warps along M, N; instruction tiles a warp along
     mma_tile: tuple = (2, 4, 4, 4, 2)         # M, N; instruction steps a shared slab (float64;
-    #                                           float16 and TF32)
+    #                                           TF32; float16 where mma_stages is 0)
+    mma_f16_tile: tuple = (2, 2, 4, 8, 2)     # float16 (emit/mma_pipeline.py): the same fields
+    #                                           (128 x 128 a block, 4 warps of 64 x 64, K 32 a stage),
+    #                                           halved along M, then N, where a wave would be short
+    mma_stages: int = 3               # ... shared stages of its cp.async pipeline (fewer where 48
+    #                                   KiB cannot hold them; 0: the register-staged kernel)
+    mma_blocks: int = 0               # ... launch bounds: blocks an SM the registers allow (0: none;
+    #                                   8 warps of 64 x 32 took 0.945 ms with 2, 1.183 with none,
+    #                                   against 0.855 for these 4 warps unbounded: BENCHMARKS.md)
     # -- flash attention (emit/attention.py, planned by emit/attention_plan.py) -----------------
     attention_rows: int = 64          # query rows a block (fewer where Sq is short or shared
     attention_keys: int = 32          # memory is short), keys a staged tile,

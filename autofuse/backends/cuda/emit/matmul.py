@@ -7,7 +7,7 @@ import numpy as np
 
 from ....ir.graph import Node
 from ..kernel import KernelSource
-from . import gemm, gemm_plan, mma_gemm, mma_plan
+from . import gemm, gemm_plan, mma_gemm, mma_pipeline, mma_plan
 from . import matmul_tiles as cuda_matmul
 
 
@@ -29,7 +29,7 @@ class Matmul:
         tensor = None if self.dynamic else mma_plan.choose(self.group, strides, self.tuning,
                                                             self.simulator)
         if tensor is not None:
-            source = mma_gemm.write(self, tensor)
+            source = (mma_pipeline if tensor.stages else mma_gemm).write(self, tensor)
             source.reason = tensor.reason
             return source
         plan = gemm_plan.choose(self.group, strides, self.tuning, self.dynamic)

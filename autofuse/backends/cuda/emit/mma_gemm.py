@@ -89,7 +89,7 @@ def write(source, plan: Plan):
     r.emit("h = 1 - h")
     r.emit("cuda.syncthreads()")
     r.pop()
-    _epilogue(source, plan, node, acc, batch)
+    epilogue(source, plan, node, acc, batch)
     source.grid_rule = Grid(plan.tn, plan.tm)
     grid = source.grid_rule.of({s.name: s.value for s in source.sizes})
     text = (f"tensor cores ({plan.kind}, mma.sync {shape.ptx.split('.')[3]}), {plan.tm}x{plan.tn}"
@@ -137,7 +137,7 @@ def _slab(source, plan: Plan, acc: dict, stages: list) -> None:
                        f"{c})")
 
 
-def _epilogue(source, plan: Plan, node, acc: dict, batch: tuple) -> None:
+def epilogue(source, plan: Plan, node, acc: dict, batch: tuple) -> None:
     """Each accumulator through the epilogue into the outputs, where it lies in the result."""
     r = source.renderer
     shape = plan.instruction

@@ -7,7 +7,15 @@ names each) and the conversions that feed it, as numba intrinsics through llvmli
 - `pack_halves(low, high)`: two float16 values (held as float32, or float16) as one 32-bit word,
   the low one first in memory order (an LLVM fptrunc, which NVVM folds with a load's widening);
 - `tf32(x)`: x rounded to TF32 (cvt.rna.tf32.f32), the bits mma's .tf32 operands read;
-- `tf32_split(x) -> (high, low)`: high = tf32(x), low = tf32(x - high), for "3xtf32" products.
+- `tf32_split(x) -> (high, low)`: high = tf32(x), low = tf32(x - high), for "3xtf32" products;
+- `ldmatrix4(shared, word)` / `ldmatrix4t(shared, word)` -> 4 words: `ldmatrix...x4.b16` (`.trans`
+  the second), four 8 x 8 float16 matrices read by the warp together, each lane naming one row
+  (lanes 8q..8q+7 the rows of matrix q) by its word in a shared uint32 array; lane l gets word l % 4
+  of row l // 4 of each (with .trans: the transposed matrix's);
+- `cp_async16(shared, word, pointer, element, nbytes)`: `cp.async.cg` of 16 bytes from
+  pointer[element] to shared[word:word + 4], only its first `nbytes` read (the rest zeros);
+  `cp_async_commit()` closes this thread's group of copies, `cp_async_waitN()` (N = 0 ... 6)
+  waits until at most N of its groups are in flight.
 
 Under numba's CUDA simulator the same names are mma_simulator.py's Python functions.
 """
@@ -15,7 +23,9 @@ from __future__ import annotations
 
 from .mma_shapes import SHAPES
 
-NAMES = (*SHAPES, "pack_halves", "tf32", "tf32_split")
+WAITS = tuple(f"cp_async_wait{n}" for n in range(7))
+COPIES = ("ldmatrix4", "ldmatrix4t", "cp_async16", "cp_async_commit", *WAITS)
+NAMES = (*SHAPES, "pack_halves", "tf32", "tf32_split", *COPIES)
 
 
 def _intrinsics() -> dict:
@@ -100,7 +110,79 @@ def _intrinsics() -> dict:
 
     functions = {name: make_mma(shape) for name, shape in SHAPES.items()}
     functions.update(pack_halves=pack_halves, tf32=tf32, tf32_split=tf32_split)
+    functions.update(_copies(intrinsic, ir, types, asm))
     return functions
+
+
+def _copies(intrinsic, ir, types, asm) -> dict:
+    """ldmatrix and cp.async (see the module docstring)."""
+    u32 = ir.IntType(32)
+
+    def shared_address(context, builder, array_type, array, index_type, index):
+        """The 32-bit shared-window address of word `index` of a shared array."""
+        data = context.make_array(array_type)(context, builder, array).data
+        element = context.get_value_type(array_type.dtype)
+        window = builder.ptrtoint(builder.addrspacecast(data, ir.PointerType(element, 3)), u32)
+        word = builder.trunc(context.cast(builder, index, index_type, types.intp), u32)
+        return builder.add(window, builder.mul(word, ir.Constant(u32, 4)))
+
+    def is_shared(array, index) -> bool:
+        return isinstance(array, types.Array) and array.dtype == types.uint32 and \
+            isinstance(index, types.Integer)
+
+    def make_ldmatrix(trans: str):
+        result = types.UniTuple(types.uint32, 4)
+        text = (f"ldmatrix.sync.aligned.m8n8.x4{trans}.shared.b16 {{$0, $1, $2, $3}}, [$4];")
+
+        def codegen(context, builder, sig, args):
+            address = shared_address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            words = asm(builder, [u32] * 4, [u32], text, "=r,=r,=r,=r,r", [address])
+            return context.make_tuple(builder, result, words)
+
+        def ldmatrix(typingctx, array, index):
+            if is_shared(array, index):
+                return result(array, index), codegen
+        ldmatrix.__name__ = "ldmatrix4t" if trans else "ldmatrix4"
+        return intrinsic(ldmatrix)
+
+    def statement(text: str, constraints: str = "", kinds=(), values=()):
+        def emit(builder):
+            builder.asm(ir.FunctionType(ir.VoidType(), list(kinds)), text,
+                        ",".join(filter(None, [constraints, "~{memory}"])), list(values), True)
+        return emit
+
+    @intrinsic
+    def cp_async16(typingctx, array, index, pointer, element, nbytes):
+        if not (is_shared(array, index) and isinstance(pointer, types.CPointer)
+                and isinstance(element, types.Integer) and isinstance(nbytes, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            destination = shared_address(context, builder, sig.args[0], args[0], sig.args[1],
+                                         args[1])
+            offset = context.cast(builder, args[3], sig.args[3], types.intp)
+            source = builder.ptrtoint(builder.gep(args[2], [offset]), ir.IntType(64))
+            size = builder.trunc(context.cast(builder, args[4], sig.args[4], types.intp), u32)
+            statement("cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
+                      (u32, ir.IntType(64), u32), (destination, source, size))(builder)
+            return context.get_dummy_value()
+        return types.void(array, index, pointer, element, nbytes), codegen
+
+    def make_fence(text: str, name: str):
+        def fence(typingctx):
+            def codegen(context, builder, sig, args):
+                statement(text)(builder)
+                return context.get_dummy_value()
+            return types.void(), codegen
+        fence.__name__ = name
+        return intrinsic(fence)
+
+    made = {"ldmatrix4": make_ldmatrix(""), "ldmatrix4t": make_ldmatrix(".trans"),
+            "cp_async16": cp_async16,
+            "cp_async_commit": make_fence("cp.async.commit_group;", "cp_async_commit")}
+    for n, name in enumerate(WAITS):
+        made[name] = make_fence(f"cp.async.wait_group {n};", name)
+    return made
 
 
 def __getattr__(name: str):

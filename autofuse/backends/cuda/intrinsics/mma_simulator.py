@@ -6,6 +6,7 @@ simulator runs a block's threads as Python threads, so a lane posts its register
 block-wide barrier (every thread of a tensor-core kernel's block calls the same mma sequence),
 reads its warp's 32 postings, computes its D registers from them, and waits again before the
 postings can be overwritten. TF32 and float16 operands are 32-bit words, as on the device.
+`ldmatrix` posts each lane's row the same way; `cp.async` copies at once (its waits are no-ops).
 """
 from __future__ import annotations
 
@@ -74,8 +75,38 @@ def _tf32(x) -> np.uint32:
     return np.uint32(bits)
 
 
+def _ldmatrix(trans: bool):
+    def run(array, word):
+        rows = _warp_registers(int(word))
+        flat = array.reshape(-1)
+        lane = threading.current_thread().thread_id % 32
+        g, t = lane // 4, lane % 4
+        out = []
+        for q in range(4):
+            if not trans:
+                out.append(np.uint32(flat[rows[8 * q + g] + t]))
+                continue
+            halves = [flat[rows[8 * q + 2 * t + p]:rows[8 * q + 2 * t + p] + 4].view(np.uint16)[g]
+                      for p in range(2)]
+            out.append(np.array(halves, np.uint16).view(np.uint32)[0])
+        return tuple(out)
+    return run
+
+
+def _cp_async16(array, word, pointer, element, nbytes):
+    assert word % 4 == 0 and 0 <= nbytes <= 16, (word, nbytes)
+    count = int(nbytes) // pointer.itemsize
+    data = np.zeros(16, np.uint8)
+    data[:count * pointer.itemsize] = np.ascontiguousarray(
+        pointer[element:element + count]).view(np.uint8)
+    array.reshape(-1)[word:word + 4] = data.view(np.uint32)
+
+
 def functions() -> dict:
     made = {name: _mma(shape) for name, shape in SHAPES.items()}
+    made.update(ldmatrix4=_ldmatrix(False), ldmatrix4t=_ldmatrix(True), cp_async16=_cp_async16,
+                cp_async_commit=lambda: None)
+    made.update({f"cp_async_wait{n}": (lambda: None) for n in range(7)})
 
     def pack_halves(low, high):
         return np.array([low, high], np.float16).view(np.uint32)[0]
