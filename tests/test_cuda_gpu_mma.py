@@ -98,8 +98,8 @@ PIPELINED = {
 @pytest.mark.parametrize("program", sorted(PIPELINED))
 def test_float16_pipelined_kernel_matches_numpy(program, tuning):
     fn, shapes = PIPELINED[program]
-    changes = {"default": {}, "bounded": {"mma_blocks": 2},
-               "eight_warps": {"mma_f16_tile": (2, 4, 4, 4, 2), "mma_blocks": 2},
+    changes = {"default": {"mma_stages": 3}, "bounded": {"mma_stages": 3, "mma_blocks": 2},
+               "eight_warps": {"mma_stages": 3, "mma_f16_tile": (2, 4, 4, 4, 2), "mma_blocks": 2},
                "two_stages": {"mma_stages": 2}}
     args = [rand(np.float16, *shape) for shape in shapes]
     jitted = autofuse.jit(fn, tuning=ON.replace(**changes[tuning]))
