@@ -9,7 +9,7 @@ import numpy as np
 from .fusion import partition
 from .fusion.rolled import expand
 from .ir.graph import Graph
-from .ir.periods import find_period, shorten
+from .ir.periods import COPIES, find_period, shorten
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.split import split_total_reductions
@@ -61,6 +61,11 @@ def roll(graph: Graph, simplified, cost):
     few of its steps and written out for all (ir/periods.py, fusion/rolled.py), or None where
     the graph holds no such loop or its steps did not come out alike. `history` is the few
     steps' simplification."""
+    # NOTE: a value read by every step is read by COPIES - 1 or more groups of the cut graph; only
+    # while that exceeds the groups a value is recomputed in is it stored there as in the whole
+    # graph (a value defined within the loop's first steps and read by later ones likewise)
+    if cost.max_recompute_groups >= COPIES - 1:
+        return None
     period = find_period(graph)
     short = shorten(graph, period) if period is not None else None
     if short is None:
