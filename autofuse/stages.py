@@ -9,7 +9,7 @@ import numpy as np
 from .fusion import partition
 from .fusion.rolled import expand
 from .ir.graph import Graph
-from .ir.periods import COPIES, find_period, shorten
+from .ir.periods import COPIES, GROUPINGS, find_period, shorten
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.split import split_total_reductions
@@ -60,20 +60,26 @@ def roll(graph: Graph, simplified, cost):
     """(graph, history, fused program, period) of a traced loop simplified and partitioned on a
     few of its steps and written out for all (ir/periods.py, fusion/rolled.py), or None where
     the graph holds no such loop or its steps did not come out alike. `history` is the few
-    steps' simplification."""
+    steps' simplification. Where one step's kernels differ from the next's, but every few steps
+    repeat (a value recomputed in the next steps' kernels up to a bound, then stored), those few
+    steps are taken as one (periods.GROUPINGS)."""
     # NOTE: a value read by every step is read by COPIES - 1 or more groups of the cut graph; only
     # while that exceeds the groups a value is recomputed in is it stored there as in the whole
     # graph (a value defined within the loop's first steps and read by later ones likewise)
     if cost.max_recompute_groups >= COPIES - 1:
         return None
-    period = find_period(graph)
-    short = shorten(graph, period) if period is not None else None
-    if short is None:
-        return None
-    cut, copy_of = short
-    simple, history = simplified(cut)
-    whole = expand(simple, partition(simple, cost), copy_of, {n.id: n for n in cut.nodes}, period)
-    return None if whole is None else (whole[0], history, whole[1], period)
+    found = find_period(graph)
+    for period in (found.grouped(k) for k in GROUPINGS) if found is not None else ():
+        short = shorten(graph, period) if period is not None else None
+        if short is None:
+            continue
+        cut, copy_of = short
+        simple, history = simplified(cut)
+        whole = expand(simple, partition(simple, cost), copy_of, {n.id: n for n in cut.nodes},
+                       period)
+        if whole is not None:
+            return whole[0], history, whole[1], period
+    return None
 
 
 def leaf_specs(leaves, statics, name: str) -> list:

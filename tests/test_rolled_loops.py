@@ -135,6 +135,19 @@ def test_corpus_loops_roll_to_the_same_program():
     assert rolled >= 7
 
 
+@pytest.mark.parametrize("name, steps", [("least_squares_gd", 61), ("particles_in_field", 40)])
+def test_loops_whose_kernels_repeat_every_few_steps(name, steps):
+    """A step's value recomputed in the next steps' kernels (up to the bound on recomputing, then
+    stored): the kernels repeat every few steps, which are rolled as one (the remainder after)."""
+    from benchmarks.corpus import find
+    program = find(name)
+    args, static = program.arguments("small", program.dtypes[0])
+    with_roll, whole = lowered_both(program.function, args, dict(static, steps=steps))
+    assert with_roll._entry.loop is not None
+    assert with_roll._entry.loop.length > len(with_roll.traced.nodes) // (steps + 1)
+    assert with_roll.fused.as_text() == whole.fused.as_text()
+
+
 def steps_graph(steps: int, read_early_at_end: bool) -> Graph:
     """x -> (x * 2 + 2) repeated; the end optionally also reads the fourth step's value."""
     b = Builder()

@@ -7,15 +7,27 @@ from typing import Iterable
 
 import numpy as np
 
+from .infer import infer
 from .ops import OPS
 
 
 class Attrs(tuple):
-    """Sorted (key, value) pairs: hashable attributes with dict-like access."""
+    """Sorted (key, value) pairs: hashable attributes with dict-like access. Equal mappings of
+    hashable values give one shared object (a traced loop makes the same attributes each step)."""
 
     def __new__(cls, mapping=None):
-        items = sorted((mapping or {}).items())
-        return super().__new__(cls, tuple((key, _freeze(value)) for key, value in items))
+        if not mapping:
+            return _EMPTY
+        key = _key(mapping)
+        found = None if key is None else _MADE.get(key)
+        if found is None:
+            items = sorted(mapping.items())
+            found = super().__new__(cls, tuple((k, _freeze(value)) for k, value in items))
+            if key is not None:
+                if len(_MADE) >= _MADE_LIMIT:
+                    _MADE.clear()
+                _MADE[key] = found
+        return found
 
     def __getitem__(self, key):
         if isinstance(key, str):
@@ -33,6 +45,27 @@ class Attrs(tuple):
 
     def as_dict(self) -> dict:
         return dict(tuple.__iter__(self))
+
+
+_MADE: dict = {}          # _key(mapping) -> its Attrs
+_MADE_LIMIT = 4096
+_EMPTY = tuple.__new__(Attrs, ())
+_EXACT = (int, bool, str, type(None))
+
+
+def _key(mapping) -> tuple | None:
+    """A key telling mappings apart as Attrs would (types and all: 1, 1.0 and True are equal in
+    Python, as are 0.0 and -0.0), or None for values it does not take (floats, arrays, dtypes)."""
+    key = []
+    for name, value in mapping.items():
+        kind = type(value)
+        if kind in _EXACT:
+            key.append((name, kind, value))
+        elif kind is tuple and all(type(item) is int for item in value):
+            key.append((name, tuple, value))
+        else:
+            return None
+    return tuple(key)
 
 
 class Constant:
@@ -128,7 +161,6 @@ class Graph:
 
         `checked`: nodes already checked (nodes are immutable, so their shape and dtype stay
         right); their inference is skipped, and the nodes checked now are added to it."""
-        from .infer import infer
         defined = set()
         for node in self.nodes:
             if node.op not in OPS:
@@ -165,7 +197,6 @@ class Builder:
         self._next = first_id
 
     def add(self, op: str, inputs=(), attrs=None, origin=None, shape=None, dtype=None) -> Node:
-        from .infer import infer
         attrs = attrs if type(attrs) is Attrs else Attrs(attrs)
         inputs = tuple(inputs)
         if shape is None or dtype is None:

@@ -23,6 +23,8 @@ from .graph import Graph, Node
 COPIES = 6             # steps kept: 0-4 as traced, then the last (4 is the one copied for the rest)
 MIN_REPEATS = 12       # fewer steps are simplified and partitioned as they are
 REACH = 2              # the last step and what follows may read the last REACH + 1 steps only
+GROUPINGS = (1, 2, 3, 4)   # traced steps taken as one step, tried in turn (stages.roll)
+MIN_GROUPED = COPIES + 2   # steps of several traced steps each, at least
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,14 @@ class Period:
     @property
     def end(self) -> int:
         return self.start + self.length * self.repeats
+
+    def grouped(self, steps: int) -> "Period | None":
+        """The run taken `steps` traced steps at a time (the rest of them after it), or None
+        where too few such steps remain."""
+        if steps == 1:
+            return self
+        repeats = self.repeats // steps
+        return Period(self.start, self.length * steps, repeats) if repeats >= MIN_GROUPED else None
 
 
 def _token(node: Node, interned: dict) -> int:
