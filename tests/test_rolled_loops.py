@@ -181,9 +181,10 @@ def test_too_few_steps_are_not_cut():
     assert find_period(steps_graph(6, False)) is None
 
 
-@pytest.mark.parametrize("seed", range(0, 48, 3))
+@pytest.mark.parametrize("seed", [*range(0, 48, 4), 48, 171])
 def test_random_loops_roll_to_the_same_program(seed):
-    """The loop fuzz's programs (tests/loop_fuzz.py): rolled or not, the same fused program."""
+    """The loop fuzz's programs (tests/loop_fuzz.py): rolled or not, the same fused program
+    (48: a reason naming another node; 171: decisions of one producer in launch order)."""
     from loop_fuzz import seeded_loop_program
     program = seeded_loop_program(seed)
     texts = []

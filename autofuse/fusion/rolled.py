@@ -11,6 +11,8 @@ kept to the end), it returns None and the caller runs the whole graph through th
 """
 from __future__ import annotations
 
+import re
+
 from ..ir.graph import Graph, Node
 from ..ir.periods import COPIES, REACH, Period
 from .order import launch_order
@@ -18,6 +20,7 @@ from .program import Decision, FusedProgram
 
 STEADY = COPIES - 2        # the step copied for the rest (4)
 AFTER = COPIES - 1         # the last step (5); what follows the loop is COPIES (6)
+_NAMED = re.compile(r"\{n(\d+)\}")     # another node a decision's reason names (program.py)
 
 
 def _steps(graph: Graph, copy_of: dict, original: dict) -> dict[int, int]:
@@ -165,6 +168,8 @@ def expand(graph: Graph, fused: FusedProgram, copy_of: dict, original: dict, per
     for index, group in enumerate(groups):
         group.id = index
     decisions = _decisions(fused, step, steps, copies, at_end)
+    if decisions is None:
+        return None
     return whole, FusedProgram(whole, groups, _in_order(decisions, groups, order), fused.cost)
 
 
@@ -217,21 +222,36 @@ def _grouped_alike(before, now, step: dict, steps: _Steps) -> bool:
 
 
 def _decisions(fused: FusedProgram, step: dict, steps: _Steps, copies: list, at_end) -> list:
-    """The not-fused decisions, those of the steady step made again for each copied step."""
+    """The not-fused decisions, those of the steady step made again for each copied step (with
+    the other nodes their reasons name, {n<id>}, moved to that step too)."""
+    by_id = {node.id: node for node in fused.graph.nodes}
+
+    def moved(decision: Decision, node_for, named) -> Decision | None:
+        """The decision in another step; None where its reason names a node of a step that
+        has no copy there (a later step: the text would name the wrong node)."""
+        names = [by_id[int(i)] for i in _NAMED.findall(decision.reason)]
+        if not all(named(node) for node in names):
+            return None
+        reason = _NAMED.sub(lambda m: "{n%d}" % node_for(by_id[int(m.group(1))]).id,
+                            decision.reason)
+        return Decision(node_for(decision.producer), node_for(decision.consumer), reason)
+
+    def steady_or_before(node) -> bool:
+        return 1 <= step[node.id] <= STEADY or step[node.id] < 0 or node.id in steps.fixed
+
     found = []
     for decision in fused.decisions:
         c = step[decision.consumer.id]
         if c > STEADY:
-            found.append(Decision(at_end(decision.producer), at_end(decision.consumer),
-                                  decision.reason))
+            found.append(moved(decision, at_end, lambda node: at_end(node) is not None))
             continue
         found.append(decision)
         if c == STEADY:
             for k, made in enumerate(copies, start=STEADY + 1):
-                p = decision.producer
-                producer = made[p.id] if step[p.id] == STEADY else steps.read(copies, k, p)
-                found.append(Decision(producer, made[decision.consumer.id], decision.reason))
-    return found
+                found.append(moved(decision, lambda node, k=k, made=made: made[node.id]
+                                   if step[node.id] == STEADY else steps.read(copies, k, node),
+                                   steady_or_before))
+    return None if None in found else found
 
 
 def _in_order(decisions: list, groups: list, order: dict) -> list:
