@@ -96,3 +96,26 @@ def test_stages_do_linear_work(name, fn, make, steps):
     for stage in ("trace", "simplify", "partition", "text"):
         ratio = large[stage] / small[stage]
         assert ratio < 1.25 * size, f"{stage}: {small[stage]} -> {large[stage]} lines ({ratio:.1f}x)"
+
+
+def test_rolled_loops_do_linear_work_below_the_whole_graphs():
+    """A loop rolled (stages.roll: steps simplified and partitioned on a few, copied for the rest)
+    does linear work in its steps, and less than simplifying and partitioning every step."""
+    from autofuse import stages
+    from autofuse.fusion.cost import DEFAULT
+
+    def work(steps):
+        args = (np.ones(16, np.float32),)
+        leaves, structure = tree.flatten((args, {}))
+        specs = [leaf_spec(leaf, "argument") for leaf in leaves]
+        traced = trace(lambda u: stencil(u, steps), structure, specs, {}, "f")
+        counter = LineCounter()
+        rolled, lines = counter.run(lambda: stages.roll(traced.graph, simplify, DEFAULT))
+        assert rolled is not None
+        (graph, _), whole = counter.run(lambda: simplify(traced.graph))
+        _, partitioned = counter.run(lambda: partition(graph))
+        return lines, whole + partitioned
+
+    (small, small_whole), (large, large_whole) = work(100), work(400)
+    assert large / small < 1.25 * 4, (small, large)
+    assert large < large_whole / 3, (large, large_whole)
