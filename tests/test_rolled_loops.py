@@ -181,7 +181,7 @@ def test_too_few_steps_are_not_cut():
     assert find_period(steps_graph(6, False)) is None
 
 
-@pytest.mark.parametrize("seed", [*range(0, 48, 4), 48, 171])
+@pytest.mark.parametrize("seed", [0, 8, 16, 24, 32, 48, 171])
 def test_random_loops_roll_to_the_same_program(seed):
     """The loop fuzz's programs (tests/loop_fuzz.py): rolled or not, the same fused program
     (48: a reason naming another node; 171: decisions of one producer in launch order)."""
