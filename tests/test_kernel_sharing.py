@@ -184,7 +184,8 @@ def test_a_loop_over_an_index_compiles_one_kernel(backend):
     low = autofuse.jit(ewma, backend=backend).lower(x, 0.3)
     steps = [k for k in low.kernels if k.group.kind == "loop"]
     assert len(steps) >= 39
-    assert len({k.source for k in steps}) <= 2
+    # (the first step; the steps written in place; on CUDA the last, a result, computed whole)
+    assert len({k.source for k in steps}) <= (2 if backend == "cpu" else 3)
     lifted = [k for k in steps if "passed as arguments" in k.reason]
     assert len(lifted) >= 37
     assert all("off0" in k.source for k in lifted)

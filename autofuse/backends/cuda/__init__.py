@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 from ...fusion import CostModel
+from ...fusion.in_place import region_base
 from ...ir.fourier_plan import FourierLimits
 from .. import sharing
 from .compile import CompiledKernel, module_text
@@ -35,7 +36,7 @@ from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
 from .writer import generate
 
-COST = CostModel(max_row=32 * 1024)
+COST = CostModel(max_row=32 * 1024, region_updates=True)
 # np.fft's cost rule here (ir/fourier_plan.py), not yet measured on a GPU: estimated from an H100's
 # 3.35 TB/s and ~60 TFLOP/s float32, the library step's stored input and result (16 bytes an
 # element of complex64 each way) cost about what 64 complex multiply-adds do, and a launch
@@ -102,6 +103,7 @@ def prepare(entry) -> None:
     tuning, device = tuning_of(entry.options), device_for(simulator)
     kernels, first = [], {}
     lifted = sharing.plan([record.group for record in entry.kernels], strides, passable)
+    users, results = entry.graph.users(), {node.id for node in entry.graph.outputs}
     for record in entry.kernels:
         group = record.group
         if group.kind == "fft":
@@ -115,14 +117,15 @@ def prepare(entry) -> None:
         # (a staged product's kernel has its sizes in its text: groups share it by shape)
         general = group.kind == "output" and not staged_plan.marked(group) \
             and not attention_plan.marked(group)
-        structure = (general and mma_plan.structure(group, strides, tuning)) \
-            or group.structure(strides, lifted=places)
+        into = in_place(group, users, results)
+        structure = ((general and mma_plan.structure(group, strides, tuning))
+                     or group.structure(strides, lifted=places), into is not None)
         origin = first.get(structure)
         if origin is None:
             source = generate(group, record.name, strides, simulator,
                               round_halves=entry.options.get("float16", "numpy") == "numpy",
                               tuning=tuning, device=device,
-                              lifted=sharing.arguments(group, places))
+                              lifted=sharing.arguments(group, places), into=into)
             kernel = first[structure] = CompiledKernel(record, source, module_text(source, simulator),
                                                        simulator)
             reason = source.reason
@@ -132,6 +135,7 @@ def prepare(entry) -> None:
             reason = f"{origin.record.reason}; the kernel of {origin.record.name} (the same structure" \
                 + (f"; {sharing.describe([s for s in source.sizes if isinstance(s, sharing.Lifted)])} "
                    f"passed as arguments)" if places else ")")
+        kernel.into = None if into is None else into.id
         text = kernel.text
         # NOTE: PTX is compiled lazily: a cubin found in the disk cache needs no numba at all.
         record.source, record.strategy, record.reason = text, source.strategy, reason
@@ -142,6 +146,14 @@ def prepare(entry) -> None:
         kernels.append(kernel)
     entry.program = SimulatorProgram(entry, kernels) if simulator else \
         CudaProgram(entry, kernels, tuning)
+
+
+def in_place(group, users: dict, results: set):
+    """The base `group` writes its slice assignment into (fusion/in_place.py), or None. Not where
+    the assignment is a result of the function: with jit(cuda_graph=True) a graph's
+    intermediates are its own memory, kept between calls, which a result must not be."""
+    base = region_base(group, users, results)
+    return None if base is None or group.root.id in results else base
 
 
 def _fourier_kernel(record) -> FourierKernel:

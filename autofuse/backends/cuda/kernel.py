@@ -180,6 +180,7 @@ class KernelBase:
         self.tuning = tuning
         self.device = device
         self.split_reduction = False       # (split kernels do not overlap: OVERLAP)
+        self.into = None                   # a slice assignment's base written in place (region)
         self.dynamic = False               # sizes may become arguments (dynamic/): choices that
         #                                    only pay at some sizes are made as at large ones
         self.renderer = Renderer(group, self.load, "cuda")

@@ -37,7 +37,7 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
                 return attention_mma.write(self, plan.attention)
             return attention.write(self, plan.attention)
         if plan.strategy == "pointwise":
-            return self.pointwise()
+            return self.region() if self.into is not None else self.pointwise()
         if plan.strategy == "scatter":
             return self.scatter()
         if plan.strategy == "sort":
@@ -60,12 +60,15 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
              round_halves: bool = True, tuning: Tuning = DEFAULT,
-             device: Device = HOPPER, dynamic: bool = False, lifted: tuple = ()) -> KernelSource:
+             device: Device = HOPPER, dynamic: bool = False, lifted: tuple = (),
+             into=None) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
     float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `lifted`
-    (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs."""
+    (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs; `into`:
+    the base its slice assignment writes in place (fusion/in_place.py), or None."""
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
+    writer.into = into
     writer.renderer.lifted = sharing.names(lifted)
     writer.sizes += list(lifted)
     writer.renderer.ones = not dynamic

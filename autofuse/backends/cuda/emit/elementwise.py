@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...render import affine
+from ....arrays import contiguous
 from ..kernel import MAX_GRID, KernelSource
 from . import strip as cuda_strip
 
@@ -72,6 +74,38 @@ class Elementwise:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
         source = self.finish(strategy, threads, (blocks, 1, 1))
         source.launch_rule = ("elements", threads * width)
+        return source
+
+    def region(self) -> KernelSource:
+        """A slice assignment written in place (fusion/in_place.py says when nothing can tell):
+        a grid-stride loop over the update's elements only, each stored where it lands in the
+        base, whose memory the output takes (runtime/buffers.py)."""
+        r = self.renderer
+        root = self.group.root
+        update = root.inputs[1]
+        shape = update.shape
+        size = int(np.prod(shape, dtype=np.int64))
+        self.identity_shape = shape
+        threads = 32 if self.simulator else self.tuning.threads
+        (param,) = self.outputs
+        starts, steps = r.starts(root), root.attrs["step"]
+
+        def compute(flat, element):
+            r.value(update, element)
+
+        def store(flat, element):
+            target = tuple(affine(a, s, i) for a, s, i in zip(starts, steps, element))
+            offset = self.offset(root.shape, contiguous(root.shape), target)
+            r.emit(f"{param.name}[{offset}] = {self.stored(root, r.value(update, element))}")
+
+        self.strided_loop(size, shape, 1, compute, store)
+        blocks = max(1, min(-(-size // threads), MAX_GRID))
+        region = "x".join(map(str, shape))
+        source = self.finish(f"in place: the {region} region, into its base's memory", threads,
+                             (blocks, 1, 1))
+        source.launch_rule = ("elements", threads)
+        source.reason = ("a slice assignment whose base nothing reads afterwards: only its region "
+                         "is computed and stored, into the base's memory")
         return source
 
     def ilp(self, size: int, threads: int, loads_wanted: int = 0, most: int = 0) -> int:

@@ -12,7 +12,9 @@ Rules, kept simple so the plan is plainly right:
   writes into memory it reads (launches of one call run in order: one stream, or a chained graph);
 - memory is shared only between intermediates of the same shape and dtype (no views of raw bytes);
 - a library step's result (a sort by CuPy or torch, runtime/library_sort.py) is the library's new
-  array: it never takes another's memory (later intermediates may take its own once it is dead).
+  array: it never takes another's memory (later intermediates may take its own once it is dead);
+- a slice assignment written in place (a step's `into`: fusion/in_place.py) takes its base's
+  memory, which stays taken for as long as the assignment's result is read.
 """
 from __future__ import annotations
 
@@ -25,17 +27,23 @@ def shared_buffers(steps, results) -> dict:
     for s, step in enumerate(steps):
         for node, _ in step.params:
             last_read[node] = s
+    bases = {step.into for step in steps if getattr(step, "into", None) is not None}
     free: dict = {}                 # (shape, dtype) -> representatives whose memory is free
     ending: dict = {}               # step -> representatives freed after it
     owner = {}
     for s, step in enumerate(steps):
+        into = getattr(step, "into", None)
         for node, shape, dtype in step.outputs:
             if node in results:
                 continue
             key = (tuple(shape), dtype)
-            available = None if getattr(step, "library", False) else free.get(key)
-            owner[node] = available.pop() if available else node
-            ending.setdefault(max(last_read.get(node, s), s), []).append((owner[node], key))
+            if into is not None:
+                owner[node] = owner.get(into, into)
+            else:
+                available = None if getattr(step, "library", False) else free.get(key)
+                owner[node] = available.pop() if available else node
+            if node not in bases:       # (a base's memory passes on to its assignment)
+                ending.setdefault(max(last_read.get(node, s), s), []).append((owner[node], key))
         for representative, key in ending.pop(s, ()):
             free.setdefault(key, []).append(representative)
     return owner

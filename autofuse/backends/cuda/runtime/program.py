@@ -34,6 +34,8 @@ class CudaStep:
         self.outputs = [(p.node.id, p.node.shape, p.node.dtype) for p in kernel.source.outputs]
         self.always = any(p.node.size for p in kernel.source.outputs)   # else nothing to write
         self.owners = [node for node, _, _ in self.outputs]   # whose memory each output takes
+        # a slice assignment written in place: its one output takes its base's memory
+        self.into = getattr(kernel, "into", None)
 
     def scratch_arguments(self, library) -> list:
         if self.scratch is None:
@@ -235,6 +237,9 @@ class SimulatorProgram:
                     args.append(_flat(value, param.node.dtype))
             outs = [np.full(max(1, p.node.size), _poison(p.node.dtype), storage_dtype(p.node.dtype))
                     for p in source.outputs]
+            into = getattr(kernel, "into", None)
+            if into is not None:           # (written in place: its base's memory, read above)
+                outs = [args[[p.node.id for p in source.params].index(into)]]
             args += outs
             args += [size.argument() for size in source.sizes]
             args += [np.zeros(count, dtype) for _, count, dtype in source.scratch]
