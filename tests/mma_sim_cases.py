@@ -1,6 +1,7 @@
-"""Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_mma.py: the tensor-core product kernel
-(emit/mma_gemm.py) executed by numba's simulator (mma.sync emulated a warp at a time,
-intrinsics/mma_simulator.py) on small inputs, against NumPy in float64: odd sizes, transposed
+"""Run under NUMBA_ENABLE_CUDASIM=1 by test_cuda_mma.py: the tensor-core product kernels
+(emit/mma_gemm.py; float16's pipelined one, emit/mma_pipeline.py, and its register-staged one)
+executed by numba's simulator (mma.sync emulated a warp at a time, intrinsics/mma_simulator.py)
+on small inputs, against NumPy in float64: odd sizes, transposed
 operands, batch broadcasting, K = 0, prologues and epilogues; float64 with each instruction,
 float16, and float32 as TF32 and 3xTF32."""
 import numpy as np
@@ -37,6 +38,8 @@ CASES = [     # name, program, operands, tuning changes, matmul_precision
      (rand(F16, 20, 37), rand(F16, 37, 17), rand(F16, 17)), {}, "float32"),
     ("f16_transposed_a_cast", lambda x, w: (x.T @ w).astype(np.float32) * 3,
      (rand(F16, 33, 18), rand(F16, 33, 9)), {}, "float32"),
+    ("f16_register_staged", lambda x, w, b: np.maximum(x @ w + b, 0),     # (mma_gemm.py's)
+     (rand(F16, 20, 37), rand(F16, 37, 17), rand(F16, 17)), {"mma_stages": 0}, "float32"),
     # strides and sizes that let chunks take the vector loads (and edges that do not)
     ("f64_vector_loads", lambda x, w, b: x @ w + b, (rand(F64, 24, 20), rand(F64, 20, 36), rand(F64, 36)),
      {}, "float32"),

@@ -189,8 +189,8 @@ def test_float16_tiles_halve_where_a_wave_would_be_short():
 
 
 @needs_ptx
-# (one layout here: each compile takes 30-50 s without a GPU; test_cuda_gpu_mma runs them all)
-@pytest.mark.parametrize("program, trans", [(relu_bias, 1)])
+@pytest.mark.parametrize("program, trans", [
+    (relu_bias, 1), (lambda x, w: x @ w.T, 0), (lambda x, w: x.T @ w, 2)])
 def test_float16_kernel_copies_asynchronously_and_reads_fragments_by_ldmatrix(program, trans):
     """The pipelined float16 kernel's PTX: cp.async 16-byte copies, its groups committed and
     waited for (3 stages: at most 1 in flight), ldmatrix x4 (.trans for an operand contiguous

@@ -117,11 +117,11 @@ class Tuning:
     mma_f16_tile: tuple = (2, 2, 4, 8, 2)     # float16 (emit/mma_pipeline.py): the same fields
     #                                           (128 x 128 a block, 4 warps of 64 x 64, K 32 a stage),
     #                                           halved along M, then N, where a wave would be short
-    mma_stages: int = 0               # ... shared stages of its cp.async pipeline (fewer where 48
-    #                                   KiB cannot hold them; 0: the register-staged kernel). Off
-    #                                   by default: the pipelined kernel runs 3.9x faster (H100,
-    #                                   8192x4096x4096) but numba takes 30-70 s to compile it
-    #                                   (the register-staged one: 5-9 s); Tuning(mma_stages=3)
+    mma_stages: int = 3               # ... shared stages of its cp.async pipeline (fewer where 48
+    #                                   KiB cannot hold them; 0: the register-staged kernel, 3.9x
+    #                                   slower on an H100 at 8192x4096x4096). Its kernel text keeps
+    #                                   numba's passes short (tuples, a looped epilogue: 4-5 s to
+    #                                   PTX on a 2-core machine, from 45 s: BENCHMARKS.md)
     mma_blocks: int = 0               # ... launch bounds: blocks an SM the registers allow (0: none;
     #                                   8 warps of 64 x 32 took 0.945 ms with 2, 1.183 with none,
     #                                   against 0.855 for these 4 warps unbounded: BENCHMARKS.md)

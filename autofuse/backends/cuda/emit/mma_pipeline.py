@@ -24,7 +24,6 @@ import numpy as np
 
 from ..kernel import Grid
 from . import gemm
-from .mma_gemm import epilogue
 from .mma_plan import Plan
 
 
@@ -58,10 +57,8 @@ def write(source, plan: Plan):
     for side in sides:
         r.emit(f"s{side.name} = cuda.shared.array({plan.stages * side.words}, {shared}{align})")
     zero = r.constant(np.float32(0))
-    acc = {(i, j): [f"c{i}_{j}_{e}" for e in range(len(shape.c))]
-           for i in range(plan.tiles_m) for j in range(plan.tiles_n)}
-    for registers in acc.values():
-        r.emit(" = ".join(registers) + f" = {zero}")
+    acc = {(i, j): f"c{i}_{j}" for i in range(plan.tiles_m) for j in range(plan.tiles_n)}
+    r.emit(" = ".join(acc.values()) + f" = ({', '.join([zero] * len(shape.c))},)")
     for side in sides:
         side.declare()
     direct = all(side.view is not None for side in sides)
@@ -77,7 +74,7 @@ def write(source, plan: Plan):
     _loop(source, plan, acc, sides, False)
     if direct:
         r.pop()
-    epilogue(source, plan, node, acc, batch)
+    _epilogue(source, plan, node, acc, batch)
     source.grid_rule = Grid(plan.tn, plan.tm)
     grid = source.grid_rule.of({s.name: s.value for s in source.sizes})
     text = (f"tensor cores (f16, mma.sync {shape.ptx.split('.')[3]}), {plan.tm}x{plan.tn}"
@@ -130,19 +127,38 @@ def _compute(source, plan: Plan, acc: dict, sides: list) -> None:
     for side in sides:
         r.emit(f"r{side.name} = sr * {side.words}")
     for step in range(plan.slab // shape.words):
-        fragments = {}
         for i in range(plan.tiles_m):             # A: rows 0-7, 8-15 at K 0-7, then at K 8-15
-            fragments["a", i] = [f"fa{i}_{e}" for e in range(4)]
-            r.emit(f"{', '.join(fragments['a', i])} = {sa.ldmatrix(step, i)}")
+            r.emit(f"fa{i} = {sa.ldmatrix(step, i)}")
         for pair in range(plan.tiles_n // 2):     # B: columns 0-7 at K 0-7, 8-15; then 8-15
-            j = 2 * pair
-            fragments["b", j] = [f"fb{j}_0", f"fb{j}_1"]
-            fragments["b", j + 1] = [f"fb{j + 1}_0", f"fb{j + 1}_1"]
-            words = fragments["b", j] + fragments["b", j + 1]
-            r.emit(f"{', '.join(words)} = {sb.ldmatrix(step, pair)}")
-        for (i, j), registers in acc.items():
-            r.emit(f"{', '.join(registers)}, = {shape.name}(({', '.join(fragments['a', i])},), "
-                   f"({', '.join(fragments['b', j])},), ({', '.join(registers)},))")
+            r.emit(f"fb{pair} = {sb.ldmatrix(step, pair)}")
+        for (i, j), c in acc.items():
+            half = ":2" if j % 2 == 0 else "2:"
+            r.emit(f"{c} = {shape.name}(fa{i}, fb{j // 2}[{half}], {c})")
+
+
+def _epilogue(source, plan: Plan, node, acc: dict, batch: tuple) -> None:
+    """Each accumulator through the epilogue into the outputs, where it lies in the result: a
+    loop over the warp's instruction tiles (their accumulator tuples gathered in one tuple, read
+    at the loop's index), each tile's registers written out."""
+    r = source.renderer
+    shape = plan.instruction
+    r.emit(f"acc = ({', '.join(acc.values())},)")
+    r.emit("er = row0 + wm + lg")
+    r.emit("ec = col0 + wn + 2 * lq")
+    r.emit(f"for q in range({len(acc)}):")
+    r.push()
+    r.emit("cq = acc[q]")
+    r.emit(f"ei = er + (q // {plan.tiles_n}) * {shape.m}")
+    r.emit(f"ej = ec + (q % {plan.tiles_n}) * {shape.n}")
+    for e, (dr, dc) in enumerate(shape.c):
+        r.emit(f"gi = ei + {dr}")
+        r.emit(f"gj = ej + {dc}")
+        r.emit("if gi < M and gj < N:")
+        r.push()
+        value = source.register_value(f"cq[{e}]", node)    # (float16: rounded once)
+        gemm.store_outputs(source, node, batch, "gi", "gj", value)
+        r.pop()
+    r.pop()
 
 
 class _Operand:
