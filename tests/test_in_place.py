@@ -177,3 +177,24 @@ def test_cuda_regions_in_place_under_the_simulator(tmp_path):
     from simulated import run_cases
     lines = run_cases("in_place_sim_cases.py", tmp_path)
     assert len(lines) >= 7 and all(line.endswith(": ok") for line in lines), "\n".join(lines)
+
+
+def test_strided_slices_meet_where_their_indices_do():
+    """fusion/in_place._meet against sets of indices: progressions of either sign of step."""
+    from autofuse.fusion.in_place import _meet
+    rng = np.random.default_rng(12)
+    for _ in range(3000):
+        (a, b), (n, m) = rng.integers(-5, 30, 2), rng.integers(1, 12, 2)
+        s, t = rng.choice([1, 2, 3, 4, 6, -1, -2, -3], 2)
+        one, other = {a + s * k for k in range(n)}, {b + t * k for k in range(m)}
+        assert _meet((min(one), abs(s), max(one)), (min(other), abs(t), max(other))) == \
+            bool(one & other), (a, s, n, b, t, m)
+
+
+def test_red_black_sweeps_write_each_colour_in_place():
+    from in_place_sim_cases import red_black
+    u = np.random.default_rng(13).random((15, 13))
+    jitted = autofuse.jit(red_black, static_argnums=(1,), backend="cpu")
+    written = [k for k in jitted.lower(u, 4).kernels if k.strategy.startswith("in place")]
+    assert len(written) >= 6
+    np.testing.assert_allclose(jitted(u, 4), red_black(u, 4), rtol=1e-12)

@@ -23,6 +23,8 @@ link is such a kernel.
 """
 from __future__ import annotations
 
+import math
+
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE
 from .group import Group
@@ -67,23 +69,40 @@ def region_base(group: Group, users: dict, results: set) -> Node | None:
 
 
 def _box(start, step, shape) -> list:
-    """Per axis, the (lowest, highest) index a slice of `shape` with `start`, `step` touches
-    (None for an empty axis)."""
+    """Per axis, the indices a slice of `shape` with `start`, `step` touches, as an increasing
+    progression (lowest, step, highest) (None for an empty axis)."""
     box = []
     for a, s, n in zip(start, step, shape):
         if n == 0:
             box.append(None)
             continue
         last = a + s * (n - 1)
-        box.append((min(a, last), max(a, last)))
+        box.append((min(a, last), abs(s), max(a, last)))
     return box
 
 
 def _disjoint(one: list, other: list) -> bool:
-    for a, b in zip(one, other):
-        if a is None or b is None or a[1] < b[0] or b[1] < a[0]:
-            return True
-    return False
+    """Whether two slices touch no element in common: on some axis their indices do not meet
+    (rows 1, 3, 5 of a red-black sweep against rows 0, 2, 4)."""
+    return any(a is None or b is None or not _meet(a, b) for a, b in zip(one, other))
+
+
+def _meet(one: tuple, other: tuple) -> bool:
+    """Whether two increasing progressions (lowest, step, highest) share a value: one exists
+    where the lowest values agree modulo the steps' gcd, and the least such value at or past
+    both lowest values is at most both highest."""
+    (low, step, high), (low2, step2, high2) = map(int, one), map(int, other)
+    floor, ceiling = max(low, low2), min(high, high2)
+    if floor > ceiling:
+        return False
+    common = math.gcd(step, step2)
+    if (low2 - low) % common:
+        return False
+    period = step // common * step2
+    inverse = pow(step // common, -1, step2 // common) if step2 // common > 1 else 0
+    value = low + step * (((low2 - low) // common * inverse) % (step2 // common or 1))
+    value += -((value - floor) // period) * period         # the least at or past `floor`
+    return value <= ceiling
 
 
 def _same_elements(read: Node, assignment: Node) -> bool:
