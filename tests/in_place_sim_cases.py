@@ -3,21 +3,17 @@ test_cuda_gpu_loops.py: slice assignments written in place by CUDA kernels (fusi
 emit/elementwise.region, runtime/buffers.py): each program's in-place kernels counted, its results
 against NumPy, twice (the second call reuses memory a first call left). Prints one line a case,
 ending ": ok"."""
+import os
 import sys
 
 import numpy as np
 
 import autofuse
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.index_loops import ewma  # noqa: E402  (the EWMA the CPU benchmark times)
+
 rng = np.random.default_rng(11)
-
-
-def ewma(x, alpha):
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for i in range(1, x.shape[0]):
-        out[i] = alpha * x[i] + (1 - alpha) * out[i - 1]
-    return out
 
 
 def windows(y):
