@@ -23,22 +23,29 @@ from . import gemm
 from .mma_plan import Plan
 
 
-def write(source, plan: Plan):
-    """The kernel, as `source` (a KernelWriter) renders kernels."""
+def prelude(source, plan: Plan, intrinsics) -> tuple:
+    """What both tensor-core kernels (this one, mma_pipeline.py) open with: 64-bit index math,
+    the product's arguments and loads, the mma `intrinsics` and shared-memory helpers as
+    globals, the block's batch coordinates. (renderer, product, a, b, batch)"""
     r = source.renderer
     source.narrow = False                 # sizes are arguments: 64-bit index math throughout
     node = source.group.matmul
     a, b = node.inputs
-    shape = plan.instruction
     gemm.arguments(source, node, a)
     r.load = lambda operand, index: gemm.load(source, operand, index)
     r.globals["ix"] = ("index", "uint32")     # shared offsets: no negative-index wraparound
-    conversion = {"f16": "pack_halves", "tf32": "tf32", "3xtf32": "tf32_split"}.get(plan.kind)
-    for name in filter(None, (shape.name, conversion)):
+    for name in intrinsics:
         r.globals[name] = ("mma", name)
     for name in ("address", "sstore4"):
         r.globals[name] = ("vector", name)
-    batch = gemm.batch_of(source, node)
+    return r, node, a, b, gemm.batch_of(source, node)
+
+
+def write(source, plan: Plan):
+    """The kernel, as `source` (a KernelWriter) renders kernels."""
+    shape = plan.instruction
+    conversion = {"f16": "pack_halves", "tf32": "tf32", "3xtf32": "tf32_split"}.get(plan.kind)
+    r, node, a, b, batch = prelude(source, plan, filter(None, (shape.name, conversion)))
     word = {"f64": np.float64, "f16": np.uint32}.get(plan.kind, np.float32)
     shared = source.numba_type(word)
     align = "" if source.simulator else ", alignment=32"

@@ -24,26 +24,17 @@ import numpy as np
 
 from ..kernel import Grid
 from . import gemm
+from .mma_gemm import prelude
 from .mma_plan import Plan
 
 
 def write(source, plan: Plan):
     """The kernel, as `source` (a KernelWriter) renders kernels."""
-    r = source.renderer
-    source.narrow = False                 # sizes are arguments: 64-bit index math throughout
-    node = source.group.matmul
-    a, b = node.inputs
     shape = plan.instruction
-    gemm.arguments(source, node, a)
-    r.load = lambda operand, index: gemm.load(source, operand, index)
     wait = f"cp_async_wait{plan.stages - 2}"
-    for name in (shape.name, "pack_halves", "ldmatrix4", "ldmatrix4t", "cp_async16",
-                 "cp_async_commit", wait):
-        r.globals[name] = ("mma", name)
-    r.globals["ix"] = ("index", "uint32")     # shared offsets: no negative-index wraparound
-    for name in ("address", "sstore4"):
-        r.globals[name] = ("vector", name)
-    batch = gemm.batch_of(source, node)
+    r, node, a, b, batch = prelude(source, plan, (shape.name, "pack_halves", "ldmatrix4",
+                                                  "ldmatrix4t", "cp_async16", "cp_async_commit",
+                                                  wait))
     sides = [_Operand(source, plan, "a", a, "M", "row0", "wm", batch),
              _Operand(source, plan, "b", b, "N", "col0", "wn", batch)]
     for line in ("t = cuda.threadIdx.x", "lane = t % 32", "lg = lane // 4", "lq = lane % 4",
