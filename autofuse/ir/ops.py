@@ -155,7 +155,7 @@ _ROWS = [
                     "u": "({ONE} if {0} > {ZERO} else {ZERO})"},
         vjp=()),
     # exponentials and logarithms
-    _ew("exp", 1, "math.exp({0})", cost=8, transcendental=True,
+    _ew("exp", 1, {"f": "exponential({0})", "*": "math.exp({0})"}, cost=8, transcendental=True,
         vjp=("g * y",)),
     _ew("exp2", 1, "math.exp2({0})", cost=8, transcendental=True,
         vjp=("g * y * 0.6931471805599453",)),
