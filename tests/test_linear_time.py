@@ -74,6 +74,11 @@ def forced(u, f, steps):
     return u
 
 
+def _boris_push(position, velocity, electric, magnetic, steps):
+    from benchmarks.corpus.loops_solvers import boris_push
+    return boris_push(position, velocity, electric, magnetic, steps)
+
+
 PROGRAMS = [
     ("stencil_1d", stencil, lambda: (np.ones(8, np.float32),), 40),
     ("heat_argument_coefficient", lp.heat, lambda: (np.ones((6, 6), np.float32), 0.1), 12),
@@ -83,6 +88,10 @@ PROGRAMS = [
     # 40% of partition's work at every size but more of it in the first steps, so 8 -> 32 grew
     # 5.1x where 16 -> 64 grows 4.5x and 32 -> 128 4.2x)
     ("life", lp.life, lambda: (np.ones((5, 5), np.int64),), 16),
+    # (a loop that does not roll: every step's velocity feeds one long chain of positions, whose
+    # kernels span many steps; the cycle check walked to the program's end: 6.4x at 16 -> 64)
+    ("boris_push", _boris_push, lambda: tuple(np.full((4, 3), v) for v in (1.0, 0.1, 0.5, 2.0)),
+     16),
 ]
 
 

@@ -11,18 +11,20 @@ from .group import Group
 
 
 def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict | None = None,
-                 ) -> bool:
+                 reach=None) -> bool:
     """Whether a value leaves one of `groups` and reaches one of them again through nodes outside
     them: merging them would then make a cycle. With `groups_of` (node id -> the groups holding
     it), the other groups count as the kernels they will be: reaching any member of one reaches
     all its results (it runs once all its inputs are ready), so a path through a group that holds
-    both an ancestor and a descendant of the merged ones is found too."""
+    both an ancestor and a descendant of the merged ones is found too. `reach` (spans.Spans.reach)
+    bounds the walk: nothing past reach(last member) leads back."""
     inside = set()
     for group in groups:
         inside.update(group.members)
     merged = {id(group) for group in groups}
     holders_of = groups_of or {}
     last = max(order[node_id] for node_id in inside)
+    bound = reach(last) if reach is not None else len(order)
     stack, seen, entered = [], set(), set()
 
     def enter(holders, lacking=None) -> bool:
@@ -36,7 +38,8 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
             for result in _results(other, users, holders_of):
                 if result.id in inside:
                     return True
-                stack.append(result)
+                if order[result.id] <= bound:
+                    stack.append(result)
         return False
 
     for group in groups:
@@ -45,7 +48,8 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
                 if not _from_memory(node, user, holders_of):
                     continue
                 if user.id not in inside:
-                    stack.append(user)
+                    if order[user.id] <= bound:
+                        stack.append(user)
                 # NOTE: a reader inside may also be recomputed by another group, which then
                 # reads `node` from memory unless it computes `node` too (found by the loop
                 # fuzz: a mean's divide held by both merged groups and by the group that

@@ -12,6 +12,7 @@ from .cost import DEFAULT, CostModel, pointwise, recompute_reason
 from .group import Group
 from .legality import can_fuse, merge_reason, readers_in
 from .order import launch_order, path_outside
+from .spans import Spans
 from .program import Decision, FusedProgram
 from .work import IndexPaths, evaluations, nesting
 
@@ -40,6 +41,8 @@ class Partitioner:
         self.merged_into: dict[int, int] = {}         # id of a group merged away -> its target
         self.reasons: dict[tuple, str] = {}           # (producer id, reader id) -> why stored
         self.paths = IndexPaths()
+        self.spans = Spans(len(graph.nodes))
+        self.extent: dict[int, tuple] = {}           # group id -> (first, last) member position
 
     def run(self) -> FusedProgram:
         for node in reversed(self.graph.nodes):
@@ -170,7 +173,7 @@ class Partitioner:
         for group in legal:
             trial = self.combined([group], group)
             trial.add(node)
-            if path_outside([trial], self.users, self.order, self.groups_of):
+            if path_outside([trial], self.users, self.order, self.groups_of, self.spans.reach):
                 continue
             text = ("{p} is computed once, in the kernel of another of its readers, and stored "
                     "for this one")
@@ -188,11 +191,23 @@ class Partitioner:
         self._next_id += 1
         self.groups[group.id] = group
         self.groups_of.setdefault(node.id, []).append(group)
+        self.stretch(group.id, self.order[node.id], self.order[node.id])
         return group
 
     def join(self, node: Node, group: Group, indices: frozenset, depth: int = 0) -> None:
         group.add(node, indices, depth)
         self.groups_of.setdefault(node.id, []).append(group)
+        self.stretch(group.id, self.order[node.id], self.order[node.id])
+
+    def stretch(self, group_id: int, first: int, last: int) -> None:
+        """Group `group_id` now also covers positions `first`..`last` (spans.py)."""
+        old = self.extent.get(group_id)
+        if old is not None:
+            first, last = min(first, old[0]), max(last, old[1])
+            if (first, last) == old:
+                return
+        self.extent[group_id] = (first, last)
+        self.spans.record(first, last)
 
     def materialize(self, node: Node, groups: list[Group], reasons: dict) -> None:
         """Make `node` the root of a new group; record why each reader's group does not hold it."""
@@ -212,13 +227,14 @@ class Partitioner:
         group's indices (sibling merges, whose reason nobody reads: a loop's sweeps two steps
         apart pass every edge and would each be counted before the cycle refused them)."""
         target = next((g for g in groups if g.reduce_space is not None), groups[0])
-        cycle = (lambda: CYCLE if path_outside(groups, self.users, self.order, self.groups_of)
+        cycle = (lambda: CYCLE if path_outside(groups, self.users, self.order, self.groups_of,
+                                               self.spans.reach)
                  else None) if cycle_first else None
         refusal, trial = merge_reason(groups, lambda: self.combined(groups, target),
                                       self.count_indices, self.users, self.outputs, self.cost,
                                       cycle)
         if refusal is None and not cycle_first and \
-                path_outside(groups, self.users, self.order, self.groups_of):
+                path_outside(groups, self.users, self.order, self.groups_of, self.spans.reach):
             refusal = CYCLE
         if refusal is not None:
             return None, refusal
@@ -227,6 +243,8 @@ class Partitioner:
                 self.merged_into[group.id] = target.id
                 del self.groups[group.id]
         self.groups[target.id] = trial
+        for group in groups:
+            self.stretch(target.id, *self.extent[group.id])
         replaced = {g.id for g in groups}
         for node_id in trial.members:
             owners = self.groups_of[node_id]
