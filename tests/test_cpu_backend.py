@@ -296,3 +296,29 @@ def test_exp_is_vectorizable_and_within_2_ulp_of_numpy(dtype):
     np.testing.assert_array_equal(got[~np.isfinite(want)], want[~np.isfinite(want)])
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert not (got < 0).any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_is_vectorizable_and_within_3_ulp_of_numpy(dtype):
+    """log on the CPU reads exponent and mantissa from the bits (as exp builds 2**n): over the whole
+    positive range, subnormals included, within 3 ulp of np.log (whose own float32 SIMD log is up to
+    ~3 ulp from the true value; this one is within 1); zero, negatives, inf and NaN as NumPy."""
+    info = np.finfo(dtype)
+    x = np.concatenate([
+        np.geomspace(info.smallest_subnormal, info.max, 600_001).astype(dtype),
+        np.linspace(0.5, 2.0, 100_001, dtype=dtype),
+        np.array([0.0, -0.0, -1.0, -np.inf, np.inf, np.nan, 1.0, info.tiny, info.max,
+                  info.smallest_subnormal], dtype)])
+    f = autofuse.jit(lambda a: np.log(a), backend="cpu")
+    got = f(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.log(x)
+    assert got.dtype == dtype
+    assert "logarithm_f" in f.lower(x).kernels[0].source
+    regular = np.isfinite(want) & (want != 0)
+    ulps = np.abs(got[regular].astype(np.float64) - want[regular]) / np.spacing(np.abs(want[regular]))
+    assert ulps.max() <= 3
+    np.testing.assert_array_equal(got[~regular], want[~regular])
+    truth = np.log(np.float64(x[regular]) if dtype == np.float32 else x[regular])
+    if dtype == np.float32:
+        assert (np.abs(got[regular] - truth) / np.spacing(np.abs(want[regular]))).max() <= 1

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 CALL = re.compile(r"\b(math_floor|math_ceil|math_trunc|round_even|cube_root|int_power|"
-                  r"int_reciprocal|hyperbolic_tangent|exponential)\(")
+                  r"int_reciprocal|hyperbolic_tangent|exponential|logarithm)\(")
 
 # NOTE: float32 tanh on the CPU: libm's scalar tanhf keeps LLVM from vectorizing the loop (a
 # bias+GELU kernel ran 25x slower than NumPy's SIMD tanh); this branch-free rational
@@ -85,6 +85,67 @@ _EXP_CONSTANTS = {
           "P2": 9.99999999999999999910e-1, "Q0": 3.00198505138664455042e-6,
           "Q1": 2.52448340349684104192e-3, "Q2": 2.27265548208155028766e-1,
           "Q3": 2.00000000000000000009e0},
+}
+
+# NOTE: log on the CPU, for the same reason as exp: the exponent and mantissa read from the bits
+# (subnormals scaled up by 2**MANTISSA+2 first), the mantissa moved into [sqrt(1/2), sqrt(2)), then
+# Cephes's logf polynomial (float32) or log P/Q rational (float64) of m - 1, plus e * ln 2 in two
+# parts (Cephes: coefficients carried over, code ours). Negative, zero, infinite and NaN operands
+# are NumPy's answers, chosen at the end. tests/test_cpu_backend.py sweeps it against np.log.
+_LOGARITHM = {
+    "f": """
+def logarithm_{s}(x):
+    tiny = x < {TINY}
+    b = to_bits_{s}(x * {UP} if tiny else x)
+    e = ((b >> {MANTISSA}) & {EXP_MASK}) - {HALF_BIAS} - ({UP_BITS} if tiny else {I0})
+    m = from_bits_{s}((b & {MANT_MASK}) | {HALF_BITS})
+    low = m < {SQRTH}
+    e = e - ({I1} if low else {I0})
+    f = (m + m - {ONE}) if low else (m - {ONE})
+    fe = {T}(e)
+    z = f * f
+    p = (((((({P0} * f + {P1}) * f + {P2}) * f + {P3}) * f + {P4}) * f + {P5}) * f + {P6}) * f
+    y = ((p + {P7}) * f + {P8}) * f * z
+    y = y + fe * {LN2_LO} - {HALF} * z
+    r = (f + y) + fe * {LN2_HI}
+    r = {NAN} if x < {ZERO} else r
+    r = {MINUS_INF} if x == {ZERO} else r
+    return x if (x != x or x == {INF}) else r
+""",
+    "d": """
+def logarithm_{s}(x):
+    tiny = x < {TINY}
+    b = to_bits_{s}(x * {UP} if tiny else x)
+    e = ((b >> {MANTISSA}) & {EXP_MASK}) - {HALF_BIAS} - ({UP_BITS} if tiny else {I0})
+    m = from_bits_{s}((b & {MANT_MASK}) | {HALF_BITS})
+    low = m < {SQRTH}
+    e = e - ({I1} if low else {I0})
+    f = (m + m - {ONE}) if low else (m - {ONE})
+    fe = {T}(e)
+    z = f * f
+    p = ((((({P0} * f + {P1}) * f + {P2}) * f + {P3}) * f + {P4}) * f + {P5})
+    q = ((((f + {Q0}) * f + {Q1}) * f + {Q2}) * f + {Q3}) * f + {Q4}
+    y = f * (z * p / q)
+    y = y - fe * {LN2_LO} - {HALF} * z
+    r = (f + y) + fe * {LN2_HI}
+    r = {NAN} if x < {ZERO} else r
+    r = {MINUS_INF} if x == {ZERO} else r
+    return x if (x != x or x == {INF}) else r
+""",
+}
+_LOG_CONSTANTS = {
+    "f": {"SQRTH": 0.70710678118654752440, "HALF": 0.5, "LN2_HI": 0.693359375,
+          "LN2_LO": -2.12194440e-4, "P0": 7.0376836292e-2, "P1": -1.1514610310e-1,
+          "P2": 1.1676998740e-1, "P3": -1.2420140846e-1, "P4": 1.4249322787e-1,
+          "P5": -1.6668057665e-1, "P6": 2.0000714765e-1, "P7": -2.4999993993e-1,
+          "P8": 3.3333331174e-1},
+    "d": {"SQRTH": 0.70710678118654752440, "HALF": 0.5, "LN2_HI": 0.693359375,
+          "LN2_LO": 2.121944400546905827679e-4, "P0": 1.01875663804580931796e-4,
+          "P1": 4.97494994976747001425e-1, "P2": 4.70579119878881725854e0,
+          "P3": 1.44989225341610930846e1, "P4": 1.79368678507819816313e1,
+          "P5": 7.70838733755885391666e0, "Q0": 1.12873587189167450590e1,
+          "Q1": 4.52279145837532221105e1, "Q2": 8.29875266912776603211e1,
+          "Q3": 7.11544750618563894466e1, "Q4": 2.31251620126765340583e1},
 }
 
 _TEMPLATES = {
@@ -186,6 +247,8 @@ def alias(name: str, dtype, target: str) -> str | None:
         return "math.tanh"
     if name == "exponential" and not (target == "cpu" and dtype in (np.float32, np.float64)):
         return "math.exp"
+    if name == "logarithm" and not (target == "cpu" and dtype in (np.float32, np.float64)):
+        return "math.log"
     return None
 
 
@@ -204,6 +267,23 @@ def source(name: str, dtype, suffix: str) -> tuple[str, dict]:
         integer = np.int32 if single else np.int64
         constants.update(I=integer, I1=integer(1), BIAS=integer(127 if single else 1023),
                          MANTISSA=integer(23 if single else 52))
+    elif name == "logarithm":
+        single = dtype == np.float32
+        template = _LOGARITHM["f" if single else "d"]
+        constants.update({k: dtype.type(v) for k, v in _LOG_CONSTANTS["f" if single else "d"].items()})
+        integer = np.int32 if single else np.int64
+        width, mantissa = (32, 23) if single else (64, 52)
+        up = mantissa + 2
+        half_bits = np.array(0.5, dtype).view(integer)[()]
+        mask = (1 << width) - 1
+        mant_mask = (~(0x7ff << mantissa) & mask) if not single else (~(0xff << mantissa) & mask)
+        constants.update(I0=integer(0), I1=integer(1), MANTISSA=integer(mantissa),
+                         EXP_MASK=integer(0xff if single else 0x7ff),
+                         HALF_BIAS=integer(126 if single else 1022), UP_BITS=integer(up),
+                         UP=dtype.type(2.0 ** up), TINY=np.finfo(dtype).tiny,
+                         MANT_MASK=np.array(mant_mask, np.uint64).astype(integer)[()],
+                         HALF_BITS=half_bits, NAN=dtype.type(np.nan), INF=dtype.type(np.inf),
+                         MINUS_INF=dtype.type(-np.inf))
     else:
         template = _TEMPLATES[name]
     names, values = {}, {}

@@ -161,7 +161,7 @@ _ROWS = [
         vjp=("g * y * 0.6931471805599453",)),
     _ew("expm1", 1, "math.expm1({0})", cost=8, transcendental=True,
         vjp=("g * (y + 1)",)),
-    _ew("log", 1, "math.log({0})", cost=8, transcendental=True,
+    _ew("log", 1, {"f": "logarithm({0})", "*": "math.log({0})"}, cost=8, transcendental=True,
         vjp=("g / x0",)),
     _ew("log2", 1, "math.log2({0})", cost=8, transcendental=True,
         vjp=("g / (x0 * 0.6931471805599453)",)),

@@ -64,8 +64,9 @@ def module_text(kernel) -> str:
         lines.append(f"{name} = {literal(value)}")
     if "cmath." in kernel.text:
         lines.insert(1, "import cmath")
-    if any("from_bits_" in helper for helper in kernel.helpers):
-        lines.insert(4, "from autofuse.backends.cpu.bits import from_bits_f32, from_bits_f64")
+    if any("_bits_f" in helper for helper in kernel.helpers):
+        lines.insert(4, "from autofuse.backends.cpu.bits import from_bits_f32, from_bits_f64, "
+                        "to_bits_f32, to_bits_f64")
     for helper in kernel.helpers:
         lines += ["", "", "@numba.njit(cache=True, error_model='numpy')", helper.strip()]
     lines += ["", "", f"@numba.njit(cache=True, error_model='numpy', nogil=True, "

@@ -1,6 +1,7 @@
-"""Reading an integer's bits as a float, for generated CPU helpers (helpers.py's exponential builds
-2**n from its exponent bits). numba has no public bitcast of scalars; these are one LLVM
-`bitcast` each, so loops that call them still vectorize.
+"""An integer's bits read as a float and back, for generated CPU helpers (helpers.py's exponential
+builds 2**n from its exponent bits; its logarithm splits a float into exponent and mantissa).
+numba has no public bitcast of scalars; these are one LLVM `bitcast` each, so loops that call
+them still vectorize.
 
 Imported by the generated modules that need them (cpu/__init__.module_text); numba is imported
 here, so only modules that compile load this file.
@@ -30,5 +31,19 @@ def _from_bits(width: int, float_type, llvm_float):
     return from_bits
 
 
+def _to_bits(float_type, integer_type, width: int):
+    @intrinsic
+    def to_bits(typingctx, value):
+        if value != float_type:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.IntType(width))
+        return integer_type(value), codegen
+    return to_bits
+
+
 from_bits_f32 = _from_bits(32, types.float32, ir.FloatType())
 from_bits_f64 = _from_bits(64, types.float64, ir.DoubleType())
+to_bits_f32 = _to_bits(types.float32, types.int32, 32)
+to_bits_f64 = _to_bits(types.float64, types.int64, 64)
