@@ -174,6 +174,45 @@ def test_columns_layout_reduces_rows_of_accumulators(rng, shape):
             check(_softmax0, a, strategies=columns, loose=True)
 
 
+@pytest.mark.parametrize("shape", [(1000, 70), (1001, 300), (3, 700, 40), (2, 333, 1000)])
+def test_whole_column_programs_stream_rows_in_passes(rng, shape):
+    """Softmax, z-score and an argmax-then-gather down the axis before the last, on sizes the
+    blocks of rows do not divide: one parallel pass over blocks of whole rows per reduction, each
+    later pass reading the merged columns of the earlier ones, then the stores."""
+    x = random_array(shape, F32, rng)
+    if x.size < PAR:
+        x = np.concatenate([x] * (-(-PAR // x.size)), axis=-2)
+    x.flat[::101] = np.nan if shape == (1001, 300) else x.flat[::101]
+    axis = x.ndim - 2
+    passes = "columns in blocks of rows, a pass per reduction"
+
+    def softmax(v):
+        e = np.exp(v - v.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def zscore(v):
+        mean = v.mean(axis=axis, keepdims=True)
+        return (v - mean) / (v.std(axis=axis, keepdims=True) + 1), v.mean(axis=axis)
+
+    def peak_share(v):
+        return v / v.max(axis=axis, keepdims=True), v.argmax(axis=axis)
+
+    for a in (x, x[..., ::-1]):
+        check(softmax, a, strategies=[passes], loose=True)
+        check(zscore, a, strategies=[passes], loose=True, atol=1e-5)
+        check(peak_share, a, strategies=[passes], loose=True)
+
+
+def test_whole_column_passes_in_a_shape_class(rng):
+    """The same kernel compiled once for a class of row counts (jit's dynamic shapes): its block
+    length is computed in the kernel, and every row count gets NumPy's answer."""
+    f = autofuse.jit(_softmax0, backend="cpu", dynamic=True)
+    for rows in (PAR // 64 + 3, PAR // 64 + 130, PAR // 32 + 7):
+        x = random_array((rows, 64), F32, rng)
+        assert_same(f(x), _softmax0(x.copy()), loose=True)
+    assert "a pass per reduction" in f.lower(x).kernels[0].strategy
+
+
 @pytest.mark.parametrize("shape", [(200, 7, 60), (5, 4, 3, 2), (0, 3, 4), (70, 1, 3, 300),
                                    (4, 0, 3), (3, 5, 0, 2)])
 def test_columns_layout_takes_every_kept_axis_after_the_reduced_one(rng, shape):
