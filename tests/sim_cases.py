@@ -20,6 +20,9 @@ rng = np.random.default_rng(3)
 # The tiled product kernel's cases keep their small products tiled (the planner would make
 # reductions of them: products_cases.py runs those).
 TILED = {"PRODUCTS": ProductLimits(small_side=0, small_k=0, batch_side=0)}
+# the general product kernel (emit/matmul.py): not the compact one (and shapes the float32
+# tiles kernel refuses)
+GENERAL = {**TILED, "GEMM": False}
 
 
 def f32(*shape):
@@ -352,6 +355,22 @@ CASES = [
     ("rows_looped_misaligned", softmax, (_misaligned(5, 128),), {"ROW_GRID": 2}),
     ("rows_looped_two_held", lambda x, y: (x * y).sum(1, keepdims=True) - y, (f32(7, 96), f32(7, 96)),
      {"ROW_GRID": 3}),
+    # the general product kernel (emit/matmul.py) with its accumulators in a local array, a K step
+    # one intrinsic call (intrinsics/register_block.py): ragged M, N, K, batches, transposes, a
+    # slice prologue (conv2d_slices), float64, the epilogue reading the array; and the scalar
+    # registers it replaces (REGISTER_BLOCK off) on the same program
+    ("general_block_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
+     (f32(37, 21), f32(21, 19), f32(19)), {**GENERAL, "strategy": "tiled 128x128x16"}),
+    ("general_block_batched_transposed", lambda a, b: np.tanh(a.swapaxes(-1, -2) @ b) * 2,
+     (f32(3, 17, 9), f32(3, 17, 11)), {**GENERAL, "strategy": "tiled 128x128x16"}),
+    ("general_block_slice_prologue", lambda x, k: x[:, 1:6, 2:7, :] @ k[1, 2] + 1,
+     (f32(2, 8, 9, 5), f32(3, 3, 5, 4)), {**TILED, "strategy": "tiled 128x128x16"}),
+    ("general_block_float64", lambda x, w: x @ w - 0.5,
+     (f32(33, 20).astype(np.float64), f32(20, 18).astype(np.float64)),
+     {**GENERAL, "MMA": False, "strategy": "tiled 128x128x16"}),
+    ("general_block_off", lambda x, w, b: np.maximum(x @ w + b, 0),
+     (f32(37, 21), f32(21, 19), f32(19)),
+     {**GENERAL, "REGISTER_BLOCK": False, "strategy": "tiled 128x128x16"}),
 ]
 
 

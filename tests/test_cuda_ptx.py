@@ -585,3 +585,25 @@ def test_before_sm90_grid_control_is_taken_out_of_the_ptx():
     assert ".target sm_80" in ptx and "griddepcontrol" in ptx and "griddepcontrol" not in older
     assert [line for line in ptx.splitlines() if "griddepcontrol" not in line] == older.splitlines()
     assert backend.ptx_for(ptx, (9, 0)) == ptx and backend.ptx_for(ptx, (10, 0)) == ptx
+
+
+def test_general_product_register_block_keeps_the_arithmetic_in_registers():
+    """The general product kernel's accumulators in a local array (intrinsics/register_block.py)
+    compile to the PTX arithmetic of the scalar registers they replace: as many FMAs and shared
+    reads, and no local memory (every index into the array is a constant)."""
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((37, 21), dtype=np.float32),
+            rng.standard_normal((21, 19), dtype=np.float32), np.ones(19, np.float32))
+
+    def fn(x, w, b):
+        return np.maximum(x @ w + b, 0)
+    counts = {}
+    for block in (True, False):
+        (kernel,) = lowered(fn, args, gemm=False, register_block=block).kernels
+        assert kernel.strategy.startswith("tiled 128x128x16")
+        assert ("outer8x8(acc" in kernel.source) == block
+        ptx = kernel.ptx
+        assert ".local" not in ptx and "ld.local" not in ptx
+        counts[block] = (len(re.findall(r"\bfma\.rn\.f32\b", ptx)),
+                         len(re.findall(r"\bld\.shared\.f32\b", ptx)))
+    assert counts[True] == counts[False] and counts[True][0] >= 16 * 64

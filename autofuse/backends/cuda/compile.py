@@ -24,7 +24,8 @@ GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes o
 #                                  (cuda-3: cubins record the launch bound they were linked with)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = [Path(__file__).parent / "intrinsics" / name
-               for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py")]
+               for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py",
+                            "register_block.py")]
 
 
 def signature_text(kernel) -> str:
@@ -55,6 +56,10 @@ def module_text(kernel, simulator: bool) -> str:
             _, kind, lanes, qualifier = value
             lines += [f"from autofuse.backends.cuda.intrinsics.vector import hinted_{kind}",
                       f"{name} = hinted_{kind}({lanes}, {qualifier!r})"]
+        elif isinstance(value, tuple) and value[0] == "block":
+            _, factory, *sizes = value
+            lines += [f"from autofuse.backends.cuda.intrinsics.register_block import {factory}",
+                      f"{name} = {factory}({', '.join(map(str, sizes))})"]
         elif isinstance(value, tuple) and value[0] == "index":
             lines += _index_type(name, value[1], simulator, *value[2:])
         else:

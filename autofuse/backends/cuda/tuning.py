@@ -76,6 +76,9 @@ class Tuning:
     tile_k: int = 16                  # ... tile_k-deep slabs
     micro: int = 8                    # ... micro x micro outputs a thread
     prefetch: bool = True             # ... the next slab read into registers during this one
+    register_block: bool = True       # ... float32/float64: the accumulators a local array, a K
+    #                                   step one intrinsic call (intrinsics/register_block.py:
+    #                                   the same PTX arithmetic, numba's front end 5x faster)
     tiles_side: int = 128             # float32 tiles kernel: tiles_side x tiles_side a block, or
     tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
     tiles_wide: int = 256             # tiles_narrow columns (or rows)

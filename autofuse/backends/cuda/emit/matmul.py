@@ -17,8 +17,9 @@ class Matmul:
     # -- matmul --------------------------------------------------------------------------------------
     def matmul(self) -> KernelSource:
         """Tiles of TILE x TILE outputs per block, TILE_K-deep slabs of A and B through shared
-        memory, each thread accumulating MICRO x MICRO outputs in registers (written out as scalar
-        variables, so no local array can spill). Operands are read through their index maps (a
+        memory, each thread accumulating MICRO x MICRO outputs in registers (float32 and float64:
+        a local array indexed only by constants, which LLVM keeps in registers, updated a K step
+        by one intrinsic call; other dtypes: scalar variables). Operands are read through their index maps (a
         transposed weight is not copied); the epilogue runs on the registers before the store.
         float32 matmuls of contiguous operands take emit/matmul_tiles.py's faster kernel instead,
         and float32 and float64 products that emit/gemm_plan.py accepts the compact kernel
@@ -62,9 +63,20 @@ class Matmul:
             self.delinearize("cuda.blockIdx.z", batch_names, list(batch))
         r.emit(f"sa = cuda.shared.array(({depth}, {tile}), {nb})")
         r.emit(f"sb = cuda.shared.array(({depth}, {tile}), {nb})")
-        registers = [[f"c{x}_{y}" for y in range(micro)] for x in range(micro)]
-        for row in registers:
-            r.emit(" = ".join(row) + f" = {zero}")
+        block = register_block(node.dtype, r.held(node.dtype), self.tuning)
+        if block:
+            # NOTE: the block in a local array, a K step one intrinsic call (intrinsics/
+            # register_block.py): the same arithmetic for NVVM, a tenth of the statements for
+            # numba's front end. Constant indices keep the array in registers.
+            registers = [[f"acc[{x * micro + y}]" for y in range(micro)] for x in range(micro)]
+            r.globals[f"fill{micro * micro}"] = ("block", "filled", micro * micro)
+            r.globals[f"outer{micro}x{micro}"] = ("block", "outer_product", micro, micro)
+            r.emit(f"acc = cuda.local.array({micro * micro}, {nb})")
+            r.emit(f"fill{micro * micro}(acc, {zero})")
+        else:
+            registers = [[f"c{x}_{y}" for y in range(micro)] for x in range(micro)]
+            for row in registers:
+                r.emit(" = ".join(row) + f" = {zero}")
         per_thread = depth * tile // threads
         slots = []                                 # (register, shared array, operand, ...)
         for operand, shared, extent, origin in ((a, "sa", m, "row0"), (b, "sb", n, "col0")):
@@ -123,6 +135,9 @@ class Matmul:
         # one (x, y) are consecutive in memory. The slab loop is unrolled in the source: constant
         # shared-memory offsets, and no index arithmetic between the FMAs.
         for kk in range(depth):
+            if block:
+                r.emit(f"outer{micro}x{micro}(acc, sa, sb, {kk}, tm, tn, {side})")
+                continue
             for x in range(micro):
                 r.emit(f"a{x}_ = sa[{kk}, tm + {side * x}]")
             for y in range(micro):
@@ -160,6 +175,15 @@ class Matmul:
         if dtype.kind in "iu" and dtype.itemsize < 8 or self.renderer.held(dtype) != dtype:
             return self.renderer.convert(dtype, register, op_result=True)
         return register
+
+
+def register_block(dtype, held, tuning) -> bool:
+    """Whether the general kernel keeps a thread's accumulators in a local array updated by one
+    intrinsic call a K step (Tuning.register_block): float32 and float64 products, whose
+    accumulators, shared slabs and result are all of the result's dtype; other dtypes keep
+    scalar registers (numba widens narrow ints and bools, complex needs its own arithmetic)."""
+    floats = (np.dtype(np.float32), np.dtype(np.float64))
+    return tuning.register_block and np.dtype(dtype) in floats and np.dtype(held) == np.dtype(dtype)
 
 
 def fitted_tile(tile: int, depth: int, micro: int, itemsize: int, shared: int) -> tuple:
