@@ -20,6 +20,7 @@ from ..errors import ValueNeeded
 from ..stages import assemble
 from ..trace import leaf_spec
 from .forms import Mismatch, Parts, Plan, Text, evaluate, first_difference, symbols_of, unify
+from .policy import shape_of
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at (and twice its
@@ -44,7 +45,7 @@ class Shapes:
 
     def sizes(self, leaves) -> dict:
         """symbol -> this call's size."""
-        return {s: leaves[leaf].shape[dim] for s, ((leaf, dim), *_) in self.places.items()}
+        return {s: shape_of(leaves[leaf])[dim] for s, ((leaf, dim), *_) in self.places.items()}
 
     def as_text(self) -> str:
         lines = [f"# dynamic: n{s} = {' = '.join(self._place_names(s))} (traced at {v}"
@@ -147,7 +148,7 @@ class Builder:
         return None
 
     def _attempt(self):
-        actual = {s: self.leaves[p[0][0]].shape[p[0][1]] for s, p in self.places.items()}
+        actual = {s: shape_of(self.leaves[p[0][0]])[p[0][1]] for s, p in self.places.items()}
         taken = {size for leaf in self.leaves for size in getattr(leaf, "shape", ())}
         base = _stand_ins(actual, taken)
         plan = Plan(tuple(base.items()), tuple((s, _next_prime(v + 1)) for s, v in base.items()))

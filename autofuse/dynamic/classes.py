@@ -8,7 +8,7 @@ import time
 from ..debug import STATE as _DEBUG, compiled
 from .builder import Builder, Shapes
 from .forms import evaluate
-from .policy import Policy, class_key
+from .policy import Policy, class_key, shape_of
 
 MAX_INSTANCES = 1024        # instances kept per function (a new size's costs ~1 ms to make again)
 MAX_FAST = 4096             # jit's fast-path keys kept (shapes that vary add one a size)
@@ -58,7 +58,7 @@ class Classes:
     def _runs(template, leaves) -> bool:
         """Whether the class program runs this call's sizes (0 and 1 only where it joins them)."""
         for symbol, where in template.dynamic.places.items():
-            size = leaves[where[0][0]].shape[where[0][1]]
+            size = shape_of(leaves[where[0][0]])[where[0][1]]
             if size in (0, 1) and size not in template.dynamic.joins.get(symbol, ()):
                 return False
         return True

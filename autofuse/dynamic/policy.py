@@ -24,8 +24,14 @@ def candidates(leaves, statics) -> list:
     for index, leaf in enumerate(leaves):
         if index in statics or not _contiguous_array(leaf):
             continue
-        found += [(index, dim) for dim in range(len(leaf.shape))]
+        found += [(index, dim) for dim in range(len(shape_of(leaf)))]
     return found
+
+
+def shape_of(leaf) -> tuple:
+    """An array argument's shape: NumPy's, or a device array's interface's (an object may offer
+    only __cuda_array_interface__)."""
+    return leaf.shape if type(leaf) is np.ndarray else interface(leaf)[0]
 
 
 def _contiguous_array(leaf) -> bool:
@@ -56,7 +62,7 @@ class Policy:
         first = self._first.setdefault(structure, {})
         varied = self._varied.setdefault(structure, set())
         for leaf, dim in found:
-            size = leaves[leaf].shape[dim]
+            size = shape_of(leaves[leaf])[dim]
             if first.setdefault((leaf, dim), size) != size:
                 varied.add((leaf, dim))
         return [p for p in found if p in varied and p not in kept]
@@ -76,7 +82,7 @@ def class_key(key, leaves, places: list, joined: bool = False):
     symbols: dict = {}                      # marker number -> places
     shapes = {}
     for leaf, dim in places:
-        size = leaves[leaf].shape[dim]
+        size = shape_of(leaves[leaf])[dim]
         shape = shapes.setdefault(leaf, list(leaves[leaf].shape))
         if size in (0, 1) and not joined:
             continue
