@@ -3,13 +3,15 @@ runner passes each array), and the numbers it sizes loops by."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 
 from ...ir.graph import Node
 
 PARALLEL_ELEMENTS = 1 << 16      # below this a group runs on one thread (no fork-join cost)
 SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elements is split
-MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2)
+MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2) ...
+MATMUL_TILE_MAX_BYTES = 1 << 23  # ... or, up to this, a thread's share of the rows (matmul.py)
 MATMUL_PARALLEL_FLOPS = 1 << 22  # a product of fewer flops runs its tiles on one thread
 LANES = 64                       # independent accumulators of a sum/prod/max/min inner loop
 SHORT_LANES = 8                  # lanes of a row shorter than 2 * LANES
@@ -28,6 +30,17 @@ COLUMN_TILE = 4096               # most contiguous columns one thread owns in a 
 COLUMN_TILE_MIN = 256            # fewest, when narrower tiles are what gives the threads work
 COLUMN_TILES = 8                 # tiles (or blocks of rows) a column reduction is cut into
 COLUMN_BLOCK_ROWS = 64           # fewest reduced rows a block of rows holds
+
+
+def planned_cores() -> int:
+    """The cores a kernel's work is cut for where the pieces follow the machine (a matmul's BLAS
+    tiles): $AUTOFUSE_CPU_CORES, else the threads numba may use here. (The golden snapshot pins
+    it, so generated text does not depend on the machine that records it.)"""
+    value = os.environ.get("AUTOFUSE_CPU_CORES")
+    if value:
+        return max(1, int(value))
+    from .runtime import thread_count
+    return thread_count()
 
 
 @dataclass
