@@ -361,3 +361,24 @@ def test_log_is_vectorizable_and_within_3_ulp_of_numpy(dtype):
     truth = np.log(np.float64(x[regular]) if dtype == np.float32 else x[regular])
     if dtype == np.float32:
         assert (np.abs(got[regular] - truth) / np.spacing(np.abs(want[regular]))).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_helpers_side_by_side_in_one_kernel(rng, dtype):
+    """exp, log, tanh, floor and cbrt helpers in one kernel, each with its own constants (exp's and
+    log's polynomials once shared global names, and log-sum-exp rows came out 1% off)."""
+    x = random_array((300, 64), dtype, rng)
+
+    def logsumexp(v):
+        m = v.max(axis=-1, keepdims=True)
+        return m[..., 0] + np.log(np.exp(v - m).sum(axis=-1))
+
+    def mixed(v):
+        return np.tanh(v) + np.exp(v) * np.log(np.abs(v) + 1) + np.floor(v) - np.cbrt(v)
+    for fn in (logsumexp, mixed):
+        f = autofuse.jit(fn, backend="cpu")
+        got, want = f(x), fn(x.copy())
+        np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps * 4,
+                                   atol=8 * np.finfo(dtype).eps * np.abs(want).max())
+    source = autofuse.jit(mixed, backend="cpu").lower(x).kernels[0].source
+    assert all(f"{helper}_f" in source for helper in ("exponential", "logarithm"))

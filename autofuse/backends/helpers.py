@@ -254,41 +254,17 @@ def alias(name: str, dtype, target: str) -> str | None:
 
 def source(name: str, dtype, suffix: str) -> tuple[str, dict]:
     """(definition source, globals it needs) of helper `name` for `dtype` (see `alias` for
-    helpers that a target spells as a library call instead)."""
+    helpers that a target spells as a library call instead). The constants every helper of a
+    dtype shares are named h_<suffix>_<KEY>; a helper's own ones also carry its name, so two
+    helpers in one kernel never read each other's (exp's and log's polynomials are both P0...)."""
     dtype = np.dtype(dtype)
-    constants = _constants(dtype)
-    if name == "hyperbolic_tangent":
-        template = _RATIONAL_TANH
-        constants.update({k: dtype.type(v) for k, v in _TANH_CONSTANTS.items()})
-    elif name == "exponential":
-        single = dtype == np.float32
-        template = _EXPONENTIAL["f" if single else "d"]
-        constants.update({k: dtype.type(v) for k, v in _EXP_CONSTANTS["f" if single else "d"].items()})
-        integer = np.int32 if single else np.int64
-        constants.update(I=integer, I1=integer(1), BIAS=integer(127 if single else 1023),
-                         MANTISSA=integer(23 if single else 52))
-    elif name == "logarithm":
-        single = dtype == np.float32
-        template = _LOGARITHM["f" if single else "d"]
-        constants.update({k: dtype.type(v) for k, v in _LOG_CONSTANTS["f" if single else "d"].items()})
-        integer = np.int32 if single else np.int64
-        width, mantissa = (32, 23) if single else (64, 52)
-        up = mantissa + 2
-        half_bits = np.array(0.5, dtype).view(integer)[()]
-        mask = (1 << width) - 1
-        mant_mask = (~(0x7ff << mantissa) & mask) if not single else (~(0xff << mantissa) & mask)
-        constants.update(I0=integer(0), I1=integer(1), MANTISSA=integer(mantissa),
-                         EXP_MASK=integer(0xff if single else 0x7ff),
-                         HALF_BIAS=integer(126 if single else 1022), UP_BITS=integer(up),
-                         UP=dtype.type(2.0 ** up), TINY=np.finfo(dtype).tiny,
-                         MANT_MASK=np.array(mant_mask, np.uint64).astype(integer)[()],
-                         HALF_BITS=half_bits, NAN=dtype.type(np.nan), INF=dtype.type(np.inf),
-                         MINUS_INF=dtype.type(-np.inf))
-    else:
-        template = _TEMPLATES[name]
+    template, own = _own(name, dtype)
     names, values = {}, {}
-    for key, value in constants.items():
+    for key, value in _constants(dtype).items():
         names[key] = f"h_{suffix}_{key}"
+        values[names[key]] = value
+    for key, value in own.items():
+        names[key] = f"h_{suffix}_{name}_{key}"
         values[names[key]] = value
     names["T"] = f"h_{suffix}_T"
     values[names["T"]] = dtype.type
@@ -296,3 +272,29 @@ def source(name: str, dtype, suffix: str) -> tuple[str, dict]:
     for key, global_name in names.items():
         text = text.replace("{" + key + "}", global_name)
     return text, values
+
+
+def _own(name: str, dtype: np.dtype) -> tuple[str, dict]:
+    """(template, its own constants) of helper `name` for `dtype`."""
+    single = dtype == np.float32
+    integer = np.int32 if single else np.int64
+    if name == "hyperbolic_tangent":
+        return _RATIONAL_TANH, {k: dtype.type(v) for k, v in _TANH_CONSTANTS.items()}
+    if name == "exponential":
+        own = {k: dtype.type(v) for k, v in _EXP_CONSTANTS["f" if single else "d"].items()}
+        own.update(I=integer, I1=integer(1), BIAS=integer(127 if single else 1023),
+                   MANTISSA=integer(23 if single else 52))
+        return _EXPONENTIAL["f" if single else "d"], own
+    if name == "logarithm":
+        own = {k: dtype.type(v) for k, v in _LOG_CONSTANTS["f" if single else "d"].items()}
+        width, mantissa, exponent = (32, 23, 0xff) if single else (64, 52, 0x7ff)
+        mantissa_mask = ~(exponent << mantissa) & ((1 << width) - 1)
+        own.update(I0=integer(0), I1=integer(1), MANTISSA=integer(mantissa),
+                   EXP_MASK=integer(exponent), HALF_BIAS=integer(exponent // 2 - 1),
+                   UP_BITS=integer(mantissa + 2), UP=dtype.type(2.0 ** (mantissa + 2)),
+                   TINY=np.finfo(dtype).tiny,
+                   MANT_MASK=np.array(mantissa_mask, np.uint64).astype(integer)[()],
+                   HALF_BITS=np.array(0.5, dtype).view(integer)[()], NAN=dtype.type(np.nan),
+                   INF=dtype.type(np.inf), MINUS_INF=dtype.type(-np.inf))
+        return _LOGARITHM["f" if single else "d"], own
+    return _TEMPLATES[name], {}
