@@ -42,6 +42,7 @@ def check_budgets(program, cost=DEFAULT):
     for group in program.groups:
         assert len(group.members) <= cost.max_ops
         assert group.work <= cost.max_work, (group, group.work)
+        assert len(group.reductions) <= cost.max_reductions, (group, len(group.reductions))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -117,6 +118,31 @@ def test_budget_refusal_is_explained():
     program = partition(heat_program(3).graph, CostModel(max_ops=5))
     check_explanations(program)
     check_budgets(program, CostModel(max_ops=5))
+    assert "more than one kernel may hold (5)" in "\n".join(program.explanations())
+
+
+def masked_means(data, radius, bins):
+    """NPBench's azimint_naive: a masked mean per bin, every one reading the same arrays."""
+    result, top = np.zeros(bins), radius.max()
+    for i in range(bins):
+        mask = (top * i / bins <= radius) & (radius < top * (i + 1) / bins)
+        result[i] = data[mask].mean()
+    return result
+
+
+def test_reductions_per_kernel_are_bounded():
+    """Sibling reductions of the same arrays merge into one kernel only up to max_reductions
+    (each adds its accumulators and combining code to the source), and the cut is explained."""
+    rng = np.random.default_rng(0)
+    data, radius = rng.random(512), rng.random(512)
+    graph = lowered(masked_means, data, radius, 12, static=("bins",)).graph
+    for cost in (DEFAULT, CostModel(max_reductions=5)):
+        program = partition(graph, cost)
+        check_budgets(program, cost)
+        check_explanations(program)
+        assert max(len(g.reductions) for g in program.groups) > cost.max_reductions // 2
+        np.testing.assert_allclose(program.evaluate([data, radius])[0],
+                                   masked_means(data, radius, 12))
     assert "more than one kernel may hold (5)" in "\n".join(program.explanations())
 
 

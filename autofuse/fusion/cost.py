@@ -14,6 +14,10 @@ class CostModel:
     launch_bytes: int = 16 * 2**20
     # The most ops one generated kernel may hold (register pressure and compile time).
     max_ops: int = 128
+    # The most reductions one kernel may hold: each brings its own accumulators, combining code
+    # and partial stores, so a kernel of 28 of NPBench azimint's masked sums (CUDA) was 4,800
+    # lines that numba compiled in 80 s or failed on (a RecursionError in its control-flow walk).
+    max_reductions: int = 16
     # The most op evaluations one kernel may do per element once members read through several
     # index maps are counted once per map (fusion/work.py): bounds the source and the compile.
     max_work: int = 256

@@ -115,9 +115,14 @@ def _stores(g: Group, shape: tuple) -> bool:
 
 
 # -- the table: every way a value comes to be computed inside a kernel goes through these ---------
-def budget_reason(ops: int, work: int, widest: int, cost: CostModel, depth: int = 0) -> str | None:
+def budget_reason(ops: int, work: int, widest: int, cost: CostModel, depth: int = 0,
+                  reductions: int = 0) -> str | None:
     """Whether a kernel of `ops` members doing `work` evaluations per element, one member at most
-    at `widest` indices and `depth` branch levels deep, is small enough."""
+    at `widest` indices and `depth` branch levels deep, holding `reductions` reductions, is small
+    enough."""
+    if reductions > cost.max_reductions:
+        return (f"the kernel would hold {reductions} reductions, more than one kernel may hold "
+                f"({cost.max_reductions})")
     if widest > cost.max_recompute_indices:
         return (f"the kernel would compute a value at {widest} different indices per element, "
                 f"more than a value is recomputed at ({cost.max_recompute_indices}), counting the "
@@ -141,8 +146,9 @@ def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
     deep (work.nesting)? None if so, else why not."""
     reason = edge_reason(p, g, users, is_output, cost)
     if reason is None:
+        reductions = len(g.reductions) + (p.kind == REDUCE)
         reason = budget_reason(len(g.members) + 1, g.work + len(indices), len(indices), cost,
-                               depth)
+                               depth, reductions)
     return reason
 
 
@@ -157,8 +163,9 @@ def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
     if reason is not None:
         return reason, None
     ops = len(set().union(*(g.members for g in groups)))
-    if ops > cost.max_ops:
-        return budget_reason(ops, 0, 0, cost), None
+    reductions = len(set().union(*({n.id for n in g.reductions} for g in groups)))
+    if ops > cost.max_ops or reductions > cost.max_reductions:
+        return budget_reason(ops, 0, 0, cost, reductions=reductions), None
     merged = combine()
     for p in merged.members.values():
         if not readers_in(p, merged, users):
