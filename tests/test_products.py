@@ -36,6 +36,8 @@ def _sums(fn, args, backend="cpu"):
 @pytest.mark.parametrize("fn, args, word", [
     (lambda a, x: a @ x, (np.ones((40, 24)), np.ones(24)), "N = 1 <= 16"),
     (lambda a, x: a.T @ x, (np.ones((40, 24)), np.ones(40)), "stored by columns"),
+    # (elementwise ops keep the transpose's layout: softmax regression's `rate * x.T @ g`)
+    (lambda a, g: 0.5 * a.T @ (g - 1), (np.ones((40, 24)), np.ones((40, 3))), "stored by columns"),
     (lambda a, b: a @ b, (np.ones((40, 8)), np.ones((8, 36))), "K = 8 <= 16"),
     (lambda a, b: a @ b, (np.ones((64, 32, 48)), np.ones((48, 48))), "64 products of sides"),
 ])

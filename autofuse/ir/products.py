@@ -115,10 +115,17 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
 
 def _fast_along_k(a: Node, strides) -> bool:
     """Whether the left operand's elements along K (its last axis) are adjacent in memory, as far
-    as the layout ops between it and an input tell (a transposed matrix runs down M instead)."""
+    as the layout ops between it and an input tell (a transposed matrix runs down M instead).
+    Elementwise ops keep their full-shape operand's layout: `(rate * x.T) @ g` reads x.T."""
     swapped = False
     node = a
-    while node.op in LAYOUT_OPS:
+    while node.op in LAYOUT_OPS or node.kind == ELEMENTWISE:
+        if node.kind == ELEMENTWISE:
+            full = [source for source in node.inputs if source.shape == node.shape]
+            if not full:
+                break
+            node = full[0]
+            continue
         if node.op == "transpose":
             perm = node.attrs["perm"]
             if len(perm) >= 2 and perm[-1] == len(perm) - 2:

@@ -4,6 +4,8 @@ and warm time (CUDA events, median of 20) on the GPU, for the corpus programs wh
 that kernel. One JSON line a (program, setting).
 
     python benchmarks/experiments/register_block_gpu.py [NAME ...]
+    python benchmarks/experiments/register_block_gpu.py --rounds NAME   # warm times only, both
+        settings in one process, 7 interleaved rounds of 20 calls each (median of medians)
 """
 from __future__ import annotations
 
@@ -52,7 +54,43 @@ def one(name: str, block: bool) -> dict:
             "strategies": sorted({k.strategy for k in kernels if k.kind == "output"})}
 
 
+def rounds(name: str, count: int = 7) -> dict:
+    import cupy
+    import numpy as np
+    import autofuse
+    from autofuse.backends.cuda.tuning import DEFAULT as TUNING
+    from benchmarks.corpus import find
+    program = find(name)
+    arguments, static = program.arguments("large", program.dtypes[0])
+    arguments = tuple(cupy.asarray(a) if hasattr(a, "shape") else a for a in arguments)
+    functions = {block: autofuse.jit(program.function, static_argnames=program.static,
+                                     backend="cuda", tuning=TUNING.replace(register_block=block))
+                 for block in (False, True)}
+    times = {False: [], True: []}
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    for f in functions.values():
+        f(*arguments, **static)
+    for _ in range(count):
+        for block, f in functions.items():
+            samples = []
+            for _ in range(20):
+                start.record()
+                f(*arguments, **static)
+                stop.record()
+                stop.synchronize()
+                samples.append(cupy.cuda.get_elapsed_time(start, stop))
+            times[block].append(float(np.median(samples)))
+    return {"name": name, "rounds": count,
+            "warm_ms": {str(block): round(float(np.median(t)), 4) for block, t in times.items()},
+            "spread_ms": {str(block): [round(min(t), 4), round(max(t), 4)]
+                          for block, t in times.items()}}
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--rounds"]:
+        for name in sys.argv[2:] or DEFAULT:
+            print(json.dumps(rounds(name)), flush=True)
+        return
     if sys.argv[1:2] == ["--one"]:
         print(json.dumps(one(sys.argv[2], sys.argv[3] == "1")))
         return
