@@ -156,3 +156,30 @@ def test_loop_programs_explanations_agree_with_groups():
         program = lowered(fn, *args, steps, static=("steps",)).fused
         check_explanations(program)
         check_budgets(program)
+
+
+def softmax_regression_gradient(x, w, y):
+    logits = x @ w
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    return 0.5 * x.T @ (p - y)
+
+
+def test_transcendental_recompute_through_a_chain_to_a_broadcast():
+    """x.T @ (softmax(x @ w) - y) as a column reduction reads the probabilities again for each of
+    x's 64 columns: counted through the division, subtraction and transpose between the exp and
+    the broadcast (CUDA's model), the exp is stored once rather than computed 64 times."""
+    rng = np.random.default_rng(1)
+    x, w, y = rng.random((256, 64)), rng.random((64, 10)), rng.random((256, 10))
+    graph = lowered(softmax_regression_gradient, x, w, y).graph
+    chained = CostModel(broadcast_recompute=64, broadcast_recompute_cost=8, broadcast_chains=True)
+    for cost, stored in ((chained, True), (CostModel(broadcast_recompute=64), False)):
+        program = partition(graph, cost)
+        check_explanations(program)
+        (exp,) = [n for n in graph.nodes if n.op == "exp"]
+        readers = [g for g in program.groups if any(s.id == exp.id for n in g.nodes
+                                                     for s in n.inputs)]
+        assert any(exp.id not in g.members for g in readers) == stored
+        np.testing.assert_allclose(program.evaluate([x, w, y])[0],
+                                   softmax_regression_gradient(x, w, y))
+    assert "computed 64 times an element" in "\n".join(partition(graph, chained).explanations())

@@ -46,6 +46,15 @@ class CostModel:
     # through a broadcast: `A @ (v / norm(v))`'s rows each dividing all of v); 0: no bound. On the
     # CPU arithmetic is what such a kernel waits on; on a GPU it hides under memory traffic.
     broadcast_recompute: int = 0
+    # ... counting only ops of at least this cost (OPS[...].cost): the CPU every division and root
+    # (COSTLY_OP); CUDA transcendentals only (8), whose recompute does not hide under memory
+    # traffic when a product's operand is computed again for each of 64 columns (softmax
+    # regression's gradient, x.T @ (softmax(x @ w) - y): exp 64 times an element).
+    broadcast_recompute_cost: int = 4
+    # ... counting the broadcast readers reached through same-size elementwise and layout ops too
+    # (CUDA); the CPU counts direct readers only, since its column kernels would otherwise split
+    # a z-score's sqrt(var) + 1 out of the pass that reads it (legality.outer_broadcast).
+    broadcast_chains: bool = False
 
 
 DEFAULT = CostModel()

@@ -68,16 +68,20 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     return maps
 
 
-def outer_broadcast(p: Node, g: Group, users: dict) -> int:
+def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False) -> int:
     """How many times `g` would compute each element of `p`: the extents of the axes its
     readers broadcast it along that come before an axis it varies along (`A @ v` reads v again
     for every row of A). A value broadcast only along later axes (a row's mean or 1/std) is the
-    same through a row's inner loop, which computes it once."""
+    same through a row's inner loop, which computes it once. With `chains`, readers of the same
+    size (a cast, a division, a transpose on the way to the broadcast) pass the count on:
+    exp(l - m) / s - y read through a transpose and broadcast computes the exp as often as the
+    broadcast reads; without, only reshapes do."""
     worst, stack, seen = 1, [p], {p.id}
     while stack:
         node = stack.pop()
         for reader in readers_in(node, g, users):
-            if reader.op == "reshape" and reader.size == node.size:
+            if reader.size == node.size and (reader.op == "reshape" or chains and (
+                    reader.op == "transpose" or reader.kind == ELEMENTWISE)):
                 if reader.id not in seen:
                     seen.add(reader.id)
                     stack.append(reader)
@@ -216,8 +220,8 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
         return ("{p} is the array a slice assignment of this kernel writes a small region of: "
                 "written in place, into {p}'s memory, the kernel computes that region alone")
     if cost.broadcast_recompute and p.kind == ELEMENTWISE and p.ndim and p.size and \
-            OPS[p.op].cost >= COSTLY_OP:
-        times = outer_broadcast(p, g, users)
+            OPS[p.op].cost >= max(COSTLY_OP, cost.broadcast_recompute_cost):
+        times = outer_broadcast(p, g, users, cost.broadcast_chains)
         if times >= cost.broadcast_recompute:
             return (f"{{p}} would be computed {times} times an element in this kernel (read "
                     f"through a broadcast along an outer axis); computing it once and storing it "
