@@ -98,6 +98,11 @@ def test_a_shared_kernel_is_the_groups_own_but_for_names(name):
                 shared = [s for s in low._entry.program.steps
                           if getattr(s, "group", None) is kernel.group][0].kernel.text
             assert canonical(own) == canonical(shared), (name, backend, kernel.name)
+            # (canonical() renames every numbered name, so it cannot tell a lifted argument from
+            # a local of the same name: a reduction's `k2 = 0` once overwrote the argument k2)
+            body = shared.split("):", 1)[1] if "):" in shared else shared
+            for argument in arguments:
+                assert not re.search(rf"\b{argument.name}\s*=[^=]", body), (name, argument.name)
 
 
 def leapfrog(u_previous, u, speed2, steps=6):
@@ -188,7 +193,7 @@ def test_a_loop_over_an_index_compiles_one_kernel(backend):
     assert len({k.source for k in steps}) <= (2 if backend == "cpu" else 3)
     lifted = [k for k in steps if "passed as arguments" in k.reason]
     assert len(lifted) >= 37
-    assert all("off0" in k.source for k in lifted)
+    assert all(f"{sharing.PREFIX}off0" in k.source for k in lifted)
 
 
 def test_only_the_starts_that_differ_become_arguments():
@@ -206,6 +211,28 @@ def test_only_the_starts_that_differ_become_arguments():
     assert header.count("off") == 6, header        # (blocks move along both axes)
 
 
+def masked_means(data, radius, bins):
+    """NPBench's azimint_naive: a masked mean per bin. Its bins' sums and counts fill several
+    reduction kernels of one structure, which share a kernel taking the bins' bounds' factors as
+    arguments, beside each reduction's own index variable (k<n> = 0)."""
+    result, top = np.zeros(bins), radius.max()
+    for i in range(bins):
+        mask = (top * i / bins <= radius) & (radius < top * (i + 1) / bins)
+        result[i] = data[mask].mean()
+    return result
+
+
+def test_shared_reduction_kernels_with_lifted_constants():
+    rng = np.random.default_rng(8)
+    data, radius = rng.random(2048).astype(np.float32), rng.random(2048).astype(np.float32)
+    f = autofuse.jit(masked_means, backend="cpu", static_argnames=("bins",))
+    np.testing.assert_allclose(f(data, radius, bins=40), masked_means(data, radius, 40),
+                               rtol=1e-5)
+    shared = [k for k in f.lower(data, radius, bins=40).kernels
+              if k.group.kind == "input" and "passed as arguments" in k.reason]
+    assert shared and all(f"{sharing.PREFIX}k0" in k.source for k in shared)
+
+
 @pytest.mark.sim
 def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
     import subprocess
@@ -215,13 +242,16 @@ def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
         "import numpy as np, autofuse, sys\n"
         f"sys.path[:0] = [{str(__import__('pathlib').Path(__file__).parent)!r}, "
         f"{str(__import__('pathlib').Path(__file__).parent.parent)!r}]\n"
-        "from test_kernel_sharing import ewma, blocks, reversed_rows\n"
+        "from test_kernel_sharing import ewma, blocks, reversed_rows, masked_means\n"
         "rng = np.random.default_rng()\n"
         "for fn, args in [(ewma, (rng.random((9, 33)), 0.3)),\n"
         "                 (blocks, (rng.random((5, 8)).astype(np.float32),)),\n"
-        "                 (reversed_rows, (rng.random((6, 5)),))]:\n"
-        "    got = np.asarray(autofuse.jit(fn, backend='cuda')(*args))\n"
-        "    np.testing.assert_allclose(got, fn(*args), rtol=1e-6, atol=1e-6)\n"
+        "                 (reversed_rows, (rng.random((6, 5)),)),\n"
+        "                 (masked_means, (rng.random(512).astype(np.float32),\n"
+        "                                 rng.random(512).astype(np.float32), 20))]:\n"
+        "    static = ('bins',) if fn is masked_means else ()\n"
+        "    got = np.asarray(autofuse.jit(fn, backend='cuda', static_argnames=static)(*args))\n"
+        "    np.testing.assert_allclose(got, fn(*args), rtol=1e-5, atol=1e-6)\n"
         "print('ok')\n")
     env = dict(__import__("os").environ, NUMBA_ENABLE_CUDASIM="1",
                AUTOFUSE_CACHE_DIR=str(tmp_path / "cache"))

@@ -29,6 +29,8 @@ from ..ir.ops import ELEMENTWISE
 # Group kinds whose kernels read slice starts and constants only through the renderer (a sort's
 # or scan's planner reads starts itself; a product's operands are planned by their layout).
 LIFTABLE = ("elementwise", "loop", "input")
+# Lifted arguments' names start with this, which no name the renderers make does
+PREFIX = "lifted_"
 
 
 @dataclass(frozen=True)
@@ -111,16 +113,18 @@ def _places(group: Group, scalars):
 
 
 def arguments(group: Group, lifted: frozenset) -> list:
-    """The Lifted arguments of `group`'s kernel for the lifted places, in order: off0, off1, ...
-    for starts, k0, k1, ... for constants."""
+    """The Lifted arguments of `group`'s kernel for the lifted places, in order: lifted_off0,
+    lifted_off1, ... for starts, lifted_k0, lifted_k1, ... for constants. (The prefix keeps them
+    apart from the renderer's own names: constants named k0, k1, ... were overwritten by a
+    reduction's `k2 = 0`, and NPBench azimint's shared masked sums read a bin's bound as 0.)"""
     members = group.canonical()[1]
     found, starts, constants = [], 0, 0
     for kind, j, position in sorted(lifted):
         if kind == "start":
-            found.append(Lifted(f"off{starts}", members[j], axis=position))
+            found.append(Lifted(f"{PREFIX}off{starts}", members[j], axis=position))
             starts += 1
         else:
-            found.append(Lifted(f"k{constants}", members[j], operand=position))
+            found.append(Lifted(f"{PREFIX}k{constants}", members[j], operand=position))
             constants += 1
     return found
 
