@@ -144,8 +144,8 @@ def cuda_kernel(fn, *args):
 
 def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     """A cached cubin is reused only for the same module text, target and intrinsics: editing
-    intrinsics/vector.py, half.py or the mma files (whose device functions generated kernels import) makes new
-    entries."""
+    intrinsics/vector.py, half.py, the mma files or register_block.py (whose device functions
+    generated kernels import) makes new entries."""
     pytest.importorskip("numba_cuda")
     from autofuse.backends.cuda import compile as cuda
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")     # (CI has no cuda.core)
@@ -154,7 +154,8 @@ def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     assert key == kernel.cache_key("sm_90") != kernel.cache_key("sm_80")
     from autofuse.backends.cuda.intrinsics import half as cuda_half
     from autofuse.backends.cuda.intrinsics import vector as cuda_vector
-    assert {path.name for path in cuda._INTRINSICS} == {"vector.py", "half.py", "mma.py", "mma_shapes.py"}
+    assert {path.name for path in cuda._INTRINSICS} == {"vector.py", "half.py", "mma.py", "mma_shapes.py",
+                                                         "register_block.py"}
     assert all(open(m.__file__).read() in cuda._intrinsics_text()
                for m in (cuda_half, cuda_vector))
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
