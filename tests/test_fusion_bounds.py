@@ -121,28 +121,19 @@ def test_budget_refusal_is_explained():
     assert "more than one kernel may hold (5)" in "\n".join(program.explanations())
 
 
-def masked_means(data, radius, bins):
-    """NPBench's azimint_naive: a masked mean per bin, every one reading the same arrays."""
-    result, top = np.zeros(bins), radius.max()
-    for i in range(bins):
-        mask = (top * i / bins <= radius) & (radius < top * (i + 1) / bins)
-        result[i] = data[mask].mean()
-    return result
-
-
 def test_reductions_per_kernel_are_bounded():
     """Sibling reductions of the same arrays merge into one kernel only up to max_reductions
     (each adds its accumulators and combining code to the source), and the cut is explained."""
     rng = np.random.default_rng(0)
     data, radius = rng.random(512), rng.random(512)
-    graph = lowered(masked_means, data, radius, 12, static=("bins",)).graph
+    graph = lowered(loop_programs.masked_means, data, radius, 12, static=("bins",)).graph
     for cost in (DEFAULT, CostModel(max_reductions=5)):
         program = partition(graph, cost)
         check_budgets(program, cost)
         check_explanations(program)
         assert max(len(g.reductions) for g in program.groups) > cost.max_reductions // 2
         np.testing.assert_allclose(program.evaluate([data, radius])[0],
-                                   masked_means(data, radius, 12))
+                                   loop_programs.masked_means(data, radius, 12))
     assert "more than one kernel may hold (5)" in "\n".join(program.explanations())
 
 

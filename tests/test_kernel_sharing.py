@@ -15,6 +15,7 @@ from autofuse.backends import sharing
 from autofuse.backends.cuda import passable as cuda_passable
 from autofuse.fusion.in_place import region_base
 from benchmarks.index_loops import ewma
+from loop_programs import masked_means
 from autofuse.backends.cpu.source import generate as cpu_generate
 from autofuse.backends.cuda.writer import generate as cuda_generate
 
@@ -209,17 +210,6 @@ def test_only_the_starts_that_differ_become_arguments():
     text = [k.source for k in low.kernels if "passed as arguments" in k.reason][0]
     header = [line for line in text.splitlines() if line.startswith("def ")][0]
     assert header.count("off") == 6, header        # (blocks move along both axes)
-
-
-def masked_means(data, radius, bins):
-    """NPBench's azimint_naive: a masked mean per bin. Its bins' sums and counts fill several
-    reduction kernels of one structure, which share a kernel taking the bins' bounds' factors as
-    arguments, beside each reduction's own index variable (k<n> = 0)."""
-    result, top = np.zeros(bins), radius.max()
-    for i in range(bins):
-        mask = (top * i / bins <= radius) & (radius < top * (i + 1) / bins)
-        result[i] = data[mask].mean()
-    return result
 
 
 def test_shared_reduction_kernels_with_lifted_constants():
