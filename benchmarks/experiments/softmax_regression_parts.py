@@ -3,10 +3,13 @@ timed alone at the corpus's large size (2^19 x 64 float32 features, 10 classes),
 op-by-op time and the bytes each part must move at least. CUDA events, median of 20.
 
     python benchmarks/experiments/softmax_regression_parts.py
+    python benchmarks/experiments/softmax_regression_parts.py --widths 32 64 128 256
+        (the gradient product again under Tuning.two_stage_columns = each width)
 """
 from __future__ import annotations
 
 import json
+import sys
 
 import cupy
 import numpy as np
@@ -68,6 +71,17 @@ def main() -> None:
                "cupy_ms": round(timed(fn, *args), 4),
                "floor_ms": round(floor / 4.8e12 * 1e3, 4), "kernels": kernels}
         print(json.dumps(row), flush=True)
+    if sys.argv[1:2] == ["--widths"]:
+        from autofuse.backends.cuda.tuning import DEFAULT
+        for width in map(int, sys.argv[2:]):
+            jitted = autofuse.jit(gradient, tuning=DEFAULT.replace(two_stage_columns=width))
+            got = jitted(x, p, y)
+            error = float(cupy.abs(got - gradient(x, p, y)).max())
+            kernels = [k.strategy for k in jitted.lower(x, p, y).kernels]
+            print(json.dumps({"part": "gradient", "two_stage_columns": width,
+                              "autofuse_ms": round(timed(jitted, x, p, y), 4),
+                              "max_abs_difference_from_cupy": error, "kernels": kernels}),
+                  flush=True)
 
 
 if __name__ == "__main__":
