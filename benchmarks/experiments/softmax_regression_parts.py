@@ -5,6 +5,8 @@ op-by-op time and the bytes each part must move at least. CUDA events, median of
     python benchmarks/experiments/softmax_regression_parts.py
     python benchmarks/experiments/softmax_regression_parts.py --widths 32 64 128 256
         (the gradient product again under Tuning.two_stage_columns = each width)
+    python benchmarks/experiments/softmax_regression_parts.py --loads 4 8 12 16
+        (... under Tuning.two_stage_loads = each count: elements a thread loads a step)
 """
 from __future__ import annotations
 
@@ -71,14 +73,15 @@ def main() -> None:
                "cupy_ms": round(timed(fn, *args), 4),
                "floor_ms": round(floor / 4.8e12 * 1e3, 4), "kernels": kernels}
         print(json.dumps(row), flush=True)
-    if sys.argv[1:2] == ["--widths"]:
+    if sys.argv[1:2] in (["--widths"], ["--loads"]):
         from autofuse.backends.cuda.tuning import DEFAULT
+        field = "two_stage_columns" if sys.argv[1] == "--widths" else "two_stage_loads"
         for width in map(int, sys.argv[2:]):
-            jitted = autofuse.jit(gradient, tuning=DEFAULT.replace(two_stage_columns=width))
+            jitted = autofuse.jit(gradient, tuning=DEFAULT.replace(**{field: width}))
             got = jitted(x, p, y)
             error = float(cupy.abs(got - gradient(x, p, y)).max())
             kernels = [k.strategy for k in jitted.lower(x, p, y).kernels]
-            print(json.dumps({"part": "gradient", "two_stage_columns": width,
+            print(json.dumps({"part": "gradient", field: width,
                               "autofuse_ms": round(timed(jitted, x, p, y), 4),
                               "max_abs_difference_from_cupy": error, "kernels": kernels}),
                   flush=True)
