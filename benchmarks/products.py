@@ -96,6 +96,17 @@ def workloads() -> list:
                       lambda xp: lambda a, b: a @ b, lambda t: lambda a, b: a @ b,
                       [(16384, 8, 8)]),
         ]
+    # products with a few columns (a linear classifier's logits and its weights' gradient): a
+    # thread a run of a row's outputs (emit/runs.py), timed against a thread an output too
+    for dtype in (np.float32, np.float64):
+        for m, k, n in ((1 << 19, 64, 10), (1 << 20, 32, 16), (1 << 16, 256, 4)):
+            found.append(_workload(f"few columns x@w ({m},{k})@({k},{n})", dtype,
+                                   [(m, k), (k, n)], lambda xp: lambda x, w: x @ w,
+                                   lambda t: lambda x, w: x @ w, [(m, n)]))
+        m, k, n = 1 << 19, 64, 10
+        found.append(_workload(f"few columns x.T@g ({m},{k}).T@({m},{n})", dtype,
+                               [(m, k), (m, n)], lambda xp: lambda x, g: x.T @ g,
+                               lambda t: lambda x, g: x.T @ g, [(k, n)]))
     return found
 
 
@@ -154,6 +165,8 @@ def tunings_for(workload) -> dict:
     if os.environ.get("PRODUCTS_EARLIER"):      # the planner's choices before the staged kernel
         found = {"reduction": Tuning(products=ProductLimits()),
                  "tiled": Tuning(products=ProductLimits(batch_side=0))}
+    if workload.name.startswith("few columns"):
+        found["a thread an output"] = Tuning(output_run=0)
     if workload.name.startswith("K="):
         found.update({"tile 16x128": Tuning(staged_tile_m_short=16),
                       "tile 32x64": Tuning(staged_tile_n=64),
@@ -213,7 +226,7 @@ def main():
             report.setdefault("skipped", []).append(workload.name)
             continue
         row = run_workload(workload, SYSTEMS, bandwidth, rng, args.rounds, 2)
-        if workload.name.startswith(("batched", "K=")) and not args.no_variants:
+        if workload.name.startswith(("batched", "K=", "few columns")) and not args.no_variants:
             try:
                 variants(workload, row, rng, args.rounds, tunings_for(workload))
             except Exception as error:

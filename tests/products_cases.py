@@ -22,6 +22,13 @@ def fortran(array):
 
 
 f32, f64 = np.float32, np.float64
+
+
+def _logsumexp(t):
+    top = t.max(-1, keepdims=True)
+    return np.log(np.exp(t - top).sum(-1)) + top[..., 0]
+
+
 A = real(f32, 40, 24)
 # (name, function, arguments, settings: "strategy" a kernel of the case must take on the GPU)
 CASES = [
@@ -54,6 +61,24 @@ CASES = [
     ("empty_rows", lambda a, x: a @ x, (real(f32, 0, 5), real(f32, 5))),
     ("empty_k", lambda a, x: a @ x + 1, (real(f32, 6, 0), real(f32, 0))),
     ("empty_dot", lambda x, y: x @ y, (real(f32, 0), real(f32, 0))),
+    # a few columns: a thread a run of a row's outputs (emit/runs.py), x's element loaded once
+    # for the run (8 threads a block, so that 1200 outputs fill the simulated H100's columns)
+    ("few_columns_epilogue", lambda x, w, b: np.tanh(x @ w + b),
+     (real(f32, 240, 6), real(f32, 6, 5), real(f32, 5)),
+     {"THREADS": 8, "strategy": "columns, 5 outputs a thread"}),
+    ("few_columns_gradient", lambda x, p, y: 0.5 * x.T @ (p - y) / x.shape[0],
+     (real(f32, 64, 4), real(f32, 64, 5), real(f32, 64, 5)),
+     {"strategy": "two-stage columns, 4x8 threads, 1 tiles x 4 chunks, 5 outputs a thread"}),
+    ("few_columns_gradient_f64", lambda x, g: x.T @ g, (real(f64, 64, 3), real(f64, 64, 6)),
+     {"strategy": "two-stage columns"}),
+]
+# reductions of a broadcast product with a run of outputs: an arg-reduction, and a reduction
+# that needs another's result (a log-sum-exp down each row of x * c)
+CASES += [
+    ("run_argmax", lambda x, c: (x[:, None, :] * c[None, :, :]).argmax(-1),
+     (real(f64, 300, 4), real(f64, 5, 4)), {"THREADS": 8, "strategy": "columns, 5 outputs"}),
+    ("run_dependent", lambda x, c: _logsumexp(x[:, None, :] * c[None, :, :]),
+     (real(f32, 300, 4), real(f32, 5, 4)), {"THREADS": 8, "strategy": "columns, 5 outputs"}),
 ]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import attention_plan, scans, sorting, staged_plan, tiles, two_stage
+from .emit import attention_plan, runs, scans, sorting, staged_plan, tiles, two_stage
 from .tuning import Tuning
 
 
@@ -34,6 +34,7 @@ class Plan:
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
     staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
     attention: object = None          # attention: emit/attention_plan.py's plan (or MmaPlan)
+    run: runs.Run | None = None       # columns and two-stage columns: a thread's run of outputs
 
 
 def _refuse_complex_scan(group: Group) -> None:
@@ -117,11 +118,26 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     if outer == 1 and inner >= threshold and independent:
         return Plan("split", f"one output over {inner} elements (at least {threshold}): every "
                     f"block takes a share, the last combines", **sizes)
+    # a thread's run of outputs along a short kept axis (emit/runs.py): not where outputs of the
+    # reduced space's shape are stored as the loop goes, nor for a shape class
+    run = None if dynamic or row_outputs else \
+        runs.choose(group, tuple(shape), axes, tuning.output_run)
+    layout = None
+    if independent and run is not None:
+        layout = two_stage.plan(shape, axes, outer // run.size, inner, tuning, device, simulator)
+        if layout is not None and layout.layout != "columns":
+            layout = None
+    if layout is not None:
+        return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
+                    f"each: the reduced extent cut into {layout.chunks} chunks across blocks; "
+                    f"{run.reason}", layout=layout, run=run, **sizes)
     layout = two_stage.plan(shape, axes, outer, inner, tuning, device, simulator) if independent else None
     if layout:
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks",
                     layout=layout, **sizes)
+    slots = tuning.sim_threads * tuning.sim_blocks if simulator else tuning.threads * device.sms
+    fills = run is not None and outer // run.size >= slots
     columns = None if independent else \
         tiles.plan_columns(group, shape, axes, outer, inner, tuning, simulator)
     if columns:
@@ -135,6 +151,10 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     # the reduced space's shape are written: a thread a row would store them a row apart.)
     streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
     if trailing and not streamed and not row_outputs and outer >= tuning.threads * device.sms:
+        if fills:
+            return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
+                        f"(no input near its size): {run.reason}, the reduced axes looped",
+                        run=run, **sizes)
         return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
                     f"(no input near its size): a thread an output, the reduced axes looped",
                     **sizes)
@@ -148,4 +168,6 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                     f"a row, the row held on chip", **sizes)
     why = "the kept axes are the last" if not trailing else \
         f"{outer} rows of {inner} elements, too short for a block each"
+    if fills:
+        return Plan("columns", f"{why}: {run.reason}, the reduced axes looped", run=run, **sizes)
     return Plan("columns", f"{why}: a thread an output, the reduced axes looped", **sizes)

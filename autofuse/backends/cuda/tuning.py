@@ -39,6 +39,9 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    output_run: int = 16              # columns and two-stage columns: a thread computes the outputs
+    #                                   along a kept axis this short where an input is the same
+    #                                   for all of them (x of x @ w with 10 columns; emit/runs.py)
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column

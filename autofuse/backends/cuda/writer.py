@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...fusion.group import Group
 from .. import sharing
 from .device import HOPPER, Device
-from .emit import attention, attention_mma, attention_mma_plan, staged, tiles, two_stage
+from .emit import attention, attention_mma, attention_mma_plan, runs, staged, tiles, two_stage
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
@@ -49,13 +49,14 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
         if plan.strategy == "split":
             return self.split(shape, axes, inner, row_outputs)
         if plan.strategy == "two-stage":
-            return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs)
+            return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs,
+                                   plan.run)
         if plan.strategy in ("row tiles", "column tiles"):
             return tiles.write(self, shape, axes, outer, inner, plan.layout)
         outer_axes = [d for d in range(len(shape)) if d not in axes]
         if plan.strategy == "rows":
             return self.rows(shape, axes, outer_axes, outer, inner)
-        return self.columns(shape, axes, outer_axes, outer)
+        return self.columns(shape, axes, outer_axes, outer, plan.run)
 
 
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
@@ -66,6 +67,16 @@ def generate(group: Group, name: str, input_strides: dict, simulator: bool = Fal
     float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `lifted`
     (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs; `into`:
     the base its slice assignment writes in place (fusion/in_place.py), or None."""
+    try:
+        return _generate(group, name, input_strides, simulator, round_halves, tuning, device,
+                         dynamic, lifted, into)
+    except runs.RunIndexError:       # a consumer of a run's results the run cannot index
+        return _generate(group, name, input_strides, simulator, round_halves,
+                         tuning.replace(output_run=0), device, dynamic, lifted, into)
+
+
+def _generate(group, name, input_strides, simulator, round_halves, tuning, device, dynamic,
+              lifted, into) -> KernelSource:
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
     writer.into = into

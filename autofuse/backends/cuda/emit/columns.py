@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ....fusion.group import keepdims_shape, outer_shape
 from ..kernel import KernelSource, Param
+from . import runs
 
 
 class Columns:
@@ -15,8 +16,9 @@ class Columns:
         names = [f"i{d}" for d in outer_axes]
         self.delinearize(flat, names, [shape[d] for d in outer_axes])
 
-    def store_reduced(self, shape, axes, guard: str | None) -> list[Param]:
-        """Store outputs of the reduced (outer) shape; returns the row-shaped ones left."""
+    def store_reduced(self, shape, axes, guard: str | None, run=None) -> list[Param]:
+        """Store outputs of the reduced (outer) shape, at each position of `run` (runs.Run) if
+        given; returns the row-shaped ones left."""
         r = self.renderer
         outer_index = tuple(f"i{d}" for d in range(len(shape)) if d not in axes)
         keep_index = tuple("0" if d in axes else f"i{d}" for d in range(len(shape)))
@@ -32,34 +34,43 @@ class Columns:
         if reduced and guard:
             r.emit(f"if {guard}:")
             r.push()
-        for param, index in reduced:
-            self.store(param, index)
+        for position in runs.positions(run):
+            for param, index in reduced:
+                self.store(param, runs.at(run, index, position))
         if reduced and guard:
             r.pop()
         return rows
 
-    def columns(self, shape, axes, outer_axes, outer) -> KernelSource:
-        """One thread per output element; the reduced axes looped in order."""
+    def columns(self, shape, axes, outer_axes, outer, run=None) -> KernelSource:
+        """One thread per output element, or per run of outputs along `run`'s axis (runs.py);
+        the reduced axes looped in order."""
         r = self.renderer
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
+        threads = outer if run is None else outer // run.size
         r.emit(f"o = {self.ix('cuda.grid(1)')}")
-        r.emit(f"while o < {outer}:")
+        r.emit(f"while o < {threads}:")
         r.push()
-        self._outer_index(outer_axes, shape, "o")
+        self._outer_index([d for d in outer_axes if run is None or d != run.axis], shape, "o")
         for node in self.group.reductions:
-            acc, idx, result = r.name("acc"), r.name("k"), r.name("red")
-            self.acc.init(node, acc, idx, node.dtype)
+            accs = [(r.name("acc"), r.name("k"), r.name("red")) for _ in runs.positions(run)]
+            for acc, idx, _ in accs:
+                self.acc.init(node, acc, idx, node.dtype)
             for a in axes:
                 r.emit(f"for r{a} in range({shape[a]}):")
                 r.push()
-            value = r.value(node.inputs[0], full)
-            self.acc.combine(node, acc, idx, value, node.dtype, f"r{axes[0]}" if axes else "0")
+            for position, (acc, idx, _) in zip(runs.positions(run), accs):
+                value = r.value(node.inputs[0], runs.at(run, full, position))
+                self.acc.combine(node, acc, idx, value, node.dtype, f"r{axes[0]}" if axes else "0")
             for _ in axes:
                 r.pop()
-            final = idx if node.op in ("argmax", "argmin") else acc
-            r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
-            r.special[node.id] = lambda index, result=result: result
-        rows = self.store_reduced(shape, axes, None)
+            results = []
+            for acc, idx, result in accs:
+                final = idx if node.op in ("argmax", "argmin") else acc
+                r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+                results.append(result)
+            r.special[node.id] = (lambda index, result=results[0]: result) if run is None else \
+                run.result(results, shape, axes)
+        rows = self.store_reduced(shape, axes, None, run)
         for param in rows:
             for a in axes:
                 r.emit(f"for r{a} in range({shape[a]}):")
@@ -69,5 +80,6 @@ class Columns:
                 r.pop()
         r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
         r.pop()
-        blocks = max(1, min(-(-outer // self.tuning.threads), 65535))
-        return self.finish("columns", self.tuning.threads, (blocks, 1, 1))
+        blocks = max(1, min(-(-threads // self.tuning.threads), 65535))
+        strategy = "columns" if run is None else f"columns, {run.size} outputs a thread"
+        return self.finish(strategy, self.tuning.threads, (blocks, 1, 1))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import runs
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,17 @@ def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = 
     return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
 
 
-def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
+def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list, run=None):
     """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes` of
-    `shape`; `row_outputs` are stored in the loop."""
+    `shape`; `row_outputs` are stored in the loop. With `run` (runs.Run; the columns layout, no
+    row outputs) a thread's output is a run of outputs along its axis: `p` was planned for
+    `outer` / run.size of them."""
     r = source.renderer
     ix = source.ix
     nodes = source.group.reductions
-    outer_axes = [d for d in range(len(shape)) if d not in axes]
+    items = [(node, position) for node in nodes for position in runs.positions(run)]
+    outer = outer if run is None else outer // run.size
+    outer_axes = [d for d in range(len(shape)) if d not in axes and (run is None or d != run.axis)]
     r.emit(f"t = {ix('cuda.threadIdx.x')}")
     if p.tiles == 1:
         r.emit("tile = 0")
@@ -104,28 +109,30 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         r.push()
         r.emit("end = e")
         r.pop()
-    for node in nodes:
-        _declare_shared(source, node, p)
+    for node, position in items:
+        _declare_shared(source, node, p, position)
     accs = []
-    for node in nodes:
+    for node, _ in items:
         acc, idx = r.name("acc"), r.name("k")
         source.acc.init(node, acc, idx, node.dtype)
         accs.append((acc, idx))
-    _loop(source, shape, axes, p, accs, row_outputs)
-    for node, (acc, idx) in zip(nodes, accs):
-        _reduce_height(source, node, acc, idx, p)
+    _loop(source, shape, axes, p, accs, row_outputs, run=run)
+    for (node, position), (acc, idx) in zip(items, accs):
+        _reduce_height(source, node, acc, idx, p, position)
     guard = " and ".join(["h == 0"] + ([f"o < {outer}"] if ragged else []))
     strategy = (f"two-stage {p.layout}, {p.width}x{p.height} threads, "
                 f"{p.tiles} tiles x {p.chunks} chunks")
+    if run is not None:
+        strategy += f", {run.size} outputs a thread"
     if p.chunks == 1:
-        _results(source, accs)
-        source.store_reduced(shape, axes, guard)
+        _results(source, accs, run, shape, axes)
+        source.store_reduced(shape, axes, guard, run)
         return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p, source.device))
-    parts = _write_partials(source, accs, outer, p, guard)
+    parts = _write_partials(source, accs, outer, p, guard, items)
     r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
     r.push()
     r.emit("cuda.threadfence()")
-    for node, (acc, idx), (part, parti) in zip(nodes, accs, parts):
+    for (node, position), (acc, idx), (part, parti) in zip(items, accs, parts):
         source.acc.init(node, acc, idx, node.dtype)
         if ragged:
             r.emit(f"if o < {outer}:")
@@ -144,9 +151,9 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         r.pop()
         if ragged:
             r.pop()
-        _reduce_height(source, node, acc, idx, p)
-    _results(source, accs)
-    source.store_reduced(shape, axes, guard)
+        _reduce_height(source, node, acc, idx, p, position)
+    _results(source, accs, run, shape, axes)
+    source.store_reduced(shape, axes, guard, run)
     r.emit("if t == 0:")
     r.push()
     r.emit("counter[tile] = 0")
@@ -162,9 +169,15 @@ def _bound(p: Plan, device) -> int:
     return max(1, device.threads_per_sm // p.threads)
 
 
-def _declare_shared(source, node, p: Plan) -> None:
+def _slots(node, position) -> tuple:
+    """The names of the shared slots combining `node`'s value (at a run's position)."""
+    tag = node.id if position is None else f"{node.id}_{position}"
+    return f"sc{tag}", f"sci{tag}"
+
+
+def _declare_shared(source, node, p: Plan, position=None) -> None:
     """Shared memory for combining an output's `height` threads: the block reduction's (rows
-    layout) or one slot a thread (columns)."""
+    layout) or one slot a thread (columns), for each position of a run."""
     if p.height == 1:
         return
     if p.layout == "rows":
@@ -173,17 +186,19 @@ def _declare_shared(source, node, p: Plan) -> None:
     r = source.renderer
     arg = node.op in ("argmax", "argmin")
     dtype = node.inputs[0].dtype if arg else node.dtype
-    r.emit(f"sc{node.id} = cuda.shared.array({p.threads}, {source.numba_type(dtype)})")
+    sc, sci = _slots(node, position)
+    r.emit(f"{sc} = cuda.shared.array({p.threads}, {source.numba_type(dtype)})")
     if arg:
-        r.emit(f"sci{node.id} = cuda.shared.array({p.threads}, {source.numba_type(np.int64)})")
+        r.emit(f"{sci} = cuda.shared.array({p.threads}, {source.numba_type(np.int64)})")
 
 
-def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None) -> None:
+def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None) -> None:
     """The thread's elements of its chunk, `ilp` a step (all loaded before any is combined, in
-    element order), then one at a time; `nodes` (the group's reductions unless given) combined
-    into `accs` and row outputs stored at each element."""
+    element order), then one at a time; `nodes` (the group's reductions unless given), at each
+    position of `run` if given, combined into `accs` and row outputs stored at each element."""
     r = source.renderer
     nodes = source.group.reductions if nodes is None else nodes
+    items = [(node, position) for node in nodes for position in runs.positions(run)]
     loads = source.tuning.two_stage_loads
     ilp = source.ilp(p.chunk, p.height, loads, loads)
 
@@ -199,9 +214,10 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None) -> None:
             if u:
                 r.emit(f"{flat} = {source.ix(f'e + {u * p.height}')}")
             index = element(flat, f"_{u}" if u else "")
-            taken.append((flat, index, [r.value(n.inputs[0], index) for n in nodes]))
+            taken.append((flat, index, [r.value(n.inputs[0], runs.at(run, index, position))
+                                        for n, position in items]))
         for flat, index, values in taken:
-            for node, (acc, idx), value in zip(nodes, accs, values):
+            for (node, _), (acc, idx), value in zip(items, accs, values):
                 source.acc.combine(node, acc, idx, value, node.dtype, flat)
             for param in row_outputs:
                 source.store(param, index)
@@ -218,8 +234,8 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None) -> None:
     r.pop()
 
 
-def _reduce_height(source, node, acc: str, idx: str, p: Plan) -> None:
-    """Combine the `height` threads of each output into its thread h == 0."""
+def _reduce_height(source, node, acc: str, idx: str, p: Plan, position=None) -> None:
+    """Combine the `height` threads of each output (at a run's position) into its thread h == 0."""
     if p.height == 1:
         return
     if p.layout == "rows":
@@ -236,7 +252,7 @@ def _reduce_height(source, node, acc: str, idx: str, p: Plan) -> None:
     groups = p.height // in_warp
     if groups == 1:
         return
-    sc, sci = f"sc{node.id}", f"sci{node.id}"
+    sc, sci = _slots(node, position)
     if in_warp > 1:             # the first lane of each output's lanes in a warp
         slot = source.ix(f"h // {in_warp} * {p.width} + t % {p.width}")
         r.emit(f"if h % {in_warp} == 0:")
@@ -259,26 +275,32 @@ def _reduce_height(source, node, acc: str, idx: str, p: Plan) -> None:
     r.pop()
 
 
-def _results(source, accs) -> None:
-    """Each reduction's result, as its dtype, for the stores."""
+def _results(source, accs, run=None, shape=(), axes=()) -> None:
+    """Each reduction's result (at each position of `run`), as its dtype, for the stores."""
     r = source.renderer
-    for node, (acc, idx) in zip(source.group.reductions, accs):
-        final = idx if node.op in ("argmax", "argmin") else acc
-        result = r.name("red")
-        r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
-        r.special[node.id] = lambda index, result=result: result
+    accs = iter(accs)
+    for node in source.group.reductions:
+        results = []
+        for _ in runs.positions(run):
+            acc, idx = next(accs)
+            final = idx if node.op in ("argmax", "argmin") else acc
+            results.append(r.name("red"))
+            r.emit(f"{results[-1]} = {r.convert(node.dtype, final, op_result=True)}")
+        r.special[node.id] = (lambda index, result=results[0]: result) if run is None else \
+            run.result(results, shape, axes)
 
 
-def _write_partials(source, accs, outer: int, p: Plan, guard: str) -> list:
-    """Store this block's partials (scratch arrays `chunks` x `outer`), then count the block done
-    on its tile's counter; `last[0]` says whether it was the tile's last. Returns the partials'
-    names per reduction (the index array's None where not an arg-reduction)."""
+def _write_partials(source, accs, outer: int, p: Plan, guard: str, items: list) -> list:
+    """Store this block's partials (scratch arrays `chunks` x `outer`, one an item: a reduction at
+    a run's position), then count the block done on its tile's counter; `last[0]` says whether
+    it was the tile's last. Returns the partials' names per item (the index array's None where
+    not an arg-reduction)."""
     r = source.renderer
     at = source.ix(f"s * {outer} + o")
     names = []
     r.emit(f"if {guard}:")
     r.push()
-    for k, (node, (acc, idx)) in enumerate(zip(source.group.reductions, accs)):
+    for k, ((node, _), (acc, idx)) in enumerate(zip(items, accs)):
         arg = node.op in ("argmax", "argmin")
         part, parti = f"part{k}", (f"parti{k}" if arg else None)
         source.scratch.append((part, p.chunks * outer, source.partial_dtype(node)))

@@ -1,0 +1,116 @@
+"""Runs of outputs: a thread of a reduction kernel computes several outputs next to each other
+along one short kept axis, where part of the reduced operand is the same for all of them.
+
+A product lowered to a reduction (ir/products.py) with a few columns, `x @ w` with w (64, 10), is
+a sum over K of x[i, k] * w[k, j]: x's element is the same for the row's ten outputs. A thread an
+output loads it ten times, once in each of ten threads; a thread a run of the row's ten outputs
+loads it once and keeps ten accumulators. The gradient `x.T @ g` (g with ten columns) is the same
+along g's axis.
+
+`choose` decides (a plan, no text): the axis, the run's length, and why. The writers (columns.py,
+two_stage.py) render the reduced operand once for each position of the run, the axis's index
+name replaced by the position's number, so the renderer's memo (keyed by node and index) shares
+every value whose index does not name the axis: the loads of x above. Each position has its own
+accumulator; the reductions' results are looked up by the position their consumers' index names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ....fusion.group import Group
+from ....ir.graph import Node
+from ....ir.ops import ELEMENTWISE
+
+
+class RunIndexError(Exception):
+    """A consumer reached a run's reduction at an index that names no position of the run (a
+    reshape's arithmetic): the kernel is written again without the run (writer.generate)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    axis: int            # the reduced space's kept axis a thread walks
+    size: int            # its length: the outputs a thread
+    reason: str
+
+    def at(self, index: tuple, position: int | None) -> tuple:
+        """`index` (names of the reduced space's or an output's axes) at one position of the run."""
+        if position is None:
+            return tuple(index)
+        name = f"i{self.axis}"
+        return tuple(str(position) if part == name else part for part in index)
+
+    def result(self, results: list, shape, axes):
+        """The renderer's special lookup of a reduction whose result at position j is
+        results[j]: its index names j where the axis is (keepdims or not)."""
+        outer_axes = [d for d in range(len(shape)) if d not in axes]
+
+        def lookup(index):
+            place = self.axis if len(index) == len(shape) else outer_axes.index(self.axis)
+            part = index[place]
+            if not part.isdigit():
+                raise RunIndexError(f"a run's reduction read at {index}")
+            return results[int(part)]
+        return lookup
+
+
+def positions(run: Run | None) -> list:
+    """The positions a thread renders: the run's, or one (None) without a run."""
+    return [None] if run is None else list(range(run.size))
+
+
+def at(run: Run | None, index: tuple, position) -> tuple:
+    return tuple(index) if run is None else run.at(index, position)
+
+
+def choose(group: Group, shape: tuple, axes: tuple, longest: int) -> Run | None:
+    """The kept axis of at most `longest` (and at least 2) elements along which some input the
+    reductions read stays the same (the longest such axis, the last of equals), or None."""
+    if longest < 2:
+        return None
+    best = None
+    for axis in range(len(shape)):
+        if axis in axes or not 2 <= shape[axis] <= longest:
+            continue
+        shared = _shared_input(group, axis)
+        if shared is not None and (best is None or shape[axis] >= best[1]):
+            best = (axis, shape[axis], shared)
+    if best is None:
+        return None
+    axis, size, shared = best
+    return Run(axis, size, f"a thread {size} outputs along axis {axis}, each element of "
+                           f"{shared} read once for all of them")
+
+
+def _shared_input(group: Group, axis: int) -> str | None:
+    """The first input (its shape, in words) the group's reductions read at an index without
+    `axis`, following the axis through elementwise ops, broadcasts and transposes; None where
+    there is none or the axis's way is not followed (a reshape)."""
+    seen = set()
+    pending = [(node.inputs[0], axis) for node in group.reductions]
+    while pending:
+        node, place = pending.pop()
+        if (node.id, place) in seen:
+            continue
+        seen.add((node.id, place))
+        if node.id not in group.members:
+            if place is None and node.size > 1:
+                return f"an input of shape {node.shape}"
+            continue
+        if place is None:                     # the same all along the axis, and so its inputs
+            pending.extend((source, None) for source in node.inputs)
+        elif node.kind == ELEMENTWISE or node.op == "broadcast_to":
+            for source in node.inputs:
+                pending.append((source, _broadcast_place(source, node, place)))
+        elif node.op == "transpose":
+            pending.append((node.inputs[0], tuple(node.attrs["perm"])[place]))
+    return None
+
+
+def _broadcast_place(source: Node, node: Node, place: int) -> int | None:
+    """Where `place` of `node` falls in `source` broadcast to it, or None where the source has
+    no such axis or one of length 1 (the same value all along it)."""
+    at = place - (node.ndim - source.ndim)
+    if at < 0 or (source.shape[at] == 1 and node.shape[place] != 1):
+        return None
+    return at
