@@ -152,3 +152,28 @@ def test_split_k_graph_matches_numpy_in_the_interpreter():
             np.testing.assert_array_equal(got, want)
         else:
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, shapes, run", [
+    # x read down its rows by neighbouring threads: a thread the 10 outputs of x's column
+    (lambda x, g: x.T @ g, ((1 << 19, 64), (1 << 19, 10)), "10 outputs a thread"),
+    # x's rows 256 bytes apart: a thread an output (a run measured slower there on the H200)
+    (lambda x, w: x @ w, ((1 << 19, 64), (64, 10)), None),
+    # rows of 3 colour channels, 12 bytes apart: a run of a pixel's 3 outputs
+    (lambda x, m: x @ m.T, ((1 << 20, 3), (3, 3)), "3 outputs a thread"),
+])
+def test_runs_of_outputs_where_the_shared_input_is_read_together(fn, shapes, run):
+    args = [np.empty(shape, np.float32) for shape in shapes]
+    strategies = [k.strategy for k in autofuse.jit(fn, backend="cuda").lower(*args).kernels]
+    found = [s for s in strategies if "outputs a thread" in s]
+    assert (found and found[0].endswith(run)) if run else not found, strategies
+
+
+def test_a_run_read_at_a_computed_index_is_refused():
+    """A consumer reaching a run's reduction at an index that names no position (a reshape's
+    arithmetic) raises RunIndexError, which makes the writer write the kernel without the run."""
+    from autofuse.backends.cuda.emit.runs import Run, RunIndexError
+    lookup = Run(axis=1, size=3, reason="").result(["red1", "red2", "red3"], (8, 3, 5), (2,))
+    assert lookup(("i0", "2")) == "red3" and lookup(("i0", "0", "0")) == "red1"
+    with pytest.raises(RunIndexError):
+        lookup(("i0", "(i0 * 3 + 1) // 2"))

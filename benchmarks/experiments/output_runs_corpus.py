@@ -56,10 +56,14 @@ def main() -> None:
                 args = copies(arguments, device)
                 samples[label].append(median_seconds(lambda: function(*args, **static), device)[0])
             args = copies(arguments, device)
-            samples["numpy on cupy"].append(
-                median_seconds(lambda: program.function(*args, **static), device)[0])
+            try:
+                samples["numpy on cupy"].append(
+                    median_seconds(lambda: program.function(*args, **static), device)[0])
+            except Exception as error:           # a program CuPy cannot run as written
+                row["numpy on cupy"] = f"{type(error).__name__}: {str(error)[:80]}"
         for label, values in samples.items():
-            row[f"{label} ms"] = round(statistics.median(values) * 1e3, 3)
+            if values:
+                row[f"{label} ms"] = round(statistics.median(values) * 1e3, 3)
         print(json.dumps(row), flush=True)
 
 

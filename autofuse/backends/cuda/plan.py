@@ -71,7 +71,7 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:
-        chosen = _reduction(group, tuning, device, simulator, dynamic)
+        chosen = _reduction(group, tuning, device, simulator, dynamic, strides or {})
     # the product planner's words (ir/products.py) where the group computes lowered products
     products = [n.attrs["product"] for n in group.nodes if n.attrs.get("product")]
     if products:
@@ -94,7 +94,7 @@ def _scatter(group: Group) -> Plan:
 
 
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
-               dynamic: bool = False) -> Plan:
+               dynamic: bool = False, strides: dict | None = None) -> Plan:
     shape, axes = group.reduce_space
     axes = tuple(axes)
     outer_axes = [d for d in range(len(shape)) if d not in axes]
@@ -121,7 +121,8 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     # a thread's run of outputs along a short kept axis (emit/runs.py): not where outputs of the
     # reduced space's shape are stored as the loop goes, nor for a shape class
     run = None if dynamic or row_outputs else \
-        runs.choose(group, tuple(shape), axes, tuning.output_run)
+        runs.choose(group, tuple(shape), axes, tuning.output_run, strides or {},
+                    tuning.output_run_spread)
     layout = None
     if independent and run is not None:
         layout = two_stage.plan(shape, axes, outer // run.size, inner, tuning, device, simulator)

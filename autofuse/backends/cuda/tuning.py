@@ -41,7 +41,9 @@ class Tuning:
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
     output_run: int = 16              # columns and two-stage columns: a thread computes the outputs
     #                                   along a kept axis this short where an input is the same
-    #                                   for all of them (x of x @ w with 10 columns; emit/runs.py)
+    #                                   for all of them (x of x.T @ g, g of 10 columns; emit/runs.py)
+    output_run_spread: int = 16       # ... and neighbouring threads read it at most this many
+    #                                   bytes apart
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column

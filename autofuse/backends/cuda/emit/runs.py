@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ....arrays import contiguous
 from ....fusion.group import Group
 from ....ir.graph import Node
 from ....ir.ops import ELEMENTWISE
@@ -63,16 +66,26 @@ def at(run: Run | None, index: tuple, position) -> tuple:
     return tuple(index) if run is None else run.at(index, position)
 
 
-def choose(group: Group, shape: tuple, axes: tuple, longest: int) -> Run | None:
+def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
+           spread: int) -> Run | None:
     """The kept axis of at most `longest` (and at least 2) elements along which some input the
-    reductions read stays the same (the longest such axis, the last of equals), or None."""
+    reductions read stays the same, read by neighbouring threads (along the innermost other kept
+    axis) at most `spread` bytes apart: the longest such axis, the last of equals; or None.
+
+    NOTE: where the shared input's neighbouring threads read further apart (x @ w's rows, a
+    thread a row), a run was slower on the H200 than a thread an output, whose warp reads a
+    row's element once for all its lanes: (2^20 x 32) @ (32 x 16) float32 321 us against 213,
+    (65536 x 256) @ (256 x 4) 223 against 80 (and faster only at (2^19 x 64) @ (64 x 10), 212
+    against 342); the gradient x.T @ g, x read along its rows, 230 against 465 (BENCHMARKS.md)."""
     if longest < 2:
         return None
+    kept = [d for d in range(len(shape)) if d not in axes]
     best = None
-    for axis in range(len(shape)):
-        if axis in axes or not 2 <= shape[axis] <= longest:
+    for axis in kept:
+        others = [d for d in kept if d != axis]
+        if not 2 <= shape[axis] <= longest or not others:
             continue
-        shared = _shared_input(group, axis)
+        shared = _shared_input(group, axis, others[-1], strides, spread)
         if shared is not None and (best is None or shape[axis] >= best[1]):
             best = (axis, shape[axis], shared)
     if best is None:
@@ -82,34 +95,61 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int) -> Run | None:
                            f"{shared} read once for all of them")
 
 
-def _shared_input(group: Group, axis: int) -> str | None:
+def _shared_input(group: Group, axis: int, fast: int, strides: dict, spread: int) -> str | None:
     """The first input (its shape, in words) the group's reductions read at an index without
-    `axis`, following the axis through elementwise ops, broadcasts and transposes; None where
-    there is none or the axis's way is not followed (a reshape)."""
+    `axis`, whose elements neighbouring threads (along `fast`) read at most `spread` bytes apart;
+    the axes followed through elementwise ops, broadcasts and transposes (not reshapes)."""
     seen = set()
-    pending = [(node.inputs[0], axis) for node in group.reductions]
+    pending = [(node.inputs[0], axis, fast) for node in group.reductions]
     while pending:
-        node, place = pending.pop()
-        if (node.id, place) in seen:
+        node, place, near = pending.pop()
+        if (node.id, place, near) in seen:
             continue
-        seen.add((node.id, place))
+        seen.add((node.id, place, near))
         if node.id not in group.members:
             if place is None and node.size > 1:
-                return f"an input of shape {node.shape}"
+                step = 0 if near is None else \
+                    abs((strides.get(node.id) or contiguous(node.shape))[near])
+                if step * node.dtype.itemsize <= spread:
+                    return f"an input of shape {node.shape}"
             continue
-        if place is None:                     # the same all along the axis, and so its inputs
-            pending.extend((source, None) for source in node.inputs)
-        elif node.kind == ELEMENTWISE or node.op == "broadcast_to":
+        if node.kind == ELEMENTWISE or node.op == "broadcast_to":
             for source in node.inputs:
-                pending.append((source, _broadcast_place(source, node, place)))
+                pending.append((source, _broadcast_place(source, node, place),
+                                _broadcast_place(source, node, near)))
         elif node.op == "transpose":
-            pending.append((node.inputs[0], tuple(node.attrs["perm"])[place]))
+            perm = tuple(node.attrs["perm"])
+            pending.append((node.inputs[0], None if place is None else perm[place],
+                            None if near is None else perm[near]))
+        elif node.op == "reshape":
+            source = node.inputs[0]
+            moved = [_reshape_place(source, node, p) for p in (place, near)]
+            if LOST not in moved:
+                pending.append((source, *moved))
     return None
 
 
-def _broadcast_place(source: Node, node: Node, place: int) -> int | None:
+LOST = -1      # an axis a reshape splits or merges: not followed
+
+
+def _reshape_place(source: Node, node: Node, place: int | None) -> int | None:
+    """Where axis `place` of `node` (a reshape of `source`) is in `source`: the axis of the same
+    length after the same number of elements (size-1 axes come and go: None, unchanging);
+    LOST where the reshape splits or merges it."""
+    if place is None or node.shape[place] == 1:
+        return None
+    before = int(np.prod(node.shape[:place], dtype=np.int64))
+    for at, size in enumerate(source.shape):
+        if size == node.shape[place] and int(np.prod(source.shape[:at], dtype=np.int64)) == before:
+            return at
+    return LOST
+
+
+def _broadcast_place(source: Node, node: Node, place: int | None) -> int | None:
     """Where `place` of `node` falls in `source` broadcast to it, or None where the source has
     no such axis or one of length 1 (the same value all along it)."""
+    if place is None:
+        return None
     at = place - (node.ndim - source.ndim)
     if at < 0 or (source.shape[at] == 1 and node.shape[place] != 1):
         return None
