@@ -78,6 +78,9 @@ CASES = [
 CASES += [
     ("run_argmax", lambda x, c: (x[:, None, :] * c[None, :, :]).argmax(-1),
      (real(f64, 300, 2), real(f64, 5, 2)), {"THREADS": 8, "strategy": "columns, 5 outputs"}),
+    ("run_argmax_two_stage", lambda x, c: (x[:, :, None] * c).argmax(0),
+     (ints(f64, 64, 3), real(f64, 5)), {"strategy": "two-stage columns, 4x8 threads, "
+                                                     "1 tiles x 4 chunks, 5 outputs a thread"}),
     ("run_dependent", lambda x, c: _logsumexp(x[:, None, :] * c[None, :, :]),
      (real(f32, 300, 4), real(f32, 5, 4)), {"THREADS": 8, "strategy": "columns, 5 outputs"}),
 ]

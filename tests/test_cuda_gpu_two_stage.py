@@ -50,13 +50,13 @@ CASES = [
     ("int8_and_bool", lambda x: (x.sum(0), (x > 7).any(0), x.mean(0)),
      lambda: (rng.integers(-9, 9, (1 << 20, 4)).astype(np.int8),), "two-stage columns", None),
     # a run of outputs a thread (emit/runs.py): a linear classifier's weight gradient, a sum and
-    # an arg-reduction of a broadcast product, and (a one-pass columns kernel) its logits
+    # an arg-reduction of a broadcast product, and (a one-pass columns kernel) pixels' colours
     ("gradient_run", lambda x, g: 0.5 * x.T @ g, lambda: (f32(1 << 19, 64), f32(1 << 19, 10)),
      "two-stage columns, 32x8 threads, 2 tiles x 525 chunks, 10 outputs a thread", None),
     ("broadcast_run", lambda x, c: ((x[:, :, None] * c).sum(0), (x[:, :, None] * c).argmax(0)),
      lambda: (ties(1 << 20, 4), f32(8)), "two-stage columns", None),
-    ("logits_run", lambda x, w: x @ w, lambda: (f32(1 << 19, 64), f32(64, 10)),
-     "columns, 10 outputs a thread", None),
+    ("pixels_run", lambda x, m: x @ m.T, lambda: (f32(1 << 22, 3), f32(4, 3)),
+     "columns, 4 outputs a thread", None),
 ]
 
 

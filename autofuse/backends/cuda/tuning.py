@@ -43,7 +43,9 @@ class Tuning:
     #                                   along a kept axis this short where an input is the same
     #                                   for all of them (x of x.T @ g, g of 10 columns; emit/runs.py)
     output_run_spread: int = 16       # ... and neighbouring threads read it at most this many
-    #                                   bytes apart
+    #                                   bytes apart; two-stage kernels with a run: launch bounds
+    output_run_registers: int = 64    # giving a thread this many registers (0: none), and this
+    output_run_steps: int = 1         # many elements a thread a step
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column

@@ -109,8 +109,8 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         r.push()
         r.emit("end = e")
         r.pop()
-    for node, position in items:
-        _declare_shared(source, node, p, position)
+    for node in nodes:
+        _declare_shared(source, node, p, 1 if run is None else run.size)
     accs = []
     for node, _ in items:
         acc, idx = r.name("acc"), r.name("k")
@@ -127,13 +127,14 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
     if p.chunks == 1:
         _results(source, accs, run, shape, axes)
         source.store_reduced(shape, axes, guard, run)
-        return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p, source.device))
+        return source.finish(strategy, p.threads, (p.tiles, 1, 1),
+                             _bound(p, source.device, run, source.tuning))
     parts = _write_partials(source, accs, outer, p, guard, items)
     r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
     r.push()
     r.emit("cuda.threadfence()")
-    merged = [(node, position, acc, idx, part, parti)
-              for (node, position), (acc, idx), (part, parti) in zip(items, accs, parts)]
+    merged = [(node, position, acc, idx, part, None)
+              for (node, position), (acc, idx), part in zip(items, accs, parts)]
     # NOTE: a run's positions are merged in one loop over the chunks and one height reduction
     # (one barrier), not a loop and a barrier each
     for together in (_batches(merged, merged, run)):
@@ -149,8 +150,8 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         r.emit(f"b = {ix(f'h + u * {p.height}')}")
         r.emit(f"if b < {p.chunks}:")
         r.push()
-        at = ix(f"b * {outer} + o")
-        for node, _, acc, idx, part, parti in together:
+        for node, _, acc, idx, (part, parti, base), _ in together:
+            at = ix(f"b * {outer} + o" if not base else f"{base} + b * {outer} + o")
             source.acc.merge(node, acc, idx, source.from_partial(node, f"{part}[{at}]"),
                              f"{parti}[{at}]" if parti else "0")
         r.pop()
@@ -166,25 +167,31 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
     r.emit("counter[tile] = 0")
     r.pop()
     r.pop()
-    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), _bound(p, source.device))
+    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1),
+                         _bound(p, source.device, run, source.tuning))
 
 
-def _bound(p: Plan, device) -> int:
+def _bound(p: Plan, device, run=None, tuning=None) -> int:
     """Blocks an SM the kernel's registers must allow (launch bounds): as many as fit its threads,
     so that the grid, sized to Tuning.split_blocks (8 blocks of 256 an SM), runs as one wave (compile.py
-    lowers the bound, at last drops it, where it would make ptxas spill)."""
+    lowers the bound, at last drops it, where it would make ptxas spill); with a run (its
+    accumulators), as many as give each thread Tuning.output_run_registers (0: no bound)."""
+    if run is not None:
+        registers = tuning.output_run_registers
+        return max(1, device.registers_per_sm // (p.threads * registers)) if registers else 0
     return max(1, device.threads_per_sm // p.threads)
 
 
-def _slots(node, position) -> tuple:
-    """The names of the shared slots combining `node`'s value (at a run's position)."""
-    tag = node.id if position is None else f"{node.id}_{position}"
-    return f"sc{tag}", f"sci{tag}"
+def _slots(node, position, slot: str, p: Plan) -> tuple:
+    """The shared slots combining `node`'s value at `slot` (at a run's position: the position's
+    stretch of `p.threads` slots): the value's and the index's."""
+    at = slot if not position else f"{position * p.threads} + {slot}"
+    return f"sc{node.id}[{at}]", f"sci{node.id}[{at}]"
 
 
-def _declare_shared(source, node, p: Plan, position=None) -> None:
+def _declare_shared(source, node, p: Plan, positions: int = 1) -> None:
     """Shared memory for combining an output's `height` threads: the block reduction's (rows
-    layout) or one slot a thread (columns), for each position of a run."""
+    layout) or one slot a thread (columns), for each of a run's `positions`."""
     if p.height == 1:
         return
     if p.layout == "rows":
@@ -193,10 +200,10 @@ def _declare_shared(source, node, p: Plan, position=None) -> None:
     r = source.renderer
     arg = node.op in ("argmax", "argmin")
     dtype = node.inputs[0].dtype if arg else node.dtype
-    sc, sci = _slots(node, position)
-    r.emit(f"{sc} = cuda.shared.array({p.threads}, {source.numba_type(dtype)})")
+    r.emit(f"sc{node.id} = cuda.shared.array({p.threads * positions}, {source.numba_type(dtype)})")
     if arg:
-        r.emit(f"{sci} = cuda.shared.array({p.threads}, {source.numba_type(np.int64)})")
+        r.emit(f"sci{node.id} = cuda.shared.array({p.threads * positions}, "
+               f"{source.numba_type(np.int64)})")
 
 
 def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None) -> None:
@@ -206,11 +213,14 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None)
     r = source.renderer
     nodes = source.group.reductions if nodes is None else nodes
     items = [(node, position) for node in nodes for position in runs.positions(run)]
-    # NOTE: a run's positions are loads of their own: fewer elements a step keep the text short
-    # (the gradient x.T @ g of 10 columns timed 0.322 ms at 1 element a step, 0.321 at 4, on
-    # the H200; its first call 2.0 s at 4)
-    loads = max(1, source.tuning.two_stage_loads // (1 if run is None else run.size))
-    ilp = source.ilp(p.chunk, p.height, loads, loads)
+    # NOTE: a run's positions are loads of their own: Tuning.output_run_steps elements a step
+    # keep the text short (BENCHMARKS.md)
+    if run is None:
+        loads = source.tuning.two_stage_loads
+        ilp = source.ilp(p.chunk, p.height, loads, loads)
+    else:
+        steps = source.tuning.output_run_steps
+        ilp = steps if p.chunk >= steps * p.height else 1
 
     def element(flat: str, suffix: str) -> tuple:
         names = [f"r{a}{suffix}" for a in axes]
@@ -278,10 +288,10 @@ def _reduce_heights(source, entries: list, p: Plan) -> None:
     else:
         slot = "t"
     for node, position, acc, idx, *_ in entries:
-        sc, sci = _slots(node, position)
-        r.emit(f"{sc}[{slot}] = {acc}")
+        sc, sci = _slots(node, position, slot, p)
+        r.emit(f"{sc} = {acc}")
         if node.op in ("argmax", "argmin"):
-            r.emit(f"{sci}[{slot}] = {idx}")
+            r.emit(f"{sci} = {idx}")
     if in_warp > 1:
         r.pop()
     r.emit("cuda.syncthreads()")
@@ -291,9 +301,9 @@ def _reduce_heights(source, entries: list, p: Plan) -> None:
     r.push()
     other = source.ix(f"g * {p.width} + t")
     for node, position, acc, idx, *_ in entries:
-        sc, sci = _slots(node, position)
+        sc, sci = _slots(node, position, other, p)
         arg = node.op in ("argmax", "argmin")
-        source.acc.merge(node, acc, idx, f"{sc}[{other}]", f"{sci}[{other}]" if arg else "0")
+        source.acc.merge(node, acc, idx, sc, sci if arg else "0")
     r.pop()
     r.pop()
 
@@ -319,24 +329,32 @@ def _results(source, accs, run=None, shape=(), axes=()) -> None:
 
 
 def _write_partials(source, accs, outer: int, p: Plan, guard: str, items: list) -> list:
-    """Store this block's partials (scratch arrays `chunks` x `outer`, one an item: a reduction at
-    a run's position), then count the block done on its tile's counter; `last[0]` says whether
-    it was the tile's last. Returns the partials' names per item (the index array's None where
-    not an arg-reduction)."""
+    """Store this block's partials (a scratch array a reduction, `chunks` x `outer`, and that for
+    each position of a run), then count the block done on its tile's counter; `last[0]` says
+    whether it was the tile's last. Returns each item's (partials, index partials or None where
+    not an arg-reduction, the offset of its position's stretch)."""
     r = source.renderer
-    at = source.ix(f"s * {outer} + o")
-    names = []
+    names, found = [], {}
     r.emit(f"if {guard}:")
     r.push()
-    for k, ((node, _), (acc, idx)) in enumerate(zip(items, accs)):
+    for (node, position), (acc, idx) in zip(items, accs):
         arg = node.op in ("argmax", "argmin")
-        part, parti = f"part{k}", (f"parti{k}" if arg else None)
-        source.scratch.append((part, p.chunks * outer, source.partial_dtype(node)))
+        if node.id not in found:
+            k = len(found)
+            found[node.id] = (f"part{k}", f"parti{k}" if arg else None)
+            count = sum(1 for n, _ in items if n.id == node.id)
+            source.scratch.append((found[node.id][0], count * p.chunks * outer,
+                                   source.partial_dtype(node)))
+            if arg:
+                source.scratch.append((found[node.id][1], count * p.chunks * outer,
+                                       np.dtype(np.int64)))
+        part, parti = found[node.id]
+        base = (position or 0) * p.chunks * outer
+        at = source.ix(f"s * {outer} + o" if not base else f"{base} + s * {outer} + o")
         r.emit(f"{part}[{at}] = {source.to_partial(node, acc)}")
         if arg:
-            source.scratch.append((parti, p.chunks * outer, np.dtype(np.int64)))
             r.emit(f"{parti}[{at}] = {idx}")
-        names.append((part, parti))
+        names.append((part, parti, base))
     # NOTE: each writer makes its partials visible device-wide before the barrier, and the
     # counter's atomic comes after the barrier, so a block that sees the count complete sees
     # every partial of its tile.
