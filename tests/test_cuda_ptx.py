@@ -606,3 +606,17 @@ def test_general_product_register_block_keeps_the_arithmetic_in_registers():
     assert ".local" not in ptx and "ld.local" not in ptx
     assert len(re.findall(r"\bfma\.rn\.f32\b", ptx)) >= 16 * 64
     assert len(re.findall(r"\bld\.shared\.f32\b", ptx)) == 16 * 16
+
+
+def test_a_run_of_outputs_loads_the_shared_input_once():
+    """x.T @ g with g of 10 columns (emit/runs.py): a thread's 10 outputs take one load of x and
+    10 of g an element and 10 FMAs, into registers, under launch bounds that leave room for them."""
+    x, g = np.empty((4096, 64), np.float32), np.empty((4096, 10), np.float32)
+    kernel = lowered(lambda x, g: x.T @ g, (x, g)).kernels[0]
+    assert kernel.strategy.endswith("10 outputs a thread"), kernel.strategy
+    ptx = kernel.ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    fmas = len(re.findall(r"\bfma\.rn\.f32\b", ptx))
+    assert fmas >= 10 and fmas % 10 == 0, fmas          # (the loop may be unrolled)
+    assert len(re.findall(r"\bld\.global(?:\.[a-z0-9:_]+)*\.f32\b", ptx)) >= 11
+    assert ".minnctapersm 4" in ptx          # launch bounds for 64 registers (the accumulators)
