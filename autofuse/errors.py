@@ -61,6 +61,10 @@ class ArgumentError(AutofuseError, TypeError):
     """Arguments that do not bind to the function, or cannot be traced."""
 
 
+class TuningError(AutofuseError, ValueError):
+    """A code generator setting (a Tuning field) its kernels cannot be laid out with."""
+
+
 class BackendError(AutofuseError, RuntimeError):
     """A backend failed to compile or launch a kernel."""
 

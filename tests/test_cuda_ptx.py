@@ -620,3 +620,16 @@ def test_a_run_of_outputs_loads_the_shared_input_once():
     assert fmas >= 10 and fmas % 10 == 0, fmas          # (the loop may be unrolled)
     assert len(re.findall(r"\bld\.global(?:\.[a-z0-9:_]+)*\.f32\b", ptx)) >= 11
     assert ".minnctapersm 4" in ptx          # launch bounds for 64 registers (the accumulators)
+
+
+@pytest.mark.parametrize("changes", [dict(tiles_narrow=32), dict(tiles_narrow=16),
+                                     dict(tiles_side=96), dict(tiles_wide=200),
+                                     dict(tiles_side=512)])
+def test_product_tiles_the_kernels_cannot_lay_out_are_refused(changes):
+    """A warp of the tiles and compact product kernels computes 32 x 64 results: other tile
+    sizes had written `w // 0` (tiles_narrow=32 read out of bounds on an H200)."""
+    from autofuse.backends.cuda.tuning import Tuning
+    from autofuse.errors import TuningError
+    with pytest.raises(TuningError, match="Tuning.tiles_"):
+        Tuning(**changes)
+    assert Tuning(tiles_narrow=0).tiles_narrow == 0 and TUNING.replace(tiles_wide=512)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ...errors import TuningError
 from ...ir.products import ProductLimits
 
 
@@ -173,6 +174,25 @@ class Tuning:
     overlap: bool = True              # kernels may launch to overlap the end of the one before
     direct_bytes: int = 32 << 20      # calls moving this many bytes a kernel launch directly,
     #                                   not as a CUDA graph
+
+    def __post_init__(self):
+        # NOTE: the float32 tiles kernel and the compact product kernel lay a block out in warps
+        # of 4 x 8 threads of 8 x 8 results (32 rows x 64 columns), and each tile size serves as
+        # rows and as columns: Tuning(tiles_narrow=32) had written `w // 0` and read out of
+        # bounds on an H200 (an illegal address, found timing x @ w variants).
+        for name in ("tiles_side", "tiles_wide", "tiles_narrow"):
+            size = getattr(self, name)
+            if name == "tiles_narrow" and size == 0:
+                continue
+            if size < 64 or size % 64:
+                raise TuningError(f"Tuning.{name}={size}: product tiles are multiples of 64 "
+                                  f"(a warp computes 32 x 64 results)" +
+                                  (", or 0 (off)" if name == "tiles_narrow" else ""))
+        if (self.tiles_side // 8) ** 2 > 1024 or \
+                (self.tiles_wide // 8) * (self.tiles_narrow // 8) > 1024:
+            raise TuningError(f"Tuning.tiles_side={self.tiles_side}, tiles_wide="
+                              f"{self.tiles_wide}, tiles_narrow={self.tiles_narrow}: a tile "
+                              f"of more than 1,024 threads (a thread computes 8 x 8 results)")
 
     def split_blocks(self, device) -> int:
         """Blocks of a split or two-stage reduction on `device`: one wave."""
