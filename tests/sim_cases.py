@@ -77,6 +77,11 @@ def _scale_rows_in_place(x):
     return x
 
 
+def _softmax_rows(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
 def _misaligned(*shape, dtype=np.float32):
     """A C-contiguous array whose data starts one element past a 16-byte boundary."""
     size, itemsize = int(np.prod(shape)), np.dtype(dtype).itemsize
@@ -371,6 +376,17 @@ CASES = [
     ("general_block_off", lambda x, w, b: np.maximum(x @ w + b, 0),
      (f32(37, 21), f32(21, 19), f32(19)),
      {**GENERAL, "REGISTER_BLOCK": False, "strategy": "tiled 128x128x16"}),
+    # short rows written out element by element in a thread's columns kernel (each element
+    # loaded once for the row's max, sum and outputs), rows of 10 and of 3 x 4, an arg-reduction
+    # (the first of equal values), NaN rows; ROWS_PER_SM 1 so that 300 rows take a thread each
+    ("short_rows_softmax", _softmax_rows, (f32(300, 10),),
+     {"ROWS_PER_SM": 1, "strategy": "columns, rows of 10 written out"}),
+    ("short_rows_two_axes", lambda x: (x - x.mean(axis=(1, 2), keepdims=True)) / 3,
+     (f32(300, 3, 4),), {"ROWS_PER_SM": 1, "strategy": "columns, rows of 12 written out"}),
+    ("short_rows_argmax", lambda x: (np.round(x).argmax(-1), np.round(x).argmin(-1)),
+     (f32(300, 7),), {"ROWS_PER_SM": 1, "strategy": "columns, rows of 7 written out"}),
+    ("short_rows_nan", lambda x: (np.where(x > 1.5, np.nan, x).max(-1), x.sum(-1)),
+     (f32(300, 5),), {"ROWS_PER_SM": 1, "strategy": "columns, rows of 5 written out"}),
 ]
 
 

@@ -40,6 +40,8 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    short_rows: int = 16              # columns: reduced extents this short written out element by
+    #                                   element (each loaded and computed once for the row)
     output_run: int = 16              # columns and two-stage columns: a thread computes the outputs
     #                                   along a kept axis this short where an input is the same
     #                                   for all of them (x of x.T @ g, g of 10 columns; emit/runs.py)

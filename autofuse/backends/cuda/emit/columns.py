@@ -2,6 +2,8 @@
 the stores of reduced outputs every reduction kernel shares."""
 from __future__ import annotations
 
+import itertools
+
 
 
 from ....fusion.group import keepdims_shape, outer_shape
@@ -47,6 +49,7 @@ class Columns:
         r = self.renderer
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
         threads = outer if run is None else outer // run.size
+        elements = _written_out(shape, axes, self.tuning.short_rows, self.dynamic)
         r.emit(f"o = {self.ix('cuda.grid(1)')}")
         r.emit(f"while o < {threads}:")
         r.push()
@@ -55,14 +58,22 @@ class Columns:
             accs = [(r.name("acc"), r.name("k"), r.name("red")) for _ in runs.positions(run)]
             for acc, idx, _ in accs:
                 self.acc.init(node, acc, idx, node.dtype)
-            for a in axes:
-                r.emit(f"for r{a} in range({shape[a]}):")
-                r.push()
-            for position, (acc, idx, _) in zip(runs.positions(run), accs):
-                value = r.value(node.inputs[0], runs.at(run, full, position))
-                self.acc.combine(node, acc, idx, value, node.dtype, f"r{axes[0]}" if axes else "0")
-            for _ in axes:
-                r.pop()
+            if elements is not None:      # every element of the row, in this scope
+                for flat, names in enumerate(elements):
+                    index = tuple(names.get(part, part) for part in full)
+                    for position, (acc, idx, _) in zip(runs.positions(run), accs):
+                        value = r.value(node.inputs[0], runs.at(run, index, position))
+                        self.acc.combine(node, acc, idx, value, node.dtype, str(flat))
+            else:
+                for a in axes:
+                    r.emit(f"for r{a} in range({shape[a]}):")
+                    r.push()
+                for position, (acc, idx, _) in zip(runs.positions(run), accs):
+                    value = r.value(node.inputs[0], runs.at(run, full, position))
+                    self.acc.combine(node, acc, idx, value, node.dtype,
+                                     f"r{axes[0]}" if axes else "0")
+                for _ in axes:
+                    r.pop()
             results = []
             for acc, idx, result in accs:
                 final = idx if node.op in ("argmax", "argmin") else acc
@@ -72,6 +83,10 @@ class Columns:
                 run.result(results, shape, axes)
         rows = self.store_reduced(shape, axes, None, run)
         for param in rows:
+            if elements is not None:
+                for names in elements:
+                    self.store(param, tuple(names.get(part, part) for part in full))
+                continue
             for a in axes:
                 r.emit(f"for r{a} in range({shape[a]}):")
                 r.push()
@@ -82,4 +97,20 @@ class Columns:
         r.pop()
         blocks = max(1, min(-(-threads // self.tuning.threads), 65535))
         strategy = "columns" if run is None else f"columns, {run.size} outputs a thread"
+        if elements is not None:
+            strategy += f", rows of {len(elements)} written out"
         return self.finish(strategy, self.tuning.threads, (blocks, 1, 1))
+
+
+def _written_out(shape, axes, most: int, dynamic: bool) -> list | None:
+    """The reduced elements of a row as {index name: its number} each, in order, where the row has
+    at most `most` (and more than one) and is written out element by element: each element is then
+    loaded and computed once for every reduction and output of its row (the renderer's memo shares
+    them), where a loop each would read it again; None to loop."""
+    inner = 1
+    for a in axes:
+        inner *= shape[a]
+    if dynamic or not axes or inner > most or inner < 2:
+        return None
+    return [{f"r{a}": str(value) for a, value in zip(axes, values)}
+            for values in itertools.product(*(range(shape[a]) for a in axes))]
