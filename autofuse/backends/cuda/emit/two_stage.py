@@ -117,7 +117,8 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         source.acc.init(node, acc, idx, node.dtype)
         accs.append((acc, idx))
     _loop(source, shape, axes, p, accs, row_outputs, run=run)
-    for together in _batches(items, accs, run):
+    entries = [(node, position, acc, idx) for (node, position), (acc, idx) in zip(items, accs)]
+    for together in _batches(entries, run):
         _reduce_heights(source, together, p)
     guard = " and ".join(["h == 0"] + ([f"o < {outer}"] if ragged else []))
     strategy = (f"two-stage {p.layout}, {p.width}x{p.height} threads, "
@@ -137,7 +138,7 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
               for (node, position), (acc, idx), part in zip(items, accs, parts)]
     # NOTE: a run's positions are merged in one loop over the chunks and one height reduction
     # (one barrier), not a loop and a barrier each
-    for together in (_batches(merged, merged, run)):
+    for together in _batches(merged, run):
         for node, _, acc, idx, _, _ in together:
             source.acc.init(node, acc, idx, node.dtype)
         if ragged:
@@ -254,11 +255,10 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None)
     r.pop()
 
 
-def _batches(items: list, accs: list, run) -> list:
-    """The lists combined together: each item alone (a reduction: the text as it was before
-    runs), or all of a run's at once; entries are (node, position, acc, idx, ...)."""
-    joined = [(*item[:2], *acc) if len(item) == 2 else item for item, acc in zip(items, accs)]
-    return [joined] if run is not None else [[entry] for entry in joined]
+def _batches(entries: list, run) -> list:
+    """The entries ((node, position, acc, idx, ...)) combined together: all of a run's at once,
+    else each reduction alone (as the kernels without runs have always been written)."""
+    return [entries] if run is not None else [[entry] for entry in entries]
 
 
 def _reduce_heights(source, entries: list, p: Plan) -> None:
