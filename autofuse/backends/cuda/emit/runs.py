@@ -1,11 +1,11 @@
 """Runs of outputs: a thread of a reduction kernel computes several outputs next to each other
 along one short kept axis, where part of the reduced operand is the same for all of them.
 
-A product lowered to a reduction (ir/products.py) with a few columns, `x @ w` with w (64, 10), is
-a sum over K of x[i, k] * w[k, j]: x's element is the same for the row's ten outputs. A thread an
-output loads it ten times, once in each of ten threads; a thread a run of the row's ten outputs
-loads it once and keeps ten accumulators. The gradient `x.T @ g` (g with ten columns) is the same
-along g's axis.
+The gradient of a linear classifier, `x.T @ g` with g of 10 columns, lowered to a reduction
+(ir/products.py), is a sum over the rows k of x[k, i] * g[k, j]: x's element is the same for
+the ten outputs (i, 0..9). A thread an output loads it ten times, once in each of ten threads; a
+thread a run of the ten outputs loads it once and keeps ten accumulators, while neighbouring
+threads (along i) read x's row together.
 
 `choose` decides (a plan, no text): the axis, the run's length, and why. The writers (columns.py,
 two_stage.py) render the reduced operand once for each position of the run, the axis's index
@@ -76,7 +76,7 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
     thread a row), a run was slower on the H200 than a thread an output, whose warp reads a
     row's element once for all its lanes: (2^20 x 32) @ (32 x 16) float32 321 us against 213,
     (65536 x 256) @ (256 x 4) 223 against 80 (and faster only at (2^19 x 64) @ (64 x 10), 212
-    against 342); the gradient x.T @ g, x read along its rows, 230 against 465 (BENCHMARKS.md)."""
+    against 342); the gradient x.T @ g, x read along its rows, 134 against 466 (BENCHMARKS.md)."""
     if longest < 2:
         return None
     kept = [d for d in range(len(shape)) if d not in axes]
