@@ -170,6 +170,9 @@ def tunings_for(workload) -> dict:
         if "x@w" in workload.name:         # the planner's other choices for x @ w
             import dataclasses
             found["tiled"] = Tuning(products=dataclasses.replace(Tuning().products, small_side=0))
+        if "x.T@g" in workload.name:       # the run's launch bounds and elements a step
+            found.update({"run registers unbounded": Tuning(output_run_registers=0),
+                          "run 4 steps": Tuning(output_run_steps=4)})
     if workload.name.startswith("K="):
         found.update({"tile 16x128": Tuning(staged_tile_m_short=16),
                       "tile 32x64": Tuning(staged_tile_n=64),
