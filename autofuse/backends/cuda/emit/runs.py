@@ -77,8 +77,9 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
     row's element once for all its lanes: (2^20 x 32) @ (32 x 16) float32 321 us against 213,
     (65536 x 256) @ (256 x 4) 223 against 80 (and faster only at (2^19 x 64) @ (64 x 10), 212
     against 342); the gradient x.T @ g, x read along its rows, 134 against 466 (BENCHMARKS.md)."""
-    if longest < 2:
-        return None
+    if longest < 2 or any(n.dtype.kind in "bc" or n.inputs[0].dtype.kind in "bc"
+                          for n in group.reductions):
+        return None                 # (runs are tested with numeric accumulators only)
     kept = [d for d in range(len(shape)) if d not in axes]
     best = None
     for axis in kept:
