@@ -46,33 +46,26 @@ _TANH_CONSTANTS = {
 # carried over, code ours), times 2**n built from exponent bits as two halves, so that results
 # in the subnormal range round once and overflow gives inf. x is clamped first (NaN to the low
 # end; it is returned at the end). tests/test_cpu_backend.py sweeps it against np.exp.
-_EXPONENTIAL = {
-    "f": """
+_EXPONENTIAL = """
 def exponential_{s}(x):
     c = x if x > {LO} else {LO}
     c = c if c < {HI} else {HI}
     t = (c * {LOG2E} + {ROUNDER}) - {ROUNDER}
     r = (c - t * {LN2_HI}) - t * {LN2_LO}
-    p = ((((({P0} * r + {P1}) * r + {P2}) * r + {P3}) * r + {P4}) * r + {P5}) * (r * r) + r + {ONE}
+{POLYNOMIAL}
     n = {I}(t)
     h = n >> {I1}
     y = p * from_bits_{s}((h + {BIAS}) << {MANTISSA}) * from_bits_{s}((n - h + {BIAS}) << {MANTISSA})
     return y if x == x else x
-""",
-    "d": """
-def exponential_{s}(x):
-    c = x if x > {LO} else {LO}
-    c = c if c < {HI} else {HI}
-    t = (c * {LOG2E} + {ROUNDER}) - {ROUNDER}
-    r = (c - t * {LN2_HI}) - t * {LN2_LO}
+"""
+# p = exp(r) on [-ln2/2, ln2/2]: float32's polynomial, float64's Pade form
+_EXP_POLYNOMIAL = {
+    "f": """\
+    p = ((((({P0} * r + {P1}) * r + {P2}) * r + {P3}) * r + {P4}) * r + {P5}) * (r * r) + r + {ONE}""",
+    "d": """\
     rr = r * r
     pr = r * (({P0} * rr + {P1}) * rr + {P2})
-    p = {ONE} + {TWO} * (pr / (((({Q0} * rr + {Q1}) * rr + {Q2}) * rr + {Q3}) - pr))
-    n = {I}(t)
-    h = n >> {I1}
-    y = p * from_bits_{s}((h + {BIAS}) << {MANTISSA}) * from_bits_{s}((n - h + {BIAS}) << {MANTISSA})
-    return y if x == x else x
-""",
+    p = {ONE} + {TWO} * (pr / (((({Q0} * rr + {Q1}) * rr + {Q2}) * rr + {Q3}) - pr))""",
 }
 _EXP_CONSTANTS = {
     "f": {"LO": -104.0, "HI": 89.0, "LOG2E": 1.44269504088896341, "ROUNDER": 1.5 * 2.0 ** 23,
@@ -92,8 +85,7 @@ _EXP_CONSTANTS = {
 # Cephes's logf polynomial (float32) or log P/Q rational (float64) of m - 1, plus e * ln 2 in two
 # parts (Cephes: coefficients carried over, code ours). Negative, zero, infinite and NaN operands
 # are NumPy's answers, chosen at the end. tests/test_cpu_backend.py sweeps it against np.log.
-_LOGARITHM = {
-    "f": """
+_LOGARITHM = """
 def logarithm_{s}(x):
     tiny = x < {TINY}
     b = to_bits_{s}(x * {UP} if tiny else x)
@@ -104,34 +96,23 @@ def logarithm_{s}(x):
     f = (m + m - {ONE}) if low else (m - {ONE})
     fe = {T}(e)
     z = f * f
-    p = (((((({P0} * f + {P1}) * f + {P2}) * f + {P3}) * f + {P4}) * f + {P5}) * f + {P6}) * f
-    y = ((p + {P7}) * f + {P8}) * f * z
+{POLYNOMIAL}
     y = y + fe * {LN2_LO} - {HALF} * z
     r = (f + y) + fe * {LN2_HI}
     r = {NAN} if x < {ZERO} else r
     r = {MINUS_INF} if x == {ZERO} else r
     return x if (x != x or x == {INF}) else r
-""",
-    "d": """
-def logarithm_{s}(x):
-    tiny = x < {TINY}
-    b = to_bits_{s}(x * {UP} if tiny else x)
-    e = ((b >> {MANTISSA}) & {EXP_MASK}) - {HALF_BIAS} - ({UP_BITS} if tiny else {I0})
-    m = from_bits_{s}((b & {MANT_MASK}) | {HALF_BITS})
-    low = m < {SQRTH}
-    e = e - ({I1} if low else {I0})
-    f = (m + m - {ONE}) if low else (m - {ONE})
-    fe = {T}(e)
-    z = f * f
+"""
+# y = log(1 + f) - f + f^2 / 2 on [sqrt(1/2) - 1, sqrt(2) - 1]: float32's polynomial, float64's
+# rational function
+_LOG_POLYNOMIAL = {
+    "f": """\
+    p = (((((({P0} * f + {P1}) * f + {P2}) * f + {P3}) * f + {P4}) * f + {P5}) * f + {P6}) * f
+    y = ((p + {P7}) * f + {P8}) * f * z""",
+    "d": """\
     p = ((((({P0} * f + {P1}) * f + {P2}) * f + {P3}) * f + {P4}) * f + {P5})
     q = ((((f + {Q0}) * f + {Q1}) * f + {Q2}) * f + {Q3}) * f + {Q4}
-    y = f * (z * p / q)
-    y = y - fe * {LN2_LO} - {HALF} * z
-    r = (f + y) + fe * {LN2_HI}
-    r = {NAN} if x < {ZERO} else r
-    r = {MINUS_INF} if x == {ZERO} else r
-    return x if (x != x or x == {INF}) else r
-""",
+    y = f * (z * p / q)""",
 }
 _LOG_CONSTANTS = {
     "f": {"SQRTH": 0.70710678118654752440, "HALF": 0.5, "LN2_HI": 0.693359375,
@@ -140,7 +121,7 @@ _LOG_CONSTANTS = {
           "P5": -1.6668057665e-1, "P6": 2.0000714765e-1, "P7": -2.4999993993e-1,
           "P8": 3.3333331174e-1},
     "d": {"SQRTH": 0.70710678118654752440, "HALF": 0.5, "LN2_HI": 0.693359375,
-          "LN2_LO": 2.121944400546905827679e-4, "P0": 1.01875663804580931796e-4,
+          "LN2_LO": -2.121944400546905827679e-4, "P0": 1.01875663804580931796e-4,
           "P1": 4.97494994976747001425e-1, "P2": 4.70579119878881725854e0,
           "P3": 1.44989225341610930846e1, "P4": 1.79368678507819816313e1,
           "P5": 7.70838733755885391666e0, "Q0": 1.12873587189167450590e1,
@@ -284,7 +265,7 @@ def _own(name: str, dtype: np.dtype) -> tuple[str, dict]:
         own = {k: dtype.type(v) for k, v in _EXP_CONSTANTS["f" if single else "d"].items()}
         own.update(I=integer, I1=integer(1), BIAS=integer(127 if single else 1023),
                    MANTISSA=integer(23 if single else 52))
-        return _EXPONENTIAL["f" if single else "d"], own
+        return _EXPONENTIAL.replace("{POLYNOMIAL}", _EXP_POLYNOMIAL["f" if single else "d"]), own
     if name == "logarithm":
         own = {k: dtype.type(v) for k, v in _LOG_CONSTANTS["f" if single else "d"].items()}
         width, mantissa, exponent = (32, 23, 0xff) if single else (64, 52, 0x7ff)
@@ -296,5 +277,5 @@ def _own(name: str, dtype: np.dtype) -> tuple[str, dict]:
                    MANT_MASK=np.array(mantissa_mask, np.uint64).astype(integer)[()],
                    HALF_BITS=np.array(0.5, dtype).view(integer)[()], NAN=dtype.type(np.nan),
                    INF=dtype.type(np.inf), MINUS_INF=dtype.type(-np.inf))
-        return _LOGARITHM["f" if single else "d"], own
+        return _LOGARITHM.replace("{POLYNOMIAL}", _LOG_POLYNOMIAL["f" if single else "d"]), own
     return _TEMPLATES[name], {}
