@@ -35,6 +35,7 @@ class Entry:
     program: object = None             # callable: list of input arrays -> list of output arrays
     build_seconds: float = 0.0
     input_strides: dict = field(default_factory=dict)   # input node id -> element strides or None
+    host_strides: dict = field(default_factory=dict)    # ... of every array input (CPU reads)
     input_leaves: tuple = ()           # for each graph input, the argument leaf it reads
     single_array: bool = False         # the result is one array: nothing else to assemble
     options: dict = field(default_factory=dict)         # jit's backend options (cuda_graph)
@@ -125,6 +126,9 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None
                            and not isinstance(leaves[node.attrs["index"]], np.ndarray)}
+    # (the arrays as the CPU backend reads them: NumPy arrays with their own strides)
+    entry.host_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
+                          if specs[node.attrs["index"]] is not None}
     entry.fused = fused or partition(graph, cost_model(backend))
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
     return entry

@@ -291,3 +291,51 @@ def test_shape_attributes(shape_id, shape, layout, rng):
     x = random_array(shape, np.float64, rng, layout)
     check(lambda a: (a.shape, a.ndim, a.size, a.dtype.name, len(a.shape), np.shape(a), np.ndim(a),
                      np.size(a), a.nbytes, a.itemsize), x)
+
+
+# -- reductions walk their input in its memory order (CPU backend: source.memory_order) ---------
+
+def _permuted(rng, shape, order, dtype=np.float32, step=1):
+    """An array of `shape` whose memory runs along `order` (slowest axis first), every `step`-th
+    element of its last memory axis."""
+    stored = tuple(shape[d] for d in order)
+    wide = stored[:-1] + (stored[-1] * step,)
+    base = rng.standard_normal(wide).astype(dtype)[..., ::step]
+    return np.transpose(base, np.argsort(order))
+
+
+MEMORY_ORDER_CASES = [
+    # (name, function, shape, memory order, the CPU strategy taken)
+    ("fortran rows sum", lambda x: x.sum(1), (300, 200), (1, 0), "columns"),
+    ("fortran columns sum", lambda x: x.sum(0), (300, 200), (1, 0), "rows"),
+    ("fortran row max and argmin", lambda x: (x.max(1), x.argmin(1)), (130, 70), (1, 0), "columns"),
+    ("fortran mean and var", lambda x: (x.mean(1), x.var(1)), (257, 33), (1, 0), "columns"),
+    ("fortran total", lambda x: x.sum(), (64, 48), (1, 0), None),
+    ("fortran reversed rows", lambda x: x[::-1].sum(1), (300, 200), (1, 0), "columns"),
+    ("3-d leading axis last in memory", lambda x: x.sum(2), (40, 30, 20), (2, 0, 1), "columns"),
+    ("3-d middle axis kept", lambda x: np.exp(x).sum(axis=(0, 2)), (12, 30, 20), (1, 0, 2), None),
+    ("3-d kept axes swapped in memory", lambda x: x.sum(1), (20, 30, 40), (2, 1, 0), None),
+    ("two inputs, one fortran", lambda x, y: (x * y).sum(1), (300, 200), (1, 0), "columns"),
+]
+
+
+@pytest.mark.parametrize("name, fn, shape, order, strategy", MEMORY_ORDER_CASES,
+                         ids=[c[0] for c in MEMORY_ORDER_CASES])
+def test_reductions_follow_the_memory_order(name, fn, shape, order, strategy, rng):
+    x = _permuted(rng, shape, order, step=2 if "reversed" in name else 1)
+    args = (x, rng.standard_normal(shape).astype(np.float32)) if fn.__code__.co_argcount == 2 \
+        else (x,)
+    for backend in ("cpu", "numpy"):
+        check(fn, *args, backend=backend)
+    if strategy:
+        kernels = autofuse.jit(fn, backend="cpu").lower(*args).kernels
+        assert kernels[-1].strategy == strategy, [k.strategy for k in kernels]
+
+
+def test_a_transposed_square_input_keeps_the_rows_loop(rng):
+    """x.T.sum(1) of a Fortran-ordered square x reads x.T's rows along memory already: the loops
+    follow only inputs read along the reduced space's own axes."""
+    x = np.asfortranarray(rng.standard_normal((96, 96)).astype(np.float32))
+    fn = lambda x: x.T.sum(1)        # noqa: E731
+    check(fn, x, backend="cpu")
+    assert autofuse.jit(fn, backend="cpu").lower(x).kernels[-1].strategy == "rows"

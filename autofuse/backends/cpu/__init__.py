@@ -250,6 +250,16 @@ class Program:
         return results
 
 
+def _reduction_strides(group, entry) -> dict:
+    """The element strides of a reduction group's inputs that are not C-contiguous (its loops
+    follow the memory order: source.memory_order); {} for other groups, whose text does not
+    depend on them."""
+    if group.kind != "input":
+        return {}
+    found = getattr(entry, "host_strides", {}) or {}
+    return {n.id: found[n.id] for n in group.inputs if found.get(n.id) is not None}
+
+
 def prepare(entry) -> None:
     """Compile each group of `entry` (its kernel records get their strategy and source) and
     give the entry its program. Groups of one structure (a loop's sweeps) share the first one's
@@ -278,10 +288,12 @@ def prepare(entry) -> None:
             continue
         places = lifted.get(group.id, frozenset())
         into = region_base(group, users, results)
-        structure = (group.structure({}, lifted=places), into is not None)
+        strides = _reduction_strides(group, entry)
+        structure = (group.structure(strides, lifted=places), into is not None)
         if structure not in first:
             kernel = generate(group, f"{group.kind}_{group.id}",
-                              lifted=sharing.arguments(group, places), into=into)
+                              lifted=sharing.arguments(group, places), into=into,
+                              strides=strides)
             text = module_text(kernel)
             first[structure] = Step(group, kernel, load(kernel, text), text)
             record.source, record.strategy = text, kernel.strategy

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...fusion.group import Group, keepdims_shape, outer_shape
 from ...ir.graph import Node
-from ...ir.ops import ELEMENTWISE, OPS, typed_constants
+from ...ir.ops import ELEMENTWISE, OPS, REDUCE, typed_constants
 from ...ir.printer import is_inline_constant
 from .. import helpers, sharing
 from ..accumulators import Accumulators
@@ -48,8 +48,10 @@ def _column_accumulator(node: Node) -> np.dtype:
 
 class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
     def __init__(self, group: Group, name: str, dynamic: bool = False, lifted: tuple = (),
-                 into: Node | None = None, scatter_tuning: ScatterTuning = DEFAULT_SCATTER):
+                 into: Node | None = None, scatter_tuning: ScatterTuning = DEFAULT_SCATTER,
+                 strides: dict | None = None):
         self.group = group
+        self.strides = strides or {}    # input node id -> element strides (None: C order)
         self.lifted = list(lifted)      # sharing.Lifted: starts and scalars taken as arguments
         self.into = into                # the slice assignment's base, written in place (in_place)
         self.scatter_tuning = scatter_tuning
@@ -140,6 +142,14 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         reductions = self.group.reductions
         dependent = any(self.group.depends_on_reduction(r.inputs[0]) for r in reductions)
         row_outputs = [a for a in self.outputs if a.node.shape == shape and shape != outer_shape(shape, axes)]
+        order = None if row_outputs else self.memory_order(shape, axes)
+        if order is not None:
+            # the loops walk the reduced space in its main input's memory order (a Fortran-
+            # ordered matrix's sum over rows runs as a column reduction): the space's axes
+            # permuted, each index named by its place there, the values read at the same names
+            shape, axes, full = memory_space(shape, axes, order)
+            outer_axes = [d for d in range(len(shape)) if d not in axes]
+            outer_sizes = [shape[d] for d in outer_axes]
         if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
             return self.split_reduction(shape, axes, full)
         parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
@@ -154,6 +164,33 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         self.store_outputs(shape, axes, full)
         self.close(opened)
         return "rows", parallel
+
+    def memory_order(self, shape, axes) -> tuple | None:
+        """The reduced space's axes in the memory order of the largest input read at its full
+        shape (slowest first), where that is not their own order and the loops can follow it:
+        no axis of length 1, the kept axes in their own order (the outputs are stored by them),
+        every output of the reduced shape; else None."""
+        if self.dynamic or 1 in shape or len(shape) < 2:
+            return None
+        if any(arg.node.shape != outer_shape(shape, axes) for arg in self.outputs):
+            return None
+        # (inputs the group reads along the space's own axes: through elementwise ops,
+        # reductions and slices, never a transpose of a square matrix)
+        readers = {}
+        for member in self.group.nodes:
+            for source in member.inputs:
+                readers.setdefault(source.id, []).append(member)
+        full = [n for n in self.group.inputs if n.shape == tuple(shape) and all(
+            m.kind in (ELEMENTWISE, REDUCE) or m.op == "slice" for m in readers.get(n.id, ()))]
+        strides = [self.strides.get(n.id) for n in full]
+        strides = next((s for s in strides if s is not None), None)
+        if strides is None:
+            return None
+        order = tuple(sorted(range(len(shape)), key=lambda d: (-abs(strides[d]), d)))
+        kept = [d for d in order if d not in axes]
+        if order == tuple(range(len(shape))) or kept != sorted(kept):
+            return None
+        return order
 
     def _row_values(self, root: Node) -> set:
         """Members computed at the row index when `root` is: elementwise nodes reached without
@@ -379,14 +416,26 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
                             parallel, strategy, helper_sources, self.lifted)
 
 
+def memory_space(shape, axes, order) -> tuple:
+    """(shape, reduced axes, the values' index) of a reduced space walked in `order` (its axes,
+    slowest in memory first): position k of the new space is axis order[k], named i<k> (kept) or
+    r<k> (reduced); the index of the space's values names each of their axes by its place."""
+    moved = tuple(shape[d] for d in order)
+    reduced = tuple(k for k, d in enumerate(order) if d in axes)
+    names = [f"r{k}" if k in reduced else f"i{k}" for k in range(len(order))]
+    return moved, reduced, tuple(names[order.index(d)] for d in range(len(shape)))
+
+
 def generate(group: Group, name: str, dynamic: bool = False, lifted: tuple = (),
              into: Node | None = None,
-             scatter_tuning: ScatterTuning = DEFAULT_SCATTER) -> KernelSource:
+             scatter_tuning: ScatterTuning = DEFAULT_SCATTER,
+             strides: dict | None = None) -> KernelSource:
     """The numba function of `group`; `lifted` (sharing.Lifted): slice starts and scalars it
     takes as arguments; `into`: the base its slice assignment writes in place
     (fusion/in_place.region_base); `scatter_tuning`: when a scatter-add runs on threads
-    (cpu/scatter.py)."""
-    return CpuSource(group, name, dynamic, lifted, into, scatter_tuning).write()
+    (cpu/scatter.py); `strides`: the inputs' element strides (None: C order), which the loops
+    of a reduction follow."""
+    return CpuSource(group, name, dynamic, lifted, into, scatter_tuning, strides).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]
