@@ -1,4 +1,5 @@
-"""CPU reductions in every layout beside NumPy: a shape sweep (the reductions issue's CPU targets).
+"""CPU reductions in every layout beside NumPy: a shape sweep (the reductions issue's CPU targets),
+C-ordered inputs and Fortran-ordered ones.
 
     python benchmarks/cpu_reductions.py                  # all points, about 64 MB float32 each
     python benchmarks/cpu_reductions.py --threads 1      # one core each (NUMBA_NUM_THREADS=1)
@@ -83,6 +84,10 @@ def points(elements):
     out.append(("leading", (64, elements // (64 * 256), 256), 0, ("sum", "max", "z-score")))
     out.append(("few rows", (4, elements // 4), -1, ("sum", "max", "softmax")))
     out.append(("few columns", (elements // 4, 4), 0, ("sum", "max")))
+    # Fortran-ordered matrices (np.asfortranarray): the loops follow the memory order
+    out.append(("fortran row", (elements // 1024, 1024), -1,
+                ("sum", "max", "argmax", "sum of squares", "logsumexp", "softmax")))
+    out.append(("fortran column", (elements // 1024, 1024), 0, ("sum", "max", "sum of squares")))
     return out
 
 
@@ -123,6 +128,8 @@ def main():
         if args.only and args.only not in layout:
             continue
         x = rng.standard_normal(shape, dtype=F32)
+        if layout.startswith("fortran"):
+            x = np.asfortranarray(x)
         for name in names:
             program = PROGRAMS[name]
 
