@@ -339,3 +339,23 @@ def test_a_transposed_square_input_keeps_the_rows_loop(rng):
     fn = lambda x: x.T.sum(1)        # noqa: E731
     check(fn, x, backend="cpu")
     assert autofuse.jit(fn, backend="cpu").lower(x).kernels[-1].strategy == "rows"
+
+
+CROSS_CASES = [
+    # (name, function, arguments: shapes and memory orders): elementwise groups that read an
+    # array across its memory order, walked in tiles of the last two axes (cpu/loops.tiled_loops)
+    ("transposed", lambda x: x.T * 2 + 1, [((130, 97), (0, 1))]),
+    ("fortran", lambda x: np.exp(x) - x, [((97, 130), (1, 0))]),
+    ("fortran plus C", lambda x, y: x + y, [((65, 200), (1, 0)), ((65, 200), (0, 1))]),
+    ("3-d, last two axes swapped", lambda x: np.swapaxes(x, 1, 2) * 3, [((3, 70, 90), (0, 1, 2))]),
+    ("transposed with a broadcast row", lambda x, b: x.T + b, [((80, 70), (0, 1)), ((80,), (0,))]),
+]
+
+
+@pytest.mark.parametrize("name, fn, specs", CROSS_CASES, ids=[c[0] for c in CROSS_CASES])
+def test_elementwise_reads_across_memory_in_tiles(name, fn, specs, rng):
+    args = [_permuted(rng, shape, order) for shape, order in specs]
+    check(fn, *args, backend="cpu", loose=False)
+    kernels = autofuse.jit(fn, backend="cpu").lower(*args).kernels
+    assert any(k.strategy.startswith("nest, the last two axes in") for k in kernels), \
+        [k.strategy for k in kernels]

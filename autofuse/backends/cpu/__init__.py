@@ -250,11 +250,11 @@ class Program:
         return results
 
 
-def _reduction_strides(group, entry) -> dict:
-    """The element strides of a reduction group's inputs that are not C-contiguous (its loops
-    follow the memory order: source.memory_order); {} for other groups, whose text does not
-    depend on them."""
-    if group.kind != "input":
+def _layout_strides(group, entry) -> dict:
+    """The element strides of a group's inputs that are not C-contiguous, for the groups whose
+    loops follow them (reductions: source.memory_order; elementwise and loop groups:
+    source.reads_across); {} for other groups, whose text does not depend on them."""
+    if group.kind not in ("input", "elementwise", "loop"):
         return {}
     found = getattr(entry, "host_strides", {}) or {}
     return {n.id: found[n.id] for n in group.inputs if found.get(n.id) is not None}
@@ -288,7 +288,7 @@ def prepare(entry) -> None:
             continue
         places = lifted.get(group.id, frozenset())
         into = region_base(group, users, results)
-        strides = _reduction_strides(group, entry)
+        strides = _layout_strides(group, entry)
         structure = (group.structure(strides, lifted=places), into is not None)
         if structure not in first:
             kernel = generate(group, f"{group.kind}_{group.id}",

@@ -30,6 +30,8 @@ COLUMN_TILE = 4096               # most contiguous columns one thread owns in a 
 COLUMN_TILE_MIN = 256            # fewest, when narrower tiles are what gives the threads work
 COLUMN_TILES = 8                 # tiles (or blocks of rows) a column reduction is cut into
 COLUMN_BLOCK_ROWS = 64           # fewest reduced rows a block of rows holds
+CROSS_TILE = 32                  # elementwise loops that read across memory (a transpose, a
+#                                  Fortran-ordered input): the last two axes in tiles this wide
 
 
 def planned_cores() -> int:

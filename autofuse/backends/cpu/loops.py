@@ -15,6 +15,24 @@ class Loops:
             r.push()
         return len(names)
 
+    def tiled_loops(self, names: list[str], sizes: list[int], parallel: bool, tile: int) -> int:
+        """`loops`, the last two axes walked in tile x tile blocks (a block's reads across memory
+        stay in cache while its writes run along the last axis); the outermost loop (a leading
+        axis, else the blocks' rows) a prange when parallel. Returns how many opened."""
+        r = self.renderer
+        opened = self.loops(names[:-2], sizes[:-2], parallel)
+        rows, columns = sizes[-2:]
+        outer = "numba.prange" if parallel and not names[:-2] else "range"
+        r.emit(f"for tr in {outer}({-(-rows // tile)}):")
+        r.push()
+        r.emit(f"for tc in range({-(-columns // tile)}):")
+        r.push()
+        r.emit(f"for {names[-2]} in range(tr * {tile}, min({rows}, tr * {tile} + {tile})):")
+        r.push()
+        r.emit(f"for {names[-1]} in range(tc * {tile}, min({columns}, tc * {tile} + {tile})):")
+        r.push()
+        return opened + 4
+
     def chunked_loops(self, names: list[str], sizes: list[int], parallel: bool) -> int:
         """`loops`, with a place before the innermost rows where per-row scratch buffers are
         made once (`scratch`): at the top of the function, or, when parallel, in each of

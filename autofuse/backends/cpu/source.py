@@ -11,7 +11,7 @@ from ...ir.printer import is_inline_constant
 from .. import helpers, sharing
 from ..accumulators import Accumulators
 from ..render import Renderer, short
-from .kernel import (CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SHORT_LANES, SPLIT_ELEMENTS,
+from .kernel import (CROSS_TILE, CPU_SPELLINGS, LANED, LANES, PARALLEL_ELEMENTS, SHORT_LANES, SPLIT_ELEMENTS,
                      Argument, KernelSource)
 from .columns import Columns
 from .loops import Loops
@@ -109,7 +109,8 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         # NOTE: a shape class's kernel is written parallel at every size: each call's size picks
         # its threaded or serial variant (backends/cpu/dynamic.py's Variants)
         parallel = size >= PARALLEL_ELEMENTS or self.dynamic
-        self.flat = self.group.kind == "elementwise" and len(shape) > 1 and all(
+        across = self.reads_across(shape)
+        self.flat = self.group.kind == "elementwise" and len(shape) > 1 and not across and all(
             n.shape in (shape, ()) for n in self.group.inputs)
         if self.flat:
             for arg in self.inputs + self.outputs:
@@ -119,11 +120,31 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         else:
             self._zero_d_views()
             index = tuple(f"i{d}" for d in range(len(shape)))
-            opened = self.loops(list(index), list(shape), parallel)
+            opened = self.tiled_loops(list(index), list(shape), parallel, CROSS_TILE) \
+                if across else self.loops(list(index), list(shape), parallel)
         for k, arg in enumerate(self.outputs):
             self.store(k, arg.node, index)
         self.close(opened)
+        if across:
+            return f"nest, the last two axes in {CROSS_TILE}x{CROSS_TILE} tiles", parallel
         return ("flat" if self.flat else "nest"), parallel
+
+    def reads_across(self, shape) -> bool:
+        """Whether the group reads an array across its memory order while it writes along the
+        last axis (a transpose that moves the last axis, a full-size input stored in another
+        order) over a space big enough for tiles (CROSS_TILE in each of the last two axes)."""
+        if self.dynamic or len(shape) < 2 or min(shape[-2:]) < 2 * CROSS_TILE:
+            return False
+        for member in self.group.nodes:
+            if member.op == "transpose" and member.ndim >= 2 and \
+                    tuple(member.attrs["perm"])[-1] != member.ndim - 1:
+                return True
+        for node in self.group.inputs:
+            strides = self.strides.get(node.id)
+            if node.shape == tuple(shape) and strides is not None and \
+                    abs(strides[-1]) > min(abs(s) for s, size in zip(strides, shape) if size > 1):
+                return True
+        return False
 
     def _zero_d_views(self):
         for arg in self.inputs + self.outputs:
