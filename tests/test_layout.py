@@ -316,6 +316,11 @@ MEMORY_ORDER_CASES = [
     ("3-d middle axis kept", lambda x: np.exp(x).sum(axis=(0, 2)), (12, 30, 20), (1, 0, 2), None),
     ("3-d kept axes swapped in memory", lambda x: x.sum(1), (20, 30, 40), (2, 1, 0), None),
     ("two inputs, one fortran", lambda x, y: (x * y).sum(1), (300, 200), (1, 0), "columns"),
+    # a transpose in the program: its reduction walks the C-ordered matrix along its rows
+    ("transposed sum over columns", lambda x: x.T.sum(0), (300, 200), (0, 1), "rows"),
+    ("transposed sum over rows", lambda x: x.T.sum(1), (300, 200), (0, 1), "columns"),
+    ("transposed scaled max", lambda x: (x.T * 2).max(0), (130, 70), (0, 1), "rows"),
+    ("transposed argmin", lambda x: x.T.argmin(0), (130, 70), (0, 1), "rows"),
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import contiguous
 from ...fusion.group import Group, keepdims_shape, outer_shape
 from ...ir.graph import Node
 from ...ir.ops import ELEMENTWISE, OPS, REDUCE, typed_constants
@@ -187,24 +188,16 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         return "rows", parallel
 
     def memory_order(self, shape, axes) -> tuple | None:
-        """The reduced space's axes in the memory order of the largest input read at its full
-        shape (slowest first), where that is not their own order and the loops can follow it:
-        no axis of length 1, the kept axes in their own order (the outputs are stored by them),
-        every output of the reduced shape; else None."""
+        """The reduced space's axes in the memory order of the first input read at its full
+        size (slowest first; read directly or through one transpose: x.T.sum(0)), where that is
+        not their own order and the loops can follow it: no axis of length 1, the kept axes in
+        their own order (the outputs are stored by them), every output of the reduced shape;
+        else None."""
         if self.dynamic or 1 in shape or len(shape) < 2:
             return None
         if any(arg.node.shape != outer_shape(shape, axes) for arg in self.outputs):
             return None
-        # (inputs the group reads along the space's own axes: through elementwise ops,
-        # reductions and slices, never a transpose of a square matrix)
-        readers = {}
-        for member in self.group.nodes:
-            for source in member.inputs:
-                readers.setdefault(source.id, []).append(member)
-        full = [n for n in self.group.inputs if n.shape == tuple(shape) and all(
-            m.kind in (ELEMENTWISE, REDUCE) or m.op == "slice" for m in readers.get(n.id, ()))]
-        strides = [self.strides.get(n.id) for n in full]
-        strides = next((s for s in strides if s is not None), None)
+        strides = self._space_strides(tuple(shape))
         if strides is None:
             return None
         order = tuple(sorted(range(len(shape)), key=lambda d: (-abs(strides[d]), d)))
@@ -212,6 +205,27 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         if order == tuple(range(len(shape))) or kept != sorted(kept):
             return None
         return order
+
+    def _space_strides(self, shape: tuple) -> tuple | None:
+        """The element strides, along the reduced space's axes, of the first input the group
+        reads at the space's full size through elementwise ops, reductions and slices, or
+        through one transpose whose result they read; None where there is none."""
+        readers = {}
+        for member in self.group.nodes:
+            for source in member.inputs:
+                readers.setdefault(source.id, []).append(member)
+
+        def along(node) -> bool:
+            return all(m.kind in (ELEMENTWISE, REDUCE) or m.op == "slice"
+                       for m in readers.get(node.id, ()))
+        for node in self.group.inputs:
+            own = self.strides.get(node.id) or contiguous(node.shape)
+            if node.shape == shape and along(node):
+                return tuple(own)
+            for member in readers.get(node.id, ()):
+                if member.op == "transpose" and member.shape == shape and along(member):
+                    return tuple(own[p] for p in member.attrs["perm"])
+        return None
 
     def _row_values(self, root: Node) -> set:
         """Members computed at the row index when `root` is: elementwise nodes reached without
