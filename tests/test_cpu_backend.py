@@ -382,3 +382,24 @@ def test_helpers_side_by_side_in_one_kernel(rng, dtype):
                                    atol=8 * np.finfo(dtype).eps * np.abs(want).max())
     source = autofuse.jit(mixed, backend="cpu").lower(x).kernels[0].source
     assert all(f"{helper}_f" in source for helper in ("exponential", "logarithm"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("length", [16, 130, 1000])
+def test_laned_arg_reductions_keep_numpys_first_occurrence(dtype, length):
+    """argmax/argmin over rows run in lanes of (best value, its index) folded by value, the
+    lower index on ties: the first occurrence wins, the first NaN where there is one, 0 for a
+    row of the lowest value, as in NumPy; rows of 16 take 8 lanes, longer ones 64 and a tail."""
+    rng = np.random.default_rng(length)
+    fn = autofuse.jit(lambda x: (x.argmax(1), x.argmin(1), x.argmax(1) - x.argmin(1)),
+                      backend="cpu")
+    x = rng.integers(-3, 4, (40, length)).astype(dtype)
+    if dtype in (np.float32, np.float64):
+        x[rng.integers(0, 40, 25), rng.integers(0, length, 25)] = np.nan
+        x[5] = -np.inf
+        x[6] = np.inf
+    else:
+        x[5] = np.iinfo(dtype).min
+        x[6] = np.iinfo(dtype).max
+    for got, want in zip(fn(x), (x.argmax(1), x.argmin(1), x.argmax(1) - x.argmin(1))):
+        np.testing.assert_array_equal(got, want)

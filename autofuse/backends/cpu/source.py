@@ -308,11 +308,16 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         lanes is what LLVM vectorizes), then fold the lanes into the accumulator in lane order
         and finish the tail serially. 64 lanes in a buffer against 8 scalar lanes, one core,
         4096 x 1024 float32: x.max(1) 2.29 -> 0.96 ms, x.sum(1) 1.47 -> 0.98 ms (NumPy 0.96,
-        1.19): LLVM left the 8 scalar max lanes unvectorized. argmax/argmin (first index wins) and any/all stay serial."""
+        1.19): LLVM left the 8 scalar max lanes unvectorized. argmax/argmin keep a lane's best
+        value and its index, updated by selects, and fold the lanes by value, the lower index
+        on ties (so the first occurrence wins, as in NumPy; a NaN the first NaN); 4096 x 4096
+        float32 x.argmax(1): 77 ms serial, NumPy 2.2 ms (BENCHMARKS.md). any/all stay serial."""
         r = self.renderer
         name = f"r{axis}"
         width = LANES if size >= 2 * LANES else SHORT_LANES     # short rows: fewer lanes to fold
-        laned = size >= 2 * width and all(n.op in LANED for n, *_ in items)
+        arg = ("argmax", "argmin")
+        laned = size >= 2 * width and all(
+            n.op in LANED or (n.op in arg and position == name) for n, *_ in items)
         if not laned:
             self.serial(items, buffers, name, "0", size, full, position)
             return
@@ -320,25 +325,51 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         block, lane = r.name("rb"), r.name("q")
         lanes = []
         for node, acc, idx, acc_type in items:
+            if node.op in arg:
+                value_type = node.inputs[0].dtype
+                start = r.constant(typed_constants(value_type)[
+                    "LOWEST" if node.op == "argmax" else "HIGHEST"])
+                buffer = self.scratch("lanes", width, r.held(value_type))
+                # (indices as wide as the values, where the row allows: one vector width)
+                narrow = r.held(value_type).itemsize <= 4 and size < 1 << 31
+                where = self.scratch("where", width, np.dtype(np.int32 if narrow else np.int64))
+                r.emit(f"for {lane} in range({width}):")
+                r.emit(f"    {buffer}[{lane}] = {start}")
+                r.emit(f"    {where}[{lane}] = 0")
+                lanes.append((buffer, where))
+                continue
             start = r.constant(typed_constants(acc_type)[OPS[node.op].init.strip("{}")])
             buffer = self.scratch("lanes", width, r.held(acc_type))
             r.emit(f"for {lane} in range({width}):")
             r.emit(f"    {buffer}[{lane}] = {start}")
-            lanes.append(buffer)
+            lanes.append((buffer, None))
         r.emit(f"for {block} in range(0, {body}, {width}):")
         r.push()
         r.emit(f"for {lane} in range({width}):")
         r.push()
         index = tuple(f"({block} + {lane})" if i == name else i for i in full)
-        for (node, _, idx, acc_type), buffer in zip(items, lanes):
-            self.combine(node, f"{buffer}[{lane}]", idx, r.value(node.inputs[0], index), acc_type,
-                         "")
+        for (node, _, idx, acc_type), (buffer, where) in zip(items, lanes):
+            value = r.value(node.inputs[0], index)
+            if where is None:
+                self.combine(node, f"{buffer}[{lane}]", idx, value, acc_type, "")
+                continue
+            # (| and &, not or and and: no branch in the loop LLVM vectorizes)
+            better, held = r.name("better"), f"{buffer}[{lane}]"
+            op = ">" if node.op == "argmax" else "<"
+            r.emit(f"{better} = ({value} {op} {held}) | (({value} != {value}) & ({held} == {held}))")
+            r.emit(f"{where}[{lane}] = ({block} + {lane}) if {better} else {where}[{lane}]")
+            r.emit(f"{buffer}[{lane}] = {value} if {better} else {buffer}[{lane}]")
         for value_node, row in buffers:
             r.emit(f"{row}[{index[axis]}] = {r.value(value_node, index)}")
         r.pop()
         r.pop()
-        for (node, acc, idx, acc_type), buffer in zip(items, lanes):
+        for (node, acc, idx, acc_type), (buffer, where) in zip(items, lanes):
             r.emit(f"for {lane} in range({width}):")
+            if where is not None:
+                r.push()
+                self.accumulators.merge(node, acc, idx, f"{buffer}[{lane}]", f"{where}[{lane}]")
+                r.pop()
+                continue
             r.emit(f"    {acc} = " + self.accumulators.combined(node, f"{buffer}[{lane}]", acc,
                                                                   acc_type))
         if body < size:
