@@ -403,3 +403,16 @@ def test_laned_arg_reductions_keep_numpys_first_occurrence(dtype, length):
         x[6] = np.iinfo(dtype).max
     for got, want in zip(fn(x), (x.argmax(1), x.argmin(1), x.argmax(1) - x.argmin(1))):
         np.testing.assert_array_equal(got, want)
+
+
+def test_any_and_all_over_rows_stop_at_their_answer():
+    """A row's any (all) stops at its first true (false) value: rows decided at the first, the
+    last or no element, beside a sum of the same rows (its own pass, read whole)."""
+    x = np.zeros((6, 300), bool)
+    x[1, 0] = x[2, 299] = True
+    x[3] = True
+    x[4, 150:] = True
+    fn = autofuse.jit(lambda b: (b.any(1), b.all(1), b.sum(1), (~b).all(1)), backend="cpu")
+    for got, want in zip(fn(x), (x.any(1), x.all(1), x.sum(1), (~x).all(1))):
+        np.testing.assert_array_equal(got, want)
+    assert "break" in autofuse.jit(lambda b: b.any(1), backend="cpu").lower(x).kernels[0].source

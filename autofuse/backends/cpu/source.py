@@ -384,6 +384,12 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
             self.combine(node, acc, idx, r.value(node.inputs[0], full), acc_type, position)
         for value_node, buffer in buffers:
             r.emit(f"{buffer}[{name}] = {r.value(value_node, full)}")
+        # any (all) is decided at its first true (false) value: the row's rest is not read
+        # (NumPy stops there too; b.any(1) over 2048^2 random bools: 1.09 ms against 0.10)
+        if len(items) == 1 and not buffers and items[0][0].op in ("any", "all"):
+            node, acc = items[0][:2]
+            r.emit(f"if {'' if node.op == 'any' else 'not '}{acc}:")
+            r.emit("    break")
         r.pop()
 
     def init(self, node, acc, idx, acc_type):
