@@ -120,6 +120,18 @@ def _dispatcher(kernel, path: Path, fresh: bool):
 new_output = np.empty
 
 
+def stored_output(shape: tuple, dtype, order: tuple) -> np.ndarray:
+    """A new output stored in axis order `order` (slowest first; new_output's memory)."""
+    inverse = np.argsort(order)
+    return new_output(tuple(shape[d] for d in order), dtype).transpose(inverse)
+
+
+def _flat(value: np.ndarray, arg) -> np.ndarray:
+    """A flat view of `value`: in memory order where its argument is stored so (arg.order; a
+    view, where reshape(-1) would copy), else row-major."""
+    return value.ravel(order="K") if arg.order else value.reshape(-1)
+
+
 class Step:
     """One kernel launch: where its arguments come from and what it writes."""
 
@@ -136,10 +148,12 @@ class Step:
     def run(self, memory: dict) -> None:
         args = [_view(memory, arg) for arg in self.inputs]
         outs = [memory[arg.into.id] if arg.into is not None else
+                stored_output(arg.node.shape, arg.node.dtype, arg.order) if arg.order else
                 new_output(arg.node.shape if arg.node.ndim else (1,), arg.node.dtype)
                 for arg in self.outputs]
         if not (self.skip_empty and all(o.size == 0 for o in outs)):
-            views = [o.reshape(-1) if arg.view == "flat" else o for o, arg in zip(outs, self.outputs)]
+            views = [_flat(o, arg) if arg.view == "flat" else o
+                     for o, arg in zip(outs, self.outputs)]
             if self.first:
                 self.first_call(list(self.kernel.leading) + args + views)
             else:
@@ -189,7 +203,7 @@ def _view(memory: dict, arg):
         return np.ascontiguousarray(value)
     value = memory[arg.node.id]
     if arg.view == "flat":
-        return value.reshape(-1)
+        return _flat(value, arg)
     if arg.view == "one":
         return value.reshape(1)
     return value
@@ -218,6 +232,10 @@ class Program:
     @property
     def new_output(self):
         return new_output             # (read when the call is built: tests poison outputs)
+
+    @property
+    def stored_output(self):
+        return stored_output
 
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
@@ -289,11 +307,16 @@ def prepare(entry) -> None:
         places = lifted.get(group.id, frozenset())
         into = region_base(group, users, results)
         strides = _layout_strides(group, entry)
-        structure = (group.structure(strides, lifted=places), into is not None)
+        # (an elementwise group whose outputs only the caller reads may store them in its
+        # inputs' order: source.shared_order)
+        own = bool(strides) and into is None and group.kind == "elementwise" and all(
+            n.id in results and all(u.id in group.members for u in users.get(n.id, ()))
+            for n in group.outputs.values())
+        structure = (group.structure(strides, lifted=places), into is not None, own)
         if structure not in first:
             kernel = generate(group, f"{group.kind}_{group.id}",
                               lifted=sharing.arguments(group, places), into=into,
-                              strides=strides)
+                              strides=strides, own_layout=own)
             text = module_text(kernel)
             first[structure] = Step(group, kernel, load(kernel, text), text)
             record.source, record.strategy = text, kernel.strategy

@@ -52,6 +52,8 @@ class Argument:
     view: str = "as_is"         # "as_is", "flat" (1-D), "one" (0-d as shape (1,)), "operand"
     chain: tuple = ()           # operand nodes evaluated on the host (matmul operands)
     into: Node | None = None    # an output written into this input's memory (in place)
+    order: tuple | None = None  # a flat view's array stored in this axis order (slowest first),
+    #                             not C's: viewed in memory order, an output allocated so
 
 
 @dataclass

@@ -50,9 +50,10 @@ def _column_accumulator(node: Node) -> np.dtype:
 class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
     def __init__(self, group: Group, name: str, dynamic: bool = False, lifted: tuple = (),
                  into: Node | None = None, scatter_tuning: ScatterTuning = DEFAULT_SCATTER,
-                 strides: dict | None = None):
+                 strides: dict | None = None, own_layout: bool = False):
         self.group = group
         self.strides = strides or {}    # input node id -> element strides (None: C order)
+        self.own_layout = own_layout    # its outputs may take their inputs' memory order
         self.lifted = list(lifted)      # sharing.Lifted: starts and scalars taken as arguments
         self.into = into                # the slice assignment's base, written in place (in_place)
         self.scatter_tuning = scatter_tuning
@@ -110,12 +111,14 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         # NOTE: a shape class's kernel is written parallel at every size: each call's size picks
         # its threaded or serial variant (backends/cpu/dynamic.py's Variants)
         parallel = size >= PARALLEL_ELEMENTS or self.dynamic
-        across = self.reads_across(shape)
+        stored = self.shared_order(shape)
+        across = stored is None and self.reads_across(shape)
         self.flat = self.group.kind == "elementwise" and len(shape) > 1 and not across and all(
             n.shape in (shape, ()) for n in self.group.inputs)
         if self.flat:
             for arg in self.inputs + self.outputs:
                 arg.view = "flat" if arg.node.shape == shape else "one"
+                arg.order = stored if arg.node.shape == shape else None
             opened = self.loops(["i"], [size], parallel)
             index = tuple(f"i{d}" for d in range(len(shape)))
         else:
@@ -128,7 +131,28 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         self.close(opened)
         if across:
             return f"nest, the last two axes in {CROSS_TILE}x{CROSS_TILE} tiles", parallel
+        if stored is not None:
+            return f"flat, in its inputs' memory order {stored}", parallel
         return ("flat" if self.flat else "nest"), parallel
+
+    def shared_order(self, shape) -> tuple | None:
+        """The axis order (slowest first) in which every full-size input of an elementwise
+        group is stored contiguously, where it is not C's and the group's outputs may take it
+        (`own_layout`: they are the function's results, read by no other kernel): the group then
+        runs flat over memory, its outputs allocated in that order, as NumPy's ufuncs keep
+        their inputs' order (a Fortran input, a Fortran result). Else None."""
+        if not self.own_layout or self.dynamic or self.group.kind != "elementwise" or \
+                len(shape) < 2 or any(n.shape not in (tuple(shape), ()) for n in self.group.inputs):
+            return None
+        found = None
+        for node in self.group.inputs:
+            if node.shape != tuple(shape):
+                continue
+            order = _stored_order(self.strides.get(node.id), tuple(shape))
+            if order is None or (found is not None and order != found):
+                return None
+            found = order
+        return found
 
     def reads_across(self, shape) -> bool:
         """Whether the group reads an array across its memory order while it writes along the
@@ -488,6 +512,21 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
                             parallel, strategy, helper_sources, self.lifted)
 
 
+def _stored_order(strides, shape: tuple) -> tuple | None:
+    """The axis order (slowest first) in which an array of these element strides is stored
+    contiguously, where it is and that order is not C's; else None (C order, gaps, negative or
+    zero strides)."""
+    if strides is None or any(s <= 0 for s, n in zip(strides, shape) if n > 1):
+        return None
+    order = tuple(sorted(range(len(shape)), key=lambda d: (-strides[d] if shape[d] > 1 else 0, d)))
+    step = 1
+    for d in reversed(order):
+        if shape[d] > 1 and strides[d] != step:
+            return None
+        step *= shape[d]
+    return None if order == tuple(range(len(shape))) else order
+
+
 def memory_space(shape, axes, order) -> tuple:
     """(shape, reduced axes, the values' index) of a reduced space walked in `order` (its axes,
     slowest in memory first): position k of the new space is axis order[k], named i<k> (kept) or
@@ -501,13 +540,14 @@ def memory_space(shape, axes, order) -> tuple:
 def generate(group: Group, name: str, dynamic: bool = False, lifted: tuple = (),
              into: Node | None = None,
              scatter_tuning: ScatterTuning = DEFAULT_SCATTER,
-             strides: dict | None = None) -> KernelSource:
+             strides: dict | None = None, own_layout: bool = False) -> KernelSource:
     """The numba function of `group`; `lifted` (sharing.Lifted): slice starts and scalars it
     takes as arguments; `into`: the base its slice assignment writes in place
     (fusion/in_place.region_base); `scatter_tuning`: when a scatter-add runs on threads
     (cpu/scatter.py); `strides`: the inputs' element strides (None: C order), which the loops
-    of a reduction follow."""
-    return CpuSource(group, name, dynamic, lifted, into, scatter_tuning, strides).write()
+    of a reduction follow; `own_layout`: the outputs may be stored in the inputs' order."""
+    return CpuSource(group, name, dynamic, lifted, into, scatter_tuning, strides,
+                     own_layout).write()
 
 
 __all__ = ["generate", "KernelSource", "Argument", "is_inline_constant"]
