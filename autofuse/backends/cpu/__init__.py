@@ -309,7 +309,7 @@ def prepare(entry) -> None:
         strides = _layout_strides(group, entry)
         # (an elementwise group whose outputs only the caller reads may store them in its
         # inputs' order: source.shared_order)
-        own = bool(strides) and into is None and group.kind == "elementwise" and all(
+        own = bool(strides) and into is None and group.kind in ("elementwise", "input") and all(
             n.id in results and all(u.id in group.members for u in users.get(n.id, ()))
             for n in group.outputs.values())
         structure = (group.structure(strides, lifted=places), into is not None, own)

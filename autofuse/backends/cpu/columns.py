@@ -34,7 +34,8 @@ class Columns:
         first, inner = shape[axis + 1], self._count(shape, range(axis + 2, len(shape)))
         outside = self._count(shape, range(axis))
         plain = not any(self.group.depends_on_reduction(n.inputs[0]) for n in self.group.reductions) \
-            and all(arg.node.shape != tuple(shape) for arg in self.outputs)
+            and all(arg.node.shape != tuple(shape) and arg.node.id not in self.space_rows
+                    for arg in self.outputs)
         # a tile: `tile` indices of the first axis after the reduced one, each `inner` elements
         tile = min(first, max(1, COLUMN_TILE // inner))
         pieces = outside * -(-first // tile)

@@ -54,6 +54,7 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         self.group = group
         self.strides = strides or {}    # input node id -> element strides (None: C order)
         self.own_layout = own_layout    # its outputs may take their inputs' memory order
+        self.space_rows = set()         # outputs of the reduced space's shape, in a permuted space
         self.lifted = list(lifted)      # sharing.Lifted: starts and scalars taken as arguments
         self.into = into                # the slice assignment's base, written in place (in_place)
         self.scatter_tuning = scatter_tuning
@@ -188,12 +189,17 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         reductions = self.group.reductions
         dependent = any(self.group.depends_on_reduction(r.inputs[0]) for r in reductions)
         row_outputs = [a for a in self.outputs if a.node.shape == shape and shape != outer_shape(shape, axes)]
-        order = None if row_outputs else self.memory_order(shape, axes)
+        order = None if row_outputs and not self.own_layout else \
+            self.memory_order(shape, axes, bool(row_outputs))
         if order is not None:
             # the loops walk the reduced space in its main input's memory order (a Fortran-
             # ordered matrix's sum over rows runs as a column reduction): the space's axes
-            # permuted, each index named by its place there, the values read at the same names
+            # permuted, each index named by its place there, the values read at the same names;
+            # outputs of the space's shape (softmax's) stored in that order too
             shape, axes, full = memory_space(shape, axes, order)
+            for arg in row_outputs:
+                arg.order = order
+                self.space_rows.add(arg.node.id)
             outer_axes = [d for d in range(len(shape)) if d not in axes]
             outer_sizes = [shape[d] for d in outer_axes]
         if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
@@ -211,15 +217,16 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
         self.close(opened)
         return "rows", parallel
 
-    def memory_order(self, shape, axes) -> tuple | None:
+    def memory_order(self, shape, axes, rows: bool = False) -> tuple | None:
         """The reduced space's axes in the memory order of the first input read at its full
         size (slowest first; read directly or through one transpose: x.T.sum(0)), where that is
         not their own order and the loops can follow it: no axis of length 1, the kept axes in
-        their own order (the outputs are stored by them), every output of the reduced shape;
-        else None."""
+        their own order (the outputs are stored by them), every output of the reduced shape (or,
+        with `rows`, of the space's, stored in that order); else None."""
         if self.dynamic or 1 in shape or len(shape) < 2:
             return None
-        if any(arg.node.shape != outer_shape(shape, axes) for arg in self.outputs):
+        shapes = (outer_shape(shape, axes),) + ((tuple(shape),) if rows else ())
+        if any(arg.node.shape not in shapes for arg in self.outputs):
             return None
         strides = self._space_strides(tuple(shape))
         if strides is None:
@@ -311,10 +318,13 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
 
     def _read_from(self, node: Node, buffer: str, axis: int, full: tuple) -> None:
         r = self.renderer
+        # (the place of the reduced axis's index among the values' index: its own axis, or
+        # another where the space is walked in memory order, memory_space)
+        at = full.index(f"r{axis}")
 
         def read(index):
-            if all(a == b for d, (a, b) in enumerate(zip(index, full)) if d != axis):
-                return f"{buffer}[{index[axis]}]"
+            if all(a == b for d, (a, b) in enumerate(zip(index, full)) if d != at):
+                return f"{buffer}[{index[at]}]"
             del r.special[node.id]
             try:
                 return r.value(node, index)
@@ -384,7 +394,7 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
             r.emit(f"{where}[{lane}] = ({block} + {lane}) if {better} else {where}[{lane}]")
             r.emit(f"{buffer}[{lane}] = {value} if {better} else {buffer}[{lane}]")
         for value_node, row in buffers:
-            r.emit(f"{row}[{index[axis]}] = {r.value(value_node, index)}")
+            r.emit(f"{row}[{index[full.index(name)]}] = {r.value(value_node, index)}")
         r.pop()
         r.pop()
         for (node, acc, idx, acc_type), (buffer, where) in zip(items, lanes):
