@@ -433,3 +433,13 @@ def test_whole_row_programs_of_fortran_inputs(name, fn, shape, rng):
         for got, expected in zip(result, want):
             if got.ndim == 2:
                 assert got.flags.f_contiguous == expected.flags.f_contiguous
+
+
+def test_a_broadcast_view_argument_sets_no_memory_order(rng):
+    """An argument that is a broadcast view (stride 0) is read along the other inputs' order: the
+    sum over rows of b * x stays a rows kernel."""
+    b = np.broadcast_to(rng.standard_normal(300).astype(np.float32), (200, 300))
+    x = rng.standard_normal((200, 300)).astype(np.float32)
+    fn = lambda b, x: (b * x).sum(1)        # noqa: E731
+    check(fn, b, x, backend="cpu")
+    assert autofuse.jit(fn, backend="cpu").lower(b, x).kernels[-1].strategy == "rows"

@@ -251,6 +251,8 @@ class CpuSource(Loops, Regions, Matmul, Columns, Sorting, Scans, Scatter):
                        for m in readers.get(node.id, ()))
         for node in self.group.inputs:
             own = self.strides.get(node.id) or contiguous(node.shape)
+            if any(step == 0 and size > 1 for step, size in zip(own, node.shape)):
+                continue                # (a broadcast view has no memory order of its own)
             if node.shape == shape and along(node):
                 return tuple(own)
             for member in readers.get(node.id, ()):
