@@ -98,5 +98,7 @@ def main(names) -> None:
 
 
 if __name__ == "__main__":
+    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
+    quick_barriers()
     import sys
     main(sys.argv[1:])

@@ -85,4 +85,6 @@ CASES = [
 
 
 if __name__ == "__main__":
+    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
+    quick_barriers()
     sys.exit(main(*sys.argv[1:3], cases=CASES))
