@@ -59,4 +59,6 @@ def main():
 
 
 if __name__ == "__main__":
+    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
+    quick_barriers()
     main()

@@ -45,4 +45,6 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
+    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
+    quick_barriers()
     sys.exit(main(sys.argv))

@@ -112,8 +112,8 @@ CASES = [
     ("add_at", _add_at, lambda: (floats(6), np.array([1, 1, -5, 4, 1]), floats(5))),
     ("add_at_rows", _add_at, lambda: (ints(9, (4, 3)), ints(4, (7,)), ints(9, (7, 3)))),
     ("assign_list", _assign_list, lambda: (floats(4, 2),)),
-    ("put_along_last", _put(-1), lambda: (floats(4, 5), ints(5, (4, 3)), floats(4, 3))),
-    ("put_along_first", _put(0), lambda: (floats(4, 5), ints(4, (2, 5)), np.float32(2))),
-    ("put_along_broadcast", _put(1), lambda: (ints(9, (3, 4, 2)), ints(4, (1, 6, 2)), ints(9, (1,)))),
-    ("put_the_max", _zero_the_max, lambda: (floats(5, 3),)),
+    ("put_along_last", _put(-1), lambda: (floats(2, 5), ints(5, (2, 3)), floats(2, 3))),
+    ("put_along_first", _put(0), lambda: (floats(4, 3), ints(4, (2, 3)), np.float32(2))),
+    ("put_along_broadcast", _put(1), lambda: (ints(9, (2, 4, 2)), ints(4, (1, 6, 2)), ints(9, (1,)))),
+    ("put_the_max", _zero_the_max, lambda: (floats(3, 3),)),
 ]

@@ -94,4 +94,6 @@ def main(only: str = "") -> int:
 
 
 if __name__ == "__main__":
+    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
+    quick_barriers()
     sys.exit(main(*sys.argv[1:2]))

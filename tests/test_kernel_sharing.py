@@ -233,6 +233,8 @@ def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
         f"sys.path[:0] = [{str(__import__('pathlib').Path(__file__).parent)!r}, "
         f"{str(__import__('pathlib').Path(__file__).parent.parent)!r}]\n"
         "from test_kernel_sharing import ewma, blocks, reversed_rows, masked_means\n"
+        "from simulated import quick_barriers\n"
+        "quick_barriers()\n"
         "rng = np.random.default_rng()\n"
         "for fn, args in [(ewma, (rng.random((9, 33)), 0.3)),\n"
         "                 (blocks, (rng.random((5, 8)).astype(np.float32),)),\n"

@@ -89,12 +89,21 @@ def _corrupt(path: Path, mode: str) -> None:
         path.write_bytes(data[:-7])
 
 
-@pytest.mark.parametrize("mode", ["truncated", "garbled", "empty", "changed"])
-@pytest.mark.parametrize("files", ["module", "binaries", "all"])
-def test_corrupted_cache_entries_recompile(tmp_path, files, mode):
-    cache = tmp_path / "cache"
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    """A cache filled by one process, copied by each test that corrupts it (as test_disk_load.py
+    does): the fill is the same for every corruption."""
+    cache = tmp_path_factory.mktemp("filled") / "cache"
     first = run_script(cache)
     assert first.returncode == 0, first.stderr[-2000:]
+    return cache
+
+
+@pytest.mark.parametrize("mode", ["truncated", "garbled", "empty", "changed"])
+@pytest.mark.parametrize("files", ["module", "binaries", "all"])
+def test_corrupted_cache_entries_recompile(filled, tmp_path, files, mode):
+    cache = tmp_path / "cache"
+    shutil.copytree(filled, cache)
     suffixes = {"module": (".py",), "binaries": (".nbi", ".nbc"), "all": (".py", ".nbi", ".nbc")}
     hit = 0
     for path in cache.rglob("*"):

@@ -91,7 +91,10 @@ SIMULATED = [name for name in namespace["CASES"] if name != "domain"]
 @pytest.mark.sim
 def test_special_values_under_the_cuda_simulator(tmp_path):
     pytest.importorskip("numba_cuda")
+    from simulated import SWITCH_INTERVAL
     script = SPECIAL_CASES + textwrap.dedent(f'''
+        import sys
+        sys.setswitchinterval({SWITCH_INTERVAL})    # (the simulator's barriers: simulated.py)
         for name in {SIMULATED!r}:
             for dtype in ("float64", "float32"):
                 check(name, dtype, "cuda")
