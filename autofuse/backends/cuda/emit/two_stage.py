@@ -134,12 +134,12 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
     r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
     r.push()
     r.emit("cuda.threadfence()")
-    merged = [(node, position, acc, idx, part, None)
+    merged = [(node, position, acc, idx, part)
               for (node, position), (acc, idx), part in zip(items, accs, parts)]
     # NOTE: a run's positions are merged in one loop over the chunks and one height reduction
     # (one barrier), not a loop and a barrier each
     for together in _batches(merged, run):
-        for node, _, acc, idx, _, _ in together:
+        for node, _, acc, idx, _ in together:
             source.acc.init(node, acc, idx, node.dtype)
         if ragged:
             r.emit(f"if o < {outer}:")
@@ -151,7 +151,7 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         r.emit(f"b = {ix(f'h + u * {p.height}')}")
         r.emit(f"if b < {p.chunks}:")
         r.push()
-        for node, _, acc, idx, (part, parti, base), _ in together:
+        for node, _, acc, idx, (part, parti, base) in together:
             at = ix(f"b * {outer} + o" if not base else f"{base} + b * {outer} + o")
             source.acc.merge(node, acc, idx, source.from_partial(node, f"{part}[{at}]"),
                              f"{parti}[{at}]" if parti else "0")
@@ -160,7 +160,7 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         if ragged:
             r.pop()
         _reduce_heights(source, [(node, position, acc, idx)
-                                 for node, position, acc, idx, _, _ in together], p)
+                                 for node, position, acc, idx, _ in together], p)
     _results(source, accs, run, shape, axes)
     source.store_reduced(shape, axes, guard, run)
     r.emit("if t == 0:")
