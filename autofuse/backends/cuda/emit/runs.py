@@ -79,7 +79,7 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
     against 342); the gradient x.T @ g, x read along its rows, 134 against 466 (BENCHMARKS.md)."""
     if longest < 2 or any(n.dtype.kind in "bc" or n.inputs[0].dtype.kind in "bc"
                           for n in group.reductions):
-        return None                 # (runs are tested with numeric accumulators only)
+        return None                 # (accumulators a local array of numbers, tested numeric only)
     kept = [d for d in range(len(shape)) if d not in axes]
     best = None
     for axis in kept:

@@ -23,6 +23,7 @@ reduction_shapes_probe.py.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,14 +76,64 @@ def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = 
 def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list, run=None):
     """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes` of
     `shape`; `row_outputs` are stored in the loop. With `run` (runs.Run; the columns layout, no
-    row outputs) a thread's output is a run of outputs along its axis: `p` was planned for
-    `outer` / run.size of them."""
+    row outputs), run_two_stage.py writes it: a thread's output is a run of outputs along its
+    axis, and `p` was planned for `outer` / run.size of them."""
+    if run is not None:
+        from .run_two_stage import write as write_run
+        return write_run(source, shape, axes, outer, inner, p, run)
     r = source.renderer
     ix = source.ix
     nodes = source.group.reductions
-    items = [(node, position) for node in nodes for position in runs.positions(run)]
-    outer = outer if run is None else outer // run.size
-    outer_axes = [d for d in range(len(shape)) if d not in axes and (run is None or d != run.axis)]
+    ragged = start(source, shape, axes, [d for d in range(len(shape)) if d not in axes], outer,
+                   inner, p)
+    for node in nodes:
+        _declare_shared(source, node, p)
+    accs = []
+    for node in nodes:
+        acc, idx = r.name("acc"), r.name("k")
+        source.acc.init(node, acc, idx, node.dtype)
+        accs.append((acc, idx))
+    _loop(source, shape, axes, p, accs, row_outputs)
+    for node, (acc, idx) in zip(nodes, accs):
+        _reduce_height(source, node, acc, idx, p)
+    guard = " and ".join(["h == 0"] + ([f"o < {outer}"] if ragged else []))
+    strategy = (f"two-stage {p.layout}, {p.width}x{p.height} threads, "
+                f"{p.tiles} tiles x {p.chunks} chunks")
+    if p.chunks == 1:
+        _results(source, accs)
+        source.store_reduced(shape, axes, guard)
+        return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p, source.device))
+    parts = _write_partials(source, accs, outer, p, guard)
+    r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
+    r.push()
+    r.emit("cuda.threadfence()")
+    for node, (acc, idx), (part, parti) in zip(nodes, accs, parts):
+        source.acc.init(node, acc, idx, node.dtype)
+        if ragged:
+            r.emit(f"if o < {outer}:")
+            r.push()
+        chunk_loop(source, p)
+        at = ix(f"b * {outer} + o")
+        source.acc.merge(node, acc, idx, source.from_partial(node, f"{part}[{at}]"),
+                         f"{parti}[{at}]" if parti else "0")
+        r.pop()
+        r.pop()
+        if ragged:
+            r.pop()
+        _reduce_height(source, node, acc, idx, p)
+    _results(source, accs)
+    source.store_reduced(shape, axes, guard)
+    reset_counter(source)
+    r.pop()
+    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), _bound(p, source.device))
+
+
+def start(source, shape, axes, outer_axes, outer: int, inner: int, p: Plan) -> bool:
+    """The kernel's opening: the block's tile and chunk, the thread's output `o` (its indices
+    over `outer_axes`) and place `h`, and its stretch `e` .. `end` of the chunk; returns whether
+    the last tile is ragged (its threads past `outer` take no elements)."""
+    r = source.renderer
+    ix = source.ix
     r.emit(f"t = {ix('cuda.threadIdx.x')}")
     if p.tiles == 1:
         r.emit("tile = 0")
@@ -109,84 +160,40 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
         r.push()
         r.emit("end = e")
         r.pop()
-    for node in nodes:
-        _declare_shared(source, node, p, 1 if run is None else run.size)
-    accs = []
-    for node, _ in items:
-        acc, idx = r.name("acc"), r.name("k")
-        source.acc.init(node, acc, idx, node.dtype)
-        accs.append((acc, idx))
-    _loop(source, shape, axes, p, accs, row_outputs, run=run)
-    entries = [(node, position, acc, idx) for (node, position), (acc, idx) in zip(items, accs)]
-    for together in _batches(entries, run):
-        _reduce_heights(source, together, p)
-    guard = " and ".join(["h == 0"] + ([f"o < {outer}"] if ragged else []))
-    strategy = (f"two-stage {p.layout}, {p.width}x{p.height} threads, "
-                f"{p.tiles} tiles x {p.chunks} chunks")
-    if run is not None:
-        strategy += f", {run.size} outputs a thread"
-    if p.chunks == 1:
-        _results(source, accs, run, shape, axes)
-        source.store_reduced(shape, axes, guard, run)
-        return source.finish(strategy, p.threads, (p.tiles, 1, 1),
-                             _bound(p, source.device, run, source.tuning))
-    parts = _write_partials(source, accs, outer, p, guard, items)
-    r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
+    return ragged
+
+
+def chunk_loop(source, p: Plan) -> None:
+    """Opens the last block's loop over the tile's chunks (`b`, two scopes to pop)."""
+    r = source.renderer
+    # NOTE: a fixed count a thread, each guarded, so that every read is issued at once
+    # (the split kernel's last block measured the loop `range(h, chunks, height)` slower).
+    r.emit(f"for u in range({-(-p.chunks // p.height)}):")
     r.push()
-    r.emit("cuda.threadfence()")
-    merged = [(node, position, acc, idx, part)
-              for (node, position), (acc, idx), part in zip(items, accs, parts)]
-    # NOTE: a run's positions are merged in one loop over the chunks and one height reduction
-    # (one barrier), not a loop and a barrier each
-    for together in _batches(merged, run):
-        for node, _, acc, idx, _ in together:
-            source.acc.init(node, acc, idx, node.dtype)
-        if ragged:
-            r.emit(f"if o < {outer}:")
-            r.push()
-        # NOTE: a fixed count a thread, each guarded, so that every read is issued at once
-        # (the split kernel's last block measured the loop `range(h, chunks, height)` slower).
-        r.emit(f"for u in range({-(-p.chunks // p.height)}):")
-        r.push()
-        r.emit(f"b = {ix(f'h + u * {p.height}')}")
-        r.emit(f"if b < {p.chunks}:")
-        r.push()
-        for node, _, acc, idx, (part, parti, base) in together:
-            at = ix(f"b * {outer} + o" if not base else f"{base} + b * {outer} + o")
-            source.acc.merge(node, acc, idx, source.from_partial(node, f"{part}[{at}]"),
-                             f"{parti}[{at}]" if parti else "0")
-        r.pop()
-        r.pop()
-        if ragged:
-            r.pop()
-        _reduce_heights(source, [(node, position, acc, idx)
-                                 for node, position, acc, idx, _ in together], p)
-    _results(source, accs, run, shape, axes)
-    source.store_reduced(shape, axes, guard, run)
+    r.emit(f"b = {source.ix(f'h + u * {p.height}')}")
+    r.emit(f"if b < {p.chunks}:")
+    r.push()
+
+
+def reset_counter(source) -> None:
+    r = source.renderer
     r.emit("if t == 0:")
     r.push()
     r.emit("counter[tile] = 0")
     r.pop()
-    r.pop()
-    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1),
-                         _bound(p, source.device, run, source.tuning))
 
 
-def _bound(p: Plan, device, run=None, tuning=None) -> int:
+def _bound(p: Plan, device) -> int:
     """Blocks an SM the kernel's registers must allow (launch bounds): as many as fit its threads,
     so that the grid, sized to Tuning.split_blocks (8 blocks of 256 an SM), runs as one wave (compile.py
-    lowers the bound, at last drops it, where it would make ptxas spill); with a run (its
-    accumulators), as many as give each thread Tuning.output_run_registers (0: no bound)."""
-    if run is not None:
-        registers = tuning.output_run_registers
-        return max(1, device.registers_per_sm // (p.threads * registers)) if registers else 0
+    lowers the bound, at last drops it, where it would make ptxas spill)."""
     return max(1, device.threads_per_sm // p.threads)
 
 
 def _slots(node, position, slot: str, p: Plan) -> tuple:
-    """The shared slots combining `node`'s value at `slot` (at a run's position: the position's
-    stretch of `p.threads` slots): the value's and the index's."""
-    at = slot if not position else f"{position * p.threads} + {slot}"
+    """The shared slots combining `node`'s value at `slot` (at a run's position, a name: the
+    position's stretch of `p.threads` slots): the value's and the index's."""
+    at = slot if position is None else f"{position} * {p.threads} + {slot}"
     return f"sc{node.id}[{at}]", f"sci{node.id}[{at}]"
 
 
@@ -255,15 +262,10 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None)
     r.pop()
 
 
-def _batches(entries: list, run) -> list:
-    """The entries ((node, position, acc, idx, ...)) combined together: all of a run's at once,
-    else each reduction alone (as the kernels without runs have always been written)."""
-    return [entries] if run is not None else [[entry] for entry in entries]
-
-
-def _reduce_heights(source, entries: list, p: Plan) -> None:
+def _reduce_heights(source, entries: list, p: Plan, positions: int = 0) -> None:
     """Combine the `height` threads of each output into its thread h == 0, for each of
-    `entries` ((node, run position, acc, idx, ...)), through one barrier."""
+    `entries` ((node, run position, acc, idx)), through one barrier; with `positions`, each
+    entry's statements in a loop `for j in range(positions)` (its position and names use j)."""
     if p.height == 1:
         return
     if p.layout == "rows":
@@ -275,8 +277,9 @@ def _reduce_heights(source, entries: list, p: Plan) -> None:
     # takes shared memory all the way (block_reduce does the same there).
     lanes = [] if source.simulator else [w for w in (16, 8, 4, 2, 1) if p.width <= w]
     if lanes:
-        for node, _, acc, idx, *_ in entries:
-            source.warp_reduce(node, acc, idx, lanes)
+        with _positions(r, positions):
+            for node, _, acc, idx, *_ in entries:
+                source.warp_reduce(node, acc, idx, lanes)
     in_warp = 32 // p.width if lanes else 1       # threads of an output a warp combined
     groups = p.height // in_warp
     if groups == 1:
@@ -287,11 +290,12 @@ def _reduce_heights(source, entries: list, p: Plan) -> None:
         r.push()
     else:
         slot = "t"
-    for node, position, acc, idx, *_ in entries:
-        sc, sci = _slots(node, position, slot, p)
-        r.emit(f"{sc} = {acc}")
-        if node.op in ("argmax", "argmin"):
-            r.emit(f"{sci} = {idx}")
+    with _positions(r, positions):
+        for node, position, acc, idx, *_ in entries:
+            sc, sci = _slots(node, position, slot, p)
+            r.emit(f"{sc} = {acc}")
+            if node.op in ("argmax", "argmin"):
+                r.emit(f"{sci} = {idx}")
     if in_warp > 1:
         r.pop()
     r.emit("cuda.syncthreads()")
@@ -300,12 +304,24 @@ def _reduce_heights(source, entries: list, p: Plan) -> None:
     r.emit(f"for g in range(1, {groups}):")
     r.push()
     other = source.ix(f"g * {p.width} + t")
-    for node, position, acc, idx, *_ in entries:
-        sc, sci = _slots(node, position, other, p)
-        arg = node.op in ("argmax", "argmin")
-        source.acc.merge(node, acc, idx, sc, sci if arg else "0")
+    with _positions(r, positions):
+        for node, position, acc, idx, *_ in entries:
+            sc, sci = _slots(node, position, other, p)
+            arg = node.op in ("argmax", "argmin")
+            source.acc.merge(node, acc, idx, sc, sci if arg else "0")
     r.pop()
     r.pop()
+
+
+@contextlib.contextmanager
+def _positions(r, positions: int):
+    """A loop `for j in range(positions)` around the statements emitted inside (none where 0)."""
+    if positions:
+        r.emit(f"for j in range({positions}):")
+        r.push()
+    yield
+    if positions:
+        r.pop()
 
 
 def _reduce_height(source, node, acc: str, idx: str, p: Plan, position=None) -> None:
@@ -313,48 +329,42 @@ def _reduce_height(source, node, acc: str, idx: str, p: Plan, position=None) -> 
     _reduce_heights(source, [(node, position, acc, idx)], p)
 
 
-def _results(source, accs, run=None, shape=(), axes=()) -> None:
-    """Each reduction's result (at each position of `run`), as its dtype, for the stores."""
+def _results(source, accs) -> None:
+    """Each reduction's result, as its dtype, for the stores."""
     r = source.renderer
-    accs = iter(accs)
-    for node in source.group.reductions:
-        results = []
-        for _ in runs.positions(run):
-            acc, idx = next(accs)
-            final = idx if node.op in ("argmax", "argmin") else acc
-            results.append(r.name("red"))
-            r.emit(f"{results[-1]} = {r.convert(node.dtype, final, op_result=True)}")
-        r.special[node.id] = (lambda index, result=results[0]: result) if run is None else \
-            run.result(results, shape, axes)
+    for node, (acc, idx) in zip(source.group.reductions, accs):
+        final = idx if node.op in ("argmax", "argmin") else acc
+        result = r.name("red")
+        r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
+        r.special[node.id] = lambda index, result=result: result
 
 
-def _write_partials(source, accs, outer: int, p: Plan, guard: str, items: list) -> list:
-    """Store this block's partials (a scratch array a reduction, `chunks` x `outer`, and that for
-    each position of a run), then count the block done on its tile's counter; `last[0]` says
-    whether it was the tile's last. Returns each item's (partials, index partials or None where
-    not an arg-reduction, the offset of its position's stretch)."""
+def _write_partials(source, accs, outer: int, p: Plan, guard: str) -> list:
+    """Store this block's partials (scratch arrays `chunks` x `outer`), then count the block done
+    on its tile's counter; `last[0]` says whether it was the tile's last. Returns the partials'
+    names per reduction (the index array's None where not an arg-reduction)."""
     r = source.renderer
-    names, found = [], {}
+    at = source.ix(f"s * {outer} + o")
+    names = []
     r.emit(f"if {guard}:")
     r.push()
-    for (node, position), (acc, idx) in zip(items, accs):
+    for k, (node, (acc, idx)) in enumerate(zip(source.group.reductions, accs)):
         arg = node.op in ("argmax", "argmin")
-        if node.id not in found:
-            k = len(found)
-            found[node.id] = (f"part{k}", f"parti{k}" if arg else None)
-            count = sum(1 for n, _ in items if n.id == node.id)
-            source.scratch.append((found[node.id][0], count * p.chunks * outer,
-                                   source.partial_dtype(node)))
-            if arg:
-                source.scratch.append((found[node.id][1], count * p.chunks * outer,
-                                       np.dtype(np.int64)))
-        part, parti = found[node.id]
-        base = (position or 0) * p.chunks * outer
-        at = source.ix(f"s * {outer} + o" if not base else f"{base} + s * {outer} + o")
+        part, parti = f"part{k}", (f"parti{k}" if arg else None)
+        source.scratch.append((part, p.chunks * outer, source.partial_dtype(node)))
         r.emit(f"{part}[{at}] = {source.to_partial(node, acc)}")
         if arg:
+            source.scratch.append((parti, p.chunks * outer, np.dtype(np.int64)))
             r.emit(f"{parti}[{at}] = {idx}")
-        names.append((part, parti, base))
+        names.append((part, parti))
+    count_done(source, p)
+    return names
+
+
+def count_done(source, p: Plan) -> None:
+    """After a block's partials (in an `if` scope this closes): counts the block done on its
+    tile's counter; `last[0]` says whether it was the tile's last."""
+    r = source.renderer
     # NOTE: each writer makes its partials visible device-wide before the barrier, and the
     # counter's atomic comes after the barrier, so a block that sees the count complete sees
     # every partial of its tile.
@@ -368,4 +378,3 @@ def _write_partials(source, accs, outer: int, p: Plan, guard: str, items: list) 
     r.emit(f"last[0] = cuda.atomic.add(counter, tile, 1) == {p.chunks - 1}")
     r.pop()
     r.emit("cuda.syncthreads()")
-    return names
