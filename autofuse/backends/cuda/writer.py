@@ -5,7 +5,8 @@ from __future__ import annotations
 from ...fusion.group import Group
 from .. import sharing
 from .device import HOPPER, Device
-from .emit import attention, attention_mma, attention_mma_plan, runs, staged, tiles, two_stage
+from .emit import (attention, attention_mma, attention_mma_plan, run_two_stage, runs, staged,
+                   tiles, two_stage)
 from .emit.columns import Columns
 from .emit.combine import Combining
 from .emit.elementwise import Elementwise
@@ -48,9 +49,10 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
         row_outputs = [p for p in self.outputs if p.node.id in plan.row_outputs]
         if plan.strategy == "split":
             return self.split(shape, axes, inner, row_outputs)
+        if plan.strategy == "two-stage" and plan.run is not None:
+            return run_two_stage.write(self, shape, axes, outer, inner, plan.layout, plan.run)
         if plan.strategy == "two-stage":
-            return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs,
-                                   plan.run)
+            return two_stage.write(self, shape, axes, outer, inner, plan.layout, row_outputs)
         if plan.strategy in ("row tiles", "column tiles"):
             return tiles.write(self, shape, axes, outer, inner, plan.layout)
         outer_axes = [d for d in range(len(shape)) if d not in axes]

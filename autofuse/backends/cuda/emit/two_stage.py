@@ -73,14 +73,10 @@ def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = 
     return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
 
 
-def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list, run=None):
+def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
     """The kernel, rendered by `source` (a KernelWriter) for its group's reductions over `axes` of
-    `shape`; `row_outputs` are stored in the loop. With `run` (runs.Run; the columns layout, no
-    row outputs), run_two_stage.py writes it: a thread's output is a run of outputs along its
-    axis, and `p` was planned for `outer` / run.size of them."""
-    if run is not None:
-        from .run_two_stage import write as write_run
-        return write_run(source, shape, axes, outer, inner, p, run)
+    `shape`; `row_outputs` are stored in the loop. (A plan with a run of outputs a thread is
+    run_two_stage.py's: the writer sends it there.)"""
     r = source.renderer
     ix = source.ix
     nodes = source.group.reductions
