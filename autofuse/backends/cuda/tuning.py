@@ -49,6 +49,14 @@ class Tuning:
     #                                   bytes apart; two-stage kernels with a run: launch bounds
     output_run_registers: int = 64    # giving a thread this many registers (0: none), and this
     output_run_steps: int = 1         # many elements a thread a step
+    run_stage_bytes: int = 64         # a run whose shared input is read a row a thread (x @ w):
+    #                                   a block's rows copied to shared memory this many bytes of
+    #                                   each at a time (0: no staging; emit/run_tiles.py) ...
+    run_stage_threads: int = 128      # ... by blocks of this many threads ...
+    run_stage_outputs: int = 48       # ... each computing as many rows' runs as keep this many
+    #                                   accumulators (w's values loaded once for all the rows)
+    run_stage_blocks: int = 4         # ... and leave this many blocks an SM
+    run_stage_loads: int = 16         # ... copying this many elements a thread at once
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column

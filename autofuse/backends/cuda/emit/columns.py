@@ -8,7 +8,7 @@ import itertools
 
 from ....fusion.group import keepdims_shape, outer_shape
 from ..kernel import KernelSource, Param
-from . import runs
+from . import run_tiles, runs
 
 
 class Columns:
@@ -46,6 +46,8 @@ class Columns:
     def columns(self, shape, axes, outer_axes, outer, run=None) -> KernelSource:
         """One thread per output element, or per run of outputs along `run`'s axis (runs.py);
         the reduced axes looped in order."""
+        if run is not None and run.staged is not None:
+            return run_tiles.write(self, shape, axes, outer_axes, outer, run)
         r = self.renderer
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
         threads = outer if run is None else outer // run.size
