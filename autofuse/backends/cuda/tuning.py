@@ -56,7 +56,8 @@ class Tuning:
     run_stage_outputs: int = 48       # ... each computing as many rows' runs as keep this many
     #                                   accumulators (w's values loaded once for all the rows)
     run_stage_blocks: int = 4         # ... and leave this many blocks an SM
-    run_stage_loads: int = 16         # ... copying this many elements a thread at once
+    run_stage_loads: int = 16         # ... copying this many elements a thread at once, under
+    run_stage_registers: int = 64     # launch bounds for this many registers a thread (0: none)
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column

@@ -31,7 +31,15 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
     height = threads * mine                     # a block's rows
     chunks = -(-extent // chunk)
     ragged = extent % chunk != 0
-    r.emit(f"tile = cuda.shared.array(({height}, {chunk + 1}), {source.numba_type(node.dtype)})")
+    # NOTE: where every output is stored as x is, the results are gathered in x's tile (after a
+    # barrier), so a block holds one array: more blocks an SM
+    width = run.size
+    outs = list(source.outputs)
+    reuse = all(storage_dtype(p.node.dtype) == node.dtype for p in outs)
+    size = height * (chunk + 1)
+    if reuse:
+        size = max(size, height * width * len(outs))
+    r.emit(f"tile = cuda.shared.array({size}, {source.numba_type(node.dtype)})")
     r.emit(f"t = {ix('cuda.threadIdx.x')}")
     r.emit(f"base = {ix(f'cuda.blockIdx.x * {height}')}")
     r.emit(f"sc = {ix(f't % {chunk}')}      # the chunk's column this thread copies")
@@ -78,7 +86,8 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
     for u, name in enumerate(names):
         own = ["0"] * node.ndim
         own[staged.row], own[staged.along] = name, f"r{axis}"
-        source.tiles[(node.id, tuple(own))] = f"tile[t + {u * threads}, q]" if u else "tile[t, q]"
+        source.tiles[(node.id, tuple(own))] = \
+            f"tile[{ix(f'(t + {u * threads}) * {chunk + 1} + q')}]"
         held.append((node.id, tuple(own)))
     for reduction in source.group.reductions:
         for name, entries in zip(names, accs[reduction.id]):
@@ -94,12 +103,16 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
     # the results of a block's rows gathered in shared memory (a thread's N outputs of a row
     # are N elements apart in memory: stored from each thread, every warp store would touch N
     # lines, and L2 would take each line's sectors in parts), then stored a line at a time
-    width = run.size
     gathered = []
-    for k, param in enumerate(source.outputs):
+    if reuse:
+        r.emit("cuda.syncthreads()      # the tile's last chunk is read")
+    for k, param in enumerate(outs):
+        if reuse:
+            gathered.append((param, "tile", k * height * width))
+            continue
         dtype = source.numba_type(storage_dtype(param.node.dtype))
         r.emit(f"rt{k} = cuda.shared.array({height * width}, {dtype})")
-        gathered.append((param, f"rt{k}"))
+        gathered.append((param, f"rt{k}", 0))
     for u, name in enumerate(names):
         # (the row's own index name in every index: the renderer's memo keeps rows apart)
         for reduction in source.group.reductions:
@@ -112,10 +125,10 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
         outer_index = tuple(named[d] for d in range(len(shape)) if d not in axes)
         keep_index = tuple("0" if d in axes else named[d] for d in range(len(shape)))
         for position in range(width):
-            for param, array in gathered:
+            for param, array, offset in gathered:
                 index = outer_index if param.node.ndim == len(outer_index) else keep_index
                 value = r.value(param.node, runs.at(run, index, position))
-                slot = ix(f"(t + {u * threads}) * {width} + {position}")
+                slot = ix(f"{offset} + (t + {u * threads}) * {width} + {position}")
                 r.emit(f"{array}[{slot}] = {source.stored(param.node, value)}")
     r.emit("cuda.syncthreads()")
     total = rows * width
@@ -125,8 +138,8 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
     r.emit(f"at = {ix(f'base * {width} + flat')}")
     r.emit(f"if flat < {height * width} and at < {total}:")
     r.push()
-    for param, array in gathered:
-        r.emit(f"{param.name}[at] = {array}[flat]")
+    for param, array, offset in gathered:
+        r.emit(f"{param.name}[at] = {array}[{ix(f'{offset} + flat')}]")
     r.pop()
     r.pop()
     r.emit(f"base = {ix(f'base + cuda.gridDim.x * {height}')}")
@@ -135,7 +148,9 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
     strategy = (f"columns, {run.size} outputs a thread" +
                 (f" for each of {mine} rows" if mine > 1 else "") +
                 f", {height} rows a block staged {chunk} elements at a time")
-    return source.finish(strategy, threads, (blocks, 1, 1))
+    registers = source.tuning.run_stage_registers
+    bound = max(1, source.device.registers_per_sm // (threads * registers)) if registers else 0
+    return source.finish(strategy, threads, (blocks, 1, 1), bound)
 
 
 def _copy(source, node, staged, count: int, step: int, rows: int, start: str) -> None:
@@ -148,4 +163,4 @@ def _copy(source, node, staged, count: int, step: int, rows: int, start: str) ->
         index[staged.row], index[staged.along] = f"cg{e}", "gc"
         r.emit(f"cv{e} = {source.load(node, tuple(index))}")
     for e in range(count):
-        r.emit(f"tile[{ix(f's0 + {start}{e * step}')}, sc] = cv{e}")
+        r.emit(f"tile[{ix(f'(s0 + {start}{e * step}) * {staged.chunk + 1} + sc')}] = cv{e}")

@@ -146,7 +146,9 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
                 continue
             # (the results are gathered in shared memory too, and stored a block's rows at once)
             results = shape[axis] * sum(out.dtype.itemsize for out in group.outputs.values())
-            fit = STATIC_SHARED // (threads * ((chunk + 1) * item + results))
+            same = all(out.dtype == node.dtype for out in group.outputs.values())
+            fit = STATIC_SHARED // (threads * (max((chunk + 1) * item, results) if same else
+                                               (chunk + 1) * item + results))
             if row > axis or fit < 1:
                 continue
             rows = max(1, min(MOST_ROWS, outputs // shape[axis],
