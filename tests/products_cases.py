@@ -84,7 +84,7 @@ CASES += [
     ("staged_f64_two_outputs", lambda x, w, s: ((x @ w) * s[:, None], x @ w),
      (real(f64, 230, 12), real(f64, 12, 5), real(f64, 230)), STAGED),
     ("staged_short_rows", lambda x, w: x @ w, (real(f32, 200, 7), real(f32, 7, 16)),
-     dict(STAGED, strategy="columns, 16 outputs a thread for each of 3 rows")),
+     dict(STAGED, strategy="columns, 16 outputs a thread for each of 2 rows")),
 ]
 # reductions of a broadcast product with a run of outputs: an arg-reduction, and a reduction
 # that needs another's result (a log-sum-exp down each row of x * c)

@@ -61,14 +61,14 @@ CASES = [
     # shared memory (emit/run_tiles.py), chunks that divide the row or not, rows that do not fill
     # the last block, float64, an epilogue along the run
     ("staged_logits", lambda x, w, b: x @ w + b, lambda: (f32(1 << 19, 64), f32(64, 10), f32(10)),
-     "columns, 10 outputs a thread for each of 4 rows, 512 rows a block staged 16", None),
+     "columns, 10 outputs a thread for each of 3 rows, 384 rows a block staged 16", None),
     ("staged_ragged_chunk", lambda x, w: np.tanh(x @ w), lambda: (f32(100003, 72), f32(72, 7)),
      "columns, 7 outputs a thread, 128 rows a block staged 16", None),
-    ("staged_float64", lambda x, w: x @ w, lambda: (f32(65536, 256).astype(np.float64),
-                                                    f32(256, 4).astype(np.float64)),
-     "columns, 4 outputs a thread, 128 rows a block staged 8", None),
+    ("staged_float64", lambda x, w: x @ w, lambda: (f32(100000, 48).astype(np.float64),
+                                                    f32(48, 5).astype(np.float64)),
+     "columns, 5 outputs a thread, 128 rows a block staged 8", None),
     ("staged_scaled_input", lambda x, w: (2 * x - 1) @ w.T, lambda: (f32(1 << 18, 40), f32(16, 40)),
-     "columns, 16 outputs a thread for each of 3 rows", None),
+     "columns, 16 outputs a thread for each of 2 rows", None),
 ]
 
 

@@ -157,7 +157,8 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
             runs.choose_staged(group, tuple(shape), axes, tuning.output_run, strides or {},
                                tuning.run_stage_bytes, tuning.run_stage_threads,
                                tuning.run_stage_outputs,
-                               tuning.run_stage_blocks * (1 if simulator else device.sms))
+                               tuning.run_stage_blocks * (1 if simulator else device.sms),
+                               tuning.run_stage_chunks)
         if staged is not None:
             return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast "
                         f"product (no input near its size): {staged.reason}, the reduced axis "

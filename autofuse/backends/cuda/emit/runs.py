@@ -111,15 +111,20 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
 
 
 def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
-                  chunk_bytes: int, threads: int, outputs: int, blocks: int) -> Run | None:
+                  chunk_bytes: int, threads: int, outputs: int, blocks: int,
+                  chunks: int) -> Run | None:
     """A run along the short kept axis where the input it shares is read a row a thread (the
     other kept axis), contiguous along the single, last reduced axis: x of x @ w with w of at
     most `longest` columns. Neighbouring threads would read that input a row apart (choose's
     NOTE: slower than a thread an output); staged (Staged), a warp reads its rows' lines whole.
 
     A chunk is a power of two that divides `threads` (so a thread copies one column of the
-    chunk); a thread takes as many rows as keep `outputs` accumulators, fit the shared memory,
-    and leave at least `blocks` blocks. Only float32 and float64 inputs (shared memory holds
+    chunk), and a row at most `chunks` of them; a thread takes as many rows as keep its
+    accumulators within `outputs` 32-bit registers, fit the shared memory, and leave at least
+    `blocks` blocks.
+
+    NOTE: on the H100, a row of 16 chunks (K = 256, two barriers a chunk) was 4-7% slower staged
+    than a thread an output; rows of 2-4 chunks 1.0-3.3x faster (BENCHMARKS.md). Only float32 and float64 inputs (shared memory holds
     them as they are) and sum reductions of numbers."""
     kept = [d for d in range(len(shape)) if d not in axes]
     if len(axes) != 1 or axes[0] != len(shape) - 1 or len(kept) != 2 or \
@@ -151,7 +156,10 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
                                                (chunk + 1) * item + results))
             if row > axis or fit < 1:
                 continue
-            rows = max(1, min(MOST_ROWS, outputs // shape[axis],
+            if -(-shape[axes[0]] // chunk) > chunks:
+                continue
+            registers = shape[axis] * max(1, node.dtype.itemsize // 4)   # a row's accumulators
+            rows = max(1, min(MOST_ROWS, outputs // registers,
                               shape[row] // (threads * blocks), fit))
             staged = Staged(node.id, at_row, along, chunk, threads, rows)
             return Run(axis, shape[axis], f"a thread {shape[axis]} outputs along axis {axis} for "
