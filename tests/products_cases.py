@@ -83,6 +83,8 @@ CASES += [
      (real(f32, 300, 40), real(f32, 40, 5), real(f32, 5)), STAGED),
     ("staged_f64_two_outputs", lambda x, w, s: ((x @ w) * s[:, None], x @ w),
      (real(f64, 230, 12), real(f64, 12, 5), real(f64, 230)), STAGED),
+    ("staged_unit_axis", lambda x, w: (x * w.T[None]).sum(-1),      # x of shape (M, 1, K)
+     (real(f32, 300, 1, 24), real(f32, 24, 5)), STAGED),
     ("staged_short_rows", lambda x, w: x @ w, (real(f32, 200, 7), real(f32, 7, 16)),
      dict(STAGED, strategy="columns, 16 outputs a thread for each of 2 rows")),
 ]

@@ -135,8 +135,9 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
         if not 2 <= shape[axis] <= longest or shape[row] < 2:
             continue
         for node, (place, at_row, along) in _reached(group, (axis, row, axes[0])):
-            if place is not None or at_row is None or along is None or node.ndim != 2 or \
-                    node.dtype not in (np.float32, np.float64):
+            if place is not None or at_row is None or along is None or \
+                    node.dtype not in (np.float32, np.float64) or \
+                    any(size != 1 for d, size in enumerate(node.shape) if d not in (at_row, along)):
                 continue
             node_strides = strides.get(node.id) or contiguous(node.shape)
             if node_strides[along] != 1 or abs(node_strides[at_row]) * node.dtype.itemsize <= 16:
