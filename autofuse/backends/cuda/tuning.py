@@ -41,7 +41,8 @@ class Tuning:
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
     short_rows: int = 16              # columns: reduced extents this short written out element by
-    #                                   element (each loaded and computed once for the row)
+    #                                   element (each loaded and computed once for the row), and
+    short_tiles: bool = True          # a block's rows staged in shared memory (emit/short_tiles.py)
     output_run: int = 16              # columns and two-stage columns: a thread computes the outputs
     #                                   along a kept axis this short where an input is the same
     #                                   for all of them (x of x.T @ g, g of 10 columns; emit/runs.py)
