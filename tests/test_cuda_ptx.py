@@ -641,6 +641,20 @@ def test_a_staged_run_reads_its_rows_from_shared_memory():
     assert "bar.sync" in ptx
 
 
+def test_short_rows_are_staged_in_shared_memory():
+    """Softmax over rows of 10 (emit/short_tiles.py): the block's rows copied to shared memory
+    and the results gathered there, ten of each a thread, between barriers, no local memory."""
+    x = np.empty((1 << 19, 10), np.float32)
+    kernel = lowered(lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True), (x,)).kernels[0]
+    assert kernel.strategy == "columns, rows of 10 written out, 256 a block staged in shared " \
+        "memory", kernel.strategy
+    ptx = kernel.ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    assert len(re.findall(r"\bst\.shared\.f32\b", ptx)) >= 20      # copies in, results
+    assert len(re.findall(r"\bld\.shared\.f32\b", ptx)) >= 20      # the row, copies out
+    assert len(re.findall(r"\bbar\.sync\b", ptx)) >= 3
+
+
 @pytest.mark.parametrize("changes", [dict(tiles_narrow=32), dict(tiles_narrow=16),
                                      dict(tiles_side=96), dict(tiles_wide=200),
                                      dict(tiles_side=512)])
