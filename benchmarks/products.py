@@ -170,6 +170,11 @@ def tunings_for(workload) -> dict:
         if "x@w" in workload.name:         # the planner's other choices for x @ w
             import dataclasses
             found["tiled"] = Tuning(products=dataclasses.replace(Tuning().products, small_side=0))
+            found.update({"staged 128 B": Tuning(run_stage_bytes=128),
+                          "staged a row a thread": Tuning(run_stage_outputs=16),
+                          "staged 48 accumulators": Tuning(run_stage_outputs=48),
+                          "staged unbounded registers": Tuning(run_stage_registers=0),
+                          "staged at K=256": Tuning(run_stage_chunks=16)})
         if "x.T@g" in workload.name:       # the run's launch bounds and elements a step
             found.update({"run registers unbounded": Tuning(output_run_registers=0),
                           "run 4 steps": Tuning(output_run_steps=4)})

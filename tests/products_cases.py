@@ -73,6 +73,21 @@ CASES = [
     ("few_columns_gradient_f64", lambda x, g: x.T @ g, (real(f64, 64, 3), real(f64, 64, 6)),
      {"strategy": "two-stage columns"}),
 ]
+# x @ w with x read a row a thread: a block's rows of x staged through shared memory a chunk at a
+# time, several rows a thread, the results gathered and stored a block's rows at once
+# (emit/run_tiles.py); chunks that do not divide the row, rows that do not fill the last block,
+# two outputs, an epilogue that reads another input by row
+STAGED = {"THREADS": 8, "RUN_STAGE_THREADS": 8, "strategy": "columns, 5 outputs a thread for each of"}
+CASES += [
+    ("staged_epilogue", lambda x, w, b: np.tanh(x @ w + b),
+     (real(f32, 300, 40), real(f32, 40, 5), real(f32, 5)), STAGED),
+    ("staged_f64_two_outputs", lambda x, w, s: ((x @ w) * s[:, None], x @ w),
+     (real(f64, 230, 12), real(f64, 12, 5), real(f64, 230)), STAGED),
+    ("staged_unit_axis", lambda x, w: (x * w.T[None]).sum(-1),      # x of shape (M, 1, K)
+     (real(f32, 300, 1, 24), real(f32, 24, 5)), STAGED),
+    ("staged_short_rows", lambda x, w: x @ w, (real(f32, 200, 7), real(f32, 7, 16)),
+     dict(STAGED, strategy="columns, 16 outputs a thread for each of 2 rows")),
+]
 # reductions of a broadcast product with a run of outputs: an arg-reduction, and a reduction
 # that needs another's result (a log-sum-exp down each row of x * c)
 CASES += [

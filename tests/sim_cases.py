@@ -388,6 +388,26 @@ CASES = [
     ("short_rows_nan", lambda x: (np.where(x > 1.5, np.nan, x).max(-1), x.sum(-1)),
      (f32(300, 5),), {"ROWS_PER_SM": 1, "strategy": "columns, rows of 5 written out"}),
 ]
+# short rows staged in shared memory (emit/short_tiles.py): a block's rows of each contiguous
+# full-size input copied as one stretch, full-size outputs gathered and stored as one; blocks of
+# 32 rows, the last one part full; an input read with a stride (not staged), float64, an input
+# broadcast along the rows (not staged), reduced outputs with and without keepdims; reductions
+# without an output of the rows' shape are not staged (nothing gathered)
+SHORT = {"ROWS_PER_SM": 0, "THREADS": 32}
+CASES += [
+    ("short_tiles_softmax", _softmax_rows, (f32(301, 10),),
+     dict(SHORT, strategy="columns, rows of 10 written out, 32 a block staged")),
+    ("short_tiles_norm", lambda x, g: (x - x.mean(1, keepdims=True)) /
+     np.sqrt(x.var(1, keepdims=True) + 1e-5) * g, (f32(130, 12), f32(12)),
+     dict(SHORT, strategy="columns, rows of 12 written out, 32 a block staged")),
+    ("short_tiles_outputs", lambda x: (x.sum(1), x * 2, x.max(1, keepdims=True)), (f32(99, 5),),
+     dict(SHORT, strategy="columns, rows of 5 written out, 32 a block staged")),
+    ("short_tiles_reductions_only", lambda x: (x.mean(1), x.var(1)), (f32(99, 12),),
+     dict(SHORT, strategy="columns, rows of 12 written out")),
+    ("short_tiles_strided_f64", lambda x, y: (x * y, (x * y).sum(1) + (x - y).max(1)),
+     (f32(65, 18).astype(np.float64)[:, ::2], f32(65, 9).astype(np.float64)),
+     dict(SHORT, strategy="columns, rows of 9 written out, 32 a block staged")),
+]
 
 
 def _tolerance(dtype) -> dict:

@@ -57,6 +57,26 @@ CASES = [
      lambda: (ties(1 << 20, 4), f32(8)), "two-stage columns", None),
     ("pixels_run", lambda x, m: x @ m.T, lambda: (f32(1 << 22, 3), f32(4, 3)),
      "columns, 4 outputs a thread", None),
+    # x @ w with w of a few columns, x read a row a thread: a block's rows of x staged through
+    # shared memory (emit/run_tiles.py), chunks that divide the row or not, rows that do not fill
+    # the last block, float64, an epilogue along the run
+    ("staged_logits", lambda x, w, b: x @ w + b, lambda: (f32(1 << 19, 64), f32(64, 10), f32(10)),
+     "columns, 10 outputs a thread for each of 3 rows, 384 rows a block staged 16", None),
+    ("staged_ragged_chunk", lambda x, w: np.tanh(x @ w), lambda: (f32(100003, 72), f32(72, 7)),
+     "columns, 7 outputs a thread, 128 rows a block staged 16", None),
+    ("staged_float64", lambda x, w: x @ w, lambda: (f32(100000, 48).astype(np.float64),
+                                                    f32(48, 5).astype(np.float64)),
+     "columns, 5 outputs a thread, 128 rows a block staged 8", None),
+    # short rows staged in shared memory (emit/short_tiles.py): softmax over rows of 10, a last
+    # block part full; a normalization over rows of 12 in float64 with a scale by column
+    ("short_tiles_softmax", lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True),
+     lambda: (f32((1 << 19) + 3, 10),), "columns, rows of 10 written out, 256 a block staged",
+     None),
+    ("short_tiles_norm_f64", lambda x, g: (x - x.mean(1, keepdims=True)) * g,
+     lambda: (f32(100003, 12).astype(np.float64), f32(12).astype(np.float64)),
+     "columns, rows of 12 written out, 128 a block staged", None),
+    ("staged_scaled_input", lambda x, w: (2 * x - 1) @ w.T, lambda: (f32(1 << 18, 40), f32(16, 40)),
+     "columns, 16 outputs a thread for each of 2 rows", None),
 ]
 
 

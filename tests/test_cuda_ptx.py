@@ -622,6 +622,39 @@ def test_a_run_of_outputs_loads_the_shared_input_once():
     assert ".minnctapersm 4" in ptx          # launch bounds for 64 registers (the accumulators)
 
 
+def test_a_staged_run_reads_its_rows_from_shared_memory():
+    """x @ w with w of 10 columns, x read a row a thread (emit/run_tiles.py): x's chunks copied
+    to shared memory and read back there, each of a thread's 3 rows multiplied by w's element
+    loaded once for all of them, the results gathered in shared memory, under launch bounds for
+    64 registers and without local memory."""
+    x, w = np.empty((1 << 19, 64), np.float32), np.empty((64, 10), np.float32)
+    kernel = lowered(lambda x, w: x @ w, (x, w)).kernels[0]
+    assert kernel.strategy.startswith("columns, 10 outputs a thread for each of 3 rows"), \
+        kernel.strategy
+    ptx = kernel.ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    assert len(re.findall(r"\bld\.shared\.f32\b", ptx)) >= 3       # a thread's three rows
+    assert len(re.findall(r"\bst\.shared\.f32\b", ptx)) >= 16 + 10  # copies, results
+    fmas = len(re.findall(r"\bfma\.rn\.f32\b", ptx))
+    assert fmas >= 30 and fmas % 30 == 0, fmas
+    assert ".minnctapersm 8" in ptx          # 64 registers a thread of 128
+    assert "bar.sync" in ptx
+
+
+def test_short_rows_are_staged_in_shared_memory():
+    """Softmax over rows of 10 (emit/short_tiles.py): the block's rows copied to shared memory
+    and the results gathered there, ten of each a thread, between barriers, no local memory."""
+    x = np.empty((1 << 19, 10), np.float32)
+    kernel = lowered(lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True), (x,)).kernels[0]
+    assert kernel.strategy == "columns, rows of 10 written out, 256 a block staged in shared " \
+        "memory", kernel.strategy
+    ptx = kernel.ptx
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    assert len(re.findall(r"\bst\.shared\.f32\b", ptx)) >= 20      # copies in, results
+    assert len(re.findall(r"\bld\.shared\.f32\b", ptx)) >= 20      # the row, copies out
+    assert len(re.findall(r"\bbar\.sync\b", ptx)) >= 3
+
+
 @pytest.mark.parametrize("changes", [dict(tiles_narrow=32), dict(tiles_narrow=16),
                                      dict(tiles_side=96), dict(tiles_wide=200),
                                      dict(tiles_side=512)])

@@ -2,7 +2,10 @@
 runs (the default) and without (Tuning(output_run=0): a thread an output), interleaved in one
 process, beside NumPy on CuPy; each checked against the other first.
 
-    python benchmarks/experiments/output_runs_corpus.py [--rounds 5] [NAME ...]
+    python benchmarks/experiments/output_runs_corpus.py [--rounds 5] [--off FIELD] [NAME ...]
+
+`--off run_stage_bytes` compares the default with that Tuning field set to 0 instead (the staged
+x @ w of emit/run_tiles.py).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=NAMES)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--off", default="output_run")
     options = parser.parse_args()
     device = Device("cuda")
     import cupy                        # numba-cuda loaded and a kernel compiled before any timing
@@ -37,7 +41,8 @@ def main() -> None:
         program = find(name)
         arguments, static = program.arguments("large", program.dtypes[0])
         calls, row = {}, {"program": name}
-        for label, tuning in (("runs", DEFAULT), ("a thread an output", DEFAULT.replace(output_run=0))):
+        off = DEFAULT.replace(**{options.off: 0})
+        for label, tuning in (("default", DEFAULT), (f"{options.off}=0", off)):
             function = autofuse.jit(program.function, static_argnames=program.static,
                                     tuning=tuning)
             begin = time.perf_counter()

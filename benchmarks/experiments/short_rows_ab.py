@@ -1,6 +1,7 @@
-"""Short rows written out (Tuning.short_rows, emit/columns.py) against looped (short_rows=0):
-programs whose columns kernels reduce 3-16 elements a thread, CUDA events, median of 7
-interleaved rounds of 20 calls.
+"""Short rows written out (Tuning.short_rows, emit/columns.py) against looped (short_rows=0),
+and staged in shared memory (Tuning.short_tiles, emit/short_tiles.py) against not: programs
+whose columns kernels reduce 3-16 elements a thread, CUDA events, median of 7 interleaved rounds
+of 20 calls, beside the memory floor (the bytes over a measured copy's bandwidth).
 
     python benchmarks/experiments/short_rows_ab.py
 """
@@ -41,18 +42,33 @@ def timed(fn, args) -> float:
     return cupy.cuda.get_elapsed_time(start, stop) / 20
 
 
+def copy_bandwidth() -> float:
+    """Bytes a second a device-to-device copy of 1 GiB moves (read and write)."""
+    a = cupy.empty(1 << 28, cupy.float32)
+    b = cupy.empty_like(a)
+    seconds = timed(lambda: b.__setitem__(Ellipsis, a), []) / 1e3
+    return 2 * a.nbytes / seconds
+
+
 def main() -> None:
     rng = np.random.default_rng(0)
+    bandwidth = copy_bandwidth()
     for name, fn, shapes, dtype in CASES:
         args = [cupy.asarray(rng.standard_normal(s).astype(dtype)) for s in shapes]
-        variants = {"written out": autofuse.jit(fn), "looped": autofuse.jit(fn, tuning=DEFAULT.replace(short_rows=0))}
+        variants = {"staged": autofuse.jit(fn),
+                    "written out": autofuse.jit(fn, tuning=DEFAULT.replace(short_tiles=False)),
+                    "looped": autofuse.jit(fn, tuning=DEFAULT.replace(short_rows=0))}
         row = {"case": name}
         results = {}
         for label, f in variants.items():
             results[label] = f(*args)
             row[f"{label} kernels"] = [k.strategy for k in f.lower(*args).kernels]
-        a, b = (r if isinstance(r, tuple) else (r,) for r in results.values())
-        row["max difference"] = max(float(cupy.abs(x - y).max()) for x, y in zip(a, b))
+        tuples = [r if isinstance(r, tuple) else (r,) for r in results.values()]
+        row["max difference"] = max(float(cupy.abs(x - y).max()) for other in tuples[1:]
+                                    for x, y in zip(tuples[0], other))
+        outputs = sum(int(x.nbytes) for x in tuples[0])
+        row["floor ms"] = round((sum(int(a.nbytes) for a in args) + outputs) / bandwidth * 1e3, 4)
+
         samples = {label: [] for label in variants}
         for _ in range(7):
             for label, f in variants.items():

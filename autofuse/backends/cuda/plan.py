@@ -152,6 +152,17 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     # the reduced space's shape are written: a thread a row would store them a row apart.)
     streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
     if trailing and not streamed and not row_outputs and outer >= tuning.threads * device.sms:
+        staged = None if run is not None or dynamic or not independent or \
+            not tuning.run_stage_bytes else \
+            runs.choose_staged(group, tuple(shape), axes, tuning.output_run, strides or {},
+                               tuning.run_stage_bytes, tuning.run_stage_threads,
+                               tuning.run_stage_outputs,
+                               tuning.run_stage_blocks * (1 if simulator else device.sms),
+                               tuning.run_stage_chunks)
+        if staged is not None:
+            return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast "
+                        f"product (no input near its size): {staged.reason}, the reduced axis "
+                        f"looped", run=staged, **sizes)
         if fills:
             return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
                         f"(no input near its size): {run.reason}, the reduced axes looped",

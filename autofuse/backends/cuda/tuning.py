@@ -41,7 +41,8 @@ class Tuning:
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
     short_rows: int = 16              # columns: reduced extents this short written out element by
-    #                                   element (each loaded and computed once for the row)
+    #                                   element (each loaded and computed once for the row), and
+    short_tiles: bool = True          # a block's rows staged in shared memory (emit/short_tiles.py)
     output_run: int = 16              # columns and two-stage columns: a thread computes the outputs
     #                                   along a kept axis this short where an input is the same
     #                                   for all of them (x of x.T @ g, g of 10 columns; emit/runs.py)
@@ -49,6 +50,17 @@ class Tuning:
     #                                   bytes apart; two-stage kernels with a run: launch bounds
     output_run_registers: int = 64    # giving a thread this many registers (0: none), and this
     output_run_steps: int = 1         # many elements a thread a step
+    run_stage_bytes: int = 64         # a run whose shared input is read a row a thread (x @ w):
+    #                                   a block's rows copied to shared memory this many bytes of
+    #                                   each at a time (0: no staging; emit/run_tiles.py) ...
+    run_stage_threads: int = 128      # ... by blocks of this many threads ...
+    run_stage_outputs: int = 32       # ... each computing as many rows' runs as keep this many
+    #                                   32-bit registers of accumulators (w's values loaded once
+    #                                   for all the rows) ...
+    run_stage_chunks: int = 8         # ... where a row is at most this many chunks ...
+    run_stage_blocks: int = 4         # ... and leave this many blocks an SM
+    run_stage_loads: int = 16         # ... copying this many elements a thread at once, under
+    run_stage_registers: int = 64     # launch bounds for this many registers a thread (0: none)
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column

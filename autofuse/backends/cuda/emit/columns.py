@@ -8,7 +8,7 @@ import itertools
 
 from ....fusion.group import keepdims_shape, outer_shape
 from ..kernel import KernelSource, Param
-from . import runs
+from . import run_tiles, runs, short_tiles
 
 
 class Columns:
@@ -46,14 +46,23 @@ class Columns:
     def columns(self, shape, axes, outer_axes, outer, run=None) -> KernelSource:
         """One thread per output element, or per run of outputs along `run`'s axis (runs.py);
         the reduced axes looped in order."""
+        if run is not None and run.staged is not None:
+            return run_tiles.write(self, shape, axes, outer_axes, outer, run)
         r = self.renderer
         full = tuple(f"i{d}" if d not in axes else f"r{d}" for d in range(len(shape)))
         threads = outer if run is None else outer // run.size
         elements = _written_out(shape, axes, self.tuning.short_rows, self.dynamic)
-        r.emit(f"o = {self.ix('cuda.grid(1)')}")
-        r.emit(f"while o < {threads}:")
-        r.push()
-        self._outer_index([d for d in outer_axes if run is None or d != run.axis], shape, "o")
+        tiles = None if elements is None or run is not None or not self.tuning.short_tiles \
+            else short_tiles.plan(self.group, shape, axes, self.names, self.outputs,
+                                  self.tuning.threads)
+        if tiles is not None:
+            short_tiles.open_block(self, tiles)
+            short_tiles.register(self, tiles, elements)
+        else:
+            r.emit(f"o = {self.ix('cuda.grid(1)')}")
+            r.emit(f"while o < {threads}:")
+            r.push()
+            self._outer_index([d for d in outer_axes if run is None or d != run.axis], shape, "o")
         for node in self.group.reductions:
             accs = [(r.name("acc"), r.name("k"), r.name("red")) for _ in runs.positions(run)]
             for acc, idx, _ in accs:
@@ -81,11 +90,14 @@ class Columns:
                 results.append(result)
             r.special[node.id] = (lambda index, result=results[0]: result) if run is None else \
                 run.result(results, shape, axes)
-        rows = self.store_reduced(shape, axes, None, run)
+        rows = self.store_reduced(shape, axes, None if tiles is None else short_tiles.guard(tiles),
+                                  run)
         for param in rows:
             if elements is not None:
-                for names in elements:
-                    self.store(param, tuple(names.get(part, part) for part in full))
+                for k, names in enumerate(elements):
+                    index = tuple(names.get(part, part) for part in full)
+                    if tiles is None or not short_tiles.gather(self, tiles, param, index, k):
+                        self.store(param, index)
                 continue
             for a in axes:
                 r.emit(f"for r{a} in range({shape[a]}):")
@@ -93,6 +105,11 @@ class Columns:
             self.store(param, full)
             for _ in axes:
                 r.pop()
+        if tiles is not None:
+            short_tiles.close_block(self, tiles)
+            blocks = max(1, min(-(-threads // tiles.threads), 65535))
+            return self.finish(f"columns, rows of {len(elements)} written out, {tiles.threads} "
+                               f"a block staged in shared memory", tiles.threads, (blocks, 1, 1))
         r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
         r.pop()
         blocks = max(1, min(-(-threads // self.tuning.threads), 65535))

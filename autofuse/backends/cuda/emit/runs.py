@@ -31,10 +31,24 @@ class RunIndexError(Exception):
 
 
 @dataclass(frozen=True)
+class Staged:
+    """A run's shared input read a row a thread (x of x @ w): a block's rows of it are copied
+    into shared memory a chunk of the reduced axis at a time, each warp reading whole lines, and
+    each thread reads its own row there (emit/run_tiles.py)."""
+    node: int            # the input's node id
+    row: int             # its axis along the threads (the reduced space's other kept axis)
+    along: int           # its axis along the reduced one (stride 1)
+    chunk: int           # elements of a row a chunk
+    threads: int         # threads a block
+    rows: int            # rows a thread (a block's tile: threads x rows rows)
+
+
+@dataclass(frozen=True)
 class Run:
     axis: int            # the reduced space's kept axis a thread walks
     size: int            # its length: the outputs a thread
     reason: str
+    staged: Staged | None = None
 
     def at(self, index: tuple, position: int | None) -> tuple:
         """`index` (names of the reduced space's or an output's axes) at one position of the run."""
@@ -96,40 +110,107 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
                            f"{shared} read once for all of them")
 
 
-def _shared_input(group: Group, axis: int, fast: int, strides: dict, spread: int) -> str | None:
-    """The first input (its shape, in words) the group's reductions read at an index without
-    `axis`, whose elements neighbouring threads (along `fast`) read at most `spread` bytes apart;
-    the axes followed through elementwise ops, broadcasts and transposes (not reshapes)."""
-    seen = set()
-    pending = [(node.inputs[0], axis, fast) for node in group.reductions]
-    while pending:
-        node, place, near = pending.pop()
-        if (node.id, place, near) in seen:
+def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
+                  chunk_bytes: int, threads: int, outputs: int, blocks: int,
+                  chunks: int) -> Run | None:
+    """A run along the short kept axis where the input it shares is read a row a thread (the
+    other kept axis), contiguous along the single, last reduced axis: x of x @ w with w of at
+    most `longest` columns. Neighbouring threads would read that input a row apart (choose's
+    NOTE: slower than a thread an output); staged (Staged), a warp reads its rows' lines whole.
+
+    A chunk is a power of two that divides `threads` (so a thread copies one column of the
+    chunk), and a row at most `chunks` of them; a thread takes as many rows as keep its
+    accumulators within `outputs` 32-bit registers, fit the shared memory, and leave at least
+    `blocks` blocks.
+
+    NOTE: on the H100, a row of 16 chunks (K = 256, two barriers a chunk) was 4-7% slower staged
+    than a thread an output; rows of 2-4 chunks 1.0-3.3x faster (BENCHMARKS.md). Only float32 and float64 inputs (shared memory holds
+    them as they are) and sum reductions of numbers."""
+    kept = [d for d in range(len(shape)) if d not in axes]
+    if len(axes) != 1 or axes[0] != len(shape) - 1 or len(kept) != 2 or \
+            any(n.op != "sum" or n.dtype.kind not in "iuf" for n in group.reductions):
+        return None
+    for axis in sorted(kept, key=lambda d: -shape[d]):
+        row = kept[0] if axis == kept[1] else kept[1]
+        if not 2 <= shape[axis] <= longest or shape[row] < 2:
             continue
-        seen.add((node.id, place, near))
-        if node.id not in group.members:
-            if place is None and node.size > 1:
-                step = 0 if near is None else \
-                    abs((strides.get(node.id) or contiguous(node.shape))[near])
-                if step * node.dtype.itemsize <= spread:
-                    return f"an input of shape {node.shape}"
-            continue
-        if node.kind == ELEMENTWISE or node.op == "broadcast_to":
-            for source in node.inputs:
-                pending.append((source, _broadcast_place(source, node, place),
-                                _broadcast_place(source, node, near)))
-        elif node.op == "transpose":
-            perm = tuple(node.attrs["perm"])
-            pending.append((node.inputs[0], None if place is None else perm[place],
-                            None if near is None else perm[near]))
-        elif node.op == "reshape":
-            source = node.inputs[0]
-            moved = [_reshape_place(source, node, p) for p in (place, near)]
-            if LOST not in moved:
-                pending.append((source, *moved))
+        for node, (place, at_row, along) in _reached(group, (axis, row, axes[0])):
+            if place is not None or at_row is None or along is None or \
+                    node.dtype not in (np.float32, np.float64) or \
+                    any(size != 1 for d, size in enumerate(node.shape) if d not in (at_row, along)):
+                continue
+            node_strides = strides.get(node.id) or contiguous(node.shape)
+            if node_strides[along] != 1 or abs(node_strides[at_row]) * node.dtype.itemsize <= 16:
+                continue
+            # the chunk as asked (whole sectors of a row), then as many rows a thread as the
+            # accumulators and the shared memory allow
+            item = node.dtype.itemsize
+            chunk = min(max(1, chunk_bytes // item), threads,
+                        STATIC_SHARED // (threads * item) - 1)
+            chunk = 1 << (chunk.bit_length() - 1) if chunk >= 1 else 0
+            if chunk < 1 or threads % chunk:
+                continue
+            # (the results are gathered in shared memory too, and stored a block's rows at once)
+            results = shape[axis] * sum(out.dtype.itemsize for out in group.outputs.values())
+            same = all(out.dtype == node.dtype for out in group.outputs.values())
+            fit = STATIC_SHARED // (threads * (max((chunk + 1) * item, results) if same else
+                                               (chunk + 1) * item + results))
+            if row > axis or fit < 1:
+                continue
+            if -(-shape[axes[0]] // chunk) > chunks:
+                continue
+            registers = shape[axis] * max(1, node.dtype.itemsize // 4)   # a row's accumulators
+            rows = max(1, min(MOST_ROWS, outputs // registers,
+                              shape[row] // (threads * blocks), fit))
+            staged = Staged(node.id, at_row, along, chunk, threads, rows)
+            return Run(axis, shape[axis], f"a thread {shape[axis]} outputs along axis {axis} for "
+                       f"each of {rows} rows, its rows of the input of shape {node.shape} read "
+                       f"once for all of them from shared memory, {threads * rows} rows a block "
+                       f"copied {chunk} elements a row at a time", staged)
     return None
 
 
+def _shared_input(group: Group, axis: int, fast: int, strides: dict, spread: int) -> str | None:
+    """The first input (its shape, in words) the group's reductions read at an index without
+    `axis`, whose elements neighbouring threads (along `fast`) read at most `spread` bytes apart."""
+    for node, (place, near) in _reached(group, (axis, fast)):
+        if place is None and node.size > 1:
+            step = 0 if near is None else \
+                abs((strides.get(node.id) or contiguous(node.shape))[near])
+            if step * node.dtype.itemsize <= spread:
+                return f"an input of shape {node.shape}"
+    return None
+
+
+def _reached(group: Group, places: tuple):
+    """(input node, where each of `places` (axes of the reduced space) falls in it: an axis or
+    None) for every input the group's reductions read, the axes followed through elementwise
+    ops, broadcasts and transposes, and reshapes that neither split nor merge them."""
+    seen = set()
+    pending = [(node.inputs[0], tuple(places)) for node in group.reductions]
+    while pending:
+        node, where = pending.pop()
+        if (node.id, where) in seen:
+            continue
+        seen.add((node.id, where))
+        if node.id not in group.members:
+            yield node, where
+            continue
+        if node.kind == ELEMENTWISE or node.op == "broadcast_to":
+            for source in node.inputs:
+                pending.append((source, tuple(_broadcast_place(source, node, p) for p in where)))
+        elif node.op == "transpose":
+            perm = tuple(node.attrs["perm"])
+            pending.append((node.inputs[0], tuple(None if p is None else perm[p] for p in where)))
+        elif node.op == "reshape":
+            source = node.inputs[0]
+            moved = tuple(_reshape_place(source, node, p) for p in where)
+            if LOST not in moved:
+                pending.append((source, moved))
+
+
+STATIC_SHARED = 48 * 1024     # bytes of shared memory a kernel may declare statically
+MOST_ROWS = 8                 # rows a thread of a staged run, at most
 LOST = -1      # an axis a reshape splits or merges: not followed
 
 
