@@ -5,9 +5,11 @@ Where each step lives:
 - which kernel a group becomes, and why: plan.py (`choose`), sized by tuning.py (`Tuning`, every
   generator constant) and device.py (`Device`, the GPU's facts);
 - its source: writer.py (`KernelWriter`: kernel.py's core plus one emitter a strategy in emit/:
-  elementwise, vector, transpose, strip, rows, tiles, columns, split, two_stage, combine, scans,
-  matmul, matmul_tiles, gemm, mma_gemm (tensor cores; mma_plan.py plans it), sorting); the device
-  functions kernels call are in intrinsics/ (mma.py: tensor-core instructions, mma_shapes.py);
+  elementwise, vector, transpose, strip, rows, tiles, columns (with runs of outputs a thread:
+  runs, run_tiles; short rows staged: short_tiles), split, two_stage (run_two_stage), combine,
+  scans, matmul, matmul_tiles, gemm, mma_gemm (tensor cores; mma_plan.py plans it), sorting);
+  the device functions kernels call are in intrinsics/ (mma.py: tensor-core instructions,
+  mma_shapes.py);
 - compiled: compile.py (module text -> PTX -> cubin, disk cache);
 - launched: runtime/ (program.py runs a signature; host.py and graph.py generate its host call;
   driver.py is the CUDA driver; library_sort.py hands a lone long sort to CuPy or torch,
