@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....arrays import contiguous
-from ....fusion.group import Group
+from ....fusion.group import Group, keepdims_shape, outer_shape
 from ....ir.graph import Node
 from ....ir.ops import ELEMENTWISE
 
@@ -129,6 +129,10 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
     kept = [d for d in range(len(shape)) if d not in axes]
     if len(axes) != 1 or axes[0] != len(shape) - 1 or len(kept) != 2 or \
             any(n.op != "sum" or n.dtype.kind not in "iuf" for n in group.reductions):
+        return None
+    # (every output one a row's position, as the results are gathered: run_tiles.py)
+    if any(out.shape not in (outer_shape(shape, axes), keepdims_shape(shape, axes))
+           for out in group.outputs.values()):
         return None
     for axis in sorted(kept, key=lambda d: -shape[d]):
         row = kept[0] if axis == kept[1] else kept[1]
