@@ -158,7 +158,7 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                                tuning.run_stage_bytes, tuning.run_stage_threads,
                                tuning.run_stage_outputs,
                                tuning.run_stage_blocks * (1 if simulator else device.sms),
-                               tuning.run_stage_chunks)
+                               tuning.run_stage_chunks, device.shared_per_block)
         if staged is not None:
             return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast "
                         f"product (no input near its size): {staged.reason}, the reduced axis "

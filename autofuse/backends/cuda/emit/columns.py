@@ -54,7 +54,7 @@ class Columns:
         elements = _written_out(shape, axes, self.tuning.short_rows, self.dynamic)
         tiles = None if elements is None or run is not None or not self.tuning.short_tiles \
             else short_tiles.plan(self.group, shape, axes, self.names, self.outputs,
-                                  self.tuning.threads)
+                                  self.tuning.threads, self.device.shared_per_block)
         if tiles is not None:
             short_tiles.open_block(self, tiles)
             short_tiles.register(self, tiles, elements)

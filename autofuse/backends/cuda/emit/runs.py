@@ -112,7 +112,7 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
 
 def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
                   chunk_bytes: int, threads: int, outputs: int, blocks: int,
-                  chunks: int) -> Run | None:
+                  chunks: int, shared: int) -> Run | None:
     """A run along the short kept axis where the input it shares is read a row a thread (the
     other kept axis), contiguous along the single, last reduced axis: x of x @ w with w of at
     most `longest` columns. Neighbouring threads would read that input a row apart (choose's
@@ -120,8 +120,8 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
 
     A chunk is a power of two that divides `threads` (so a thread copies one column of the
     chunk), and a row at most `chunks` of them; a thread takes as many rows as keep its
-    accumulators within `outputs` 32-bit registers, fit the shared memory, and leave at least
-    `blocks` blocks. Only float32 and float64 inputs (shared memory holds them as they are) and
+    accumulators within `outputs` 32-bit registers, fit the `shared` bytes a block may declare,
+    and leave at least `blocks` blocks. Only float32 and float64 inputs (shared memory holds them as they are) and
     sum reductions of numbers.
 
     NOTE: on the H100, a row of 16 chunks (K = 256, two barriers a chunk) was 4-7% slower staged
@@ -136,7 +136,7 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
         return None
     for axis in sorted(kept, key=lambda d: -shape[d]):
         row = kept[0] if axis == kept[1] else kept[1]
-        if not 2 <= shape[axis] <= longest or shape[row] < 2:
+        if not 2 <= shape[axis] <= longest or shape[row] < 2 or row > axis:
             continue
         for node, (place, at_row, along) in _reached(group, (axis, row, axes[0])):
             if place is not None or at_row is None or along is None or \
@@ -149,17 +149,16 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
             # the chunk as asked (whole sectors of a row), then as many rows a thread as the
             # accumulators and the shared memory allow
             item = node.dtype.itemsize
-            chunk = min(max(1, chunk_bytes // item), threads,
-                        STATIC_SHARED // (threads * item) - 1)
+            chunk = min(max(1, chunk_bytes // item), threads, shared // (threads * item) - 1)
             chunk = 1 << (chunk.bit_length() - 1) if chunk >= 1 else 0
             if chunk < 1 or threads % chunk:
                 continue
             # (the results are gathered in shared memory too, and stored a block's rows at once)
             results = shape[axis] * sum(out.dtype.itemsize for out in group.outputs.values())
             same = all(out.dtype == node.dtype for out in group.outputs.values())
-            fit = STATIC_SHARED // (threads * (max((chunk + 1) * item, results) if same else
-                                               (chunk + 1) * item + results))
-            if row > axis or fit < 1:
+            fit = shared // (threads * (max((chunk + 1) * item, results) if same else
+                                        (chunk + 1) * item + results))
+            if fit < 1:
                 continue
             if -(-shape[axes[0]] // chunk) > chunks:
                 continue
@@ -213,7 +212,6 @@ def _reached(group: Group, places: tuple):
                 pending.append((source, moved))
 
 
-STATIC_SHARED = 48 * 1024     # bytes of shared memory a kernel may declare statically
 MOST_ROWS = 8                 # rows a thread of a staged run, at most
 LOST = -1      # an axis a reshape splits or merges: not followed
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....arrays import contiguous
-from .runs import STATIC_SHARED
 
 
 @dataclass(frozen=True)
@@ -33,11 +32,12 @@ class Plan:
     width: int           # elements a row
 
 
-def plan(group, shape, axes, params: dict, outputs: list, threads: int) -> Plan | None:
+def plan(group, shape, axes, params: dict, outputs: list, threads: int,
+         shared: int) -> Plan | None:
     """Where the reduced space is (rows, width) with the last axis reduced, some output is of
     that shape, and every staged or gathered array a float32 or float64 C-contiguous (rows,
-    width): what to stage, and a block's rows (`threads`, halved until the tiles fit the shared
-    memory); else None.
+    width): what to stage, and a block's rows (`threads`, halved until the tiles fit the
+    `shared` bytes a block may declare); else None.
 
     NOTE: the gain is the gathered stores. On the H100 (benchmarks/experiments/short_rows_ab.py),
     softmax over rows of 10 went from 62.4 to 18.6 us (float32) and 101 to 33.8 (float64), where
@@ -54,9 +54,9 @@ def plan(group, shape, axes, params: dict, outputs: list, threads: int) -> Plan 
     if any(n.dtype not in (np.float32, np.float64) for n in gathered):
         return None
     row_bytes = (width + 1) * sum(n.dtype.itemsize for n in [*staged, *gathered])
-    while threads > 32 and threads * row_bytes > STATIC_SHARED:
+    while threads > 32 and threads * row_bytes > shared:
         threads //= 2
-    if threads * row_bytes > STATIC_SHARED:
+    if threads * row_bytes > shared:
         return None
     return Plan(tuple(n.id for n in staged), tuple(n.id for n in gathered), threads, rows, width)
 
@@ -126,14 +126,15 @@ def close_block(source, p: Plan) -> None:
             source.tiles.pop((node_id, ("i0", str(k))), None)
     if p.outputs:
         r.emit("cuda.syncthreads()")
-        _stretch(source, p, store=True)
+        if not p.inputs:              # (else the copies' places, computed in open_block)
+            _stretch(source, p, store=True)
         total = p.rows * p.width
+        stored = [q for q in source.outputs if q.node.id in p.outputs]
         for e in range(p.width):
             r.emit(f"if sf{e} < {total}:")
             r.push()
-            for node in _nodes(source, p.outputs):
-                param = next(q for q in source.outputs if q.node.id == node.id)
-                r.emit(f"{param.name}[sf{e}] = st{node.id}[ss{e}]")
+            for param in stored:
+                r.emit(f"{param.name}[sf{e}] = st{param.node.id}[ss{e}]")
             r.pop()
     r.emit("cuda.syncthreads()      # the tiles are read")
     r.emit(f"base = {ix(f'base + cuda.gridDim.x * {p.threads}')}")
