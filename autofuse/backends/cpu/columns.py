@@ -109,14 +109,8 @@ class Columns:
         lo, hi = self._tile_bounds(tile, first)
         at = ", ".join(outer + ["b"] + row)
         for node, acc_type, values, where in partials:
-            arg = node.op in ("argmax", "argmin")
-            acc, idx = f"{values}[{at}]", (f"{where}[{at}]" if arg else r.name("k"))
-            self.close(self._row(shape, axis, lo, hi, lambda: self.init(node, acc, idx, acc_type)))
-            r.emit(f"for r{axis} in range(b * {step}, min({rows}, (b + 1) * {step})):")
-            r.push()
-            self.close(self._row(shape, axis, lo, hi, lambda: self.combine(
-                node, acc, idx, r.value(node.inputs[0], full), acc_type, f"r{axis}")))
-            r.pop()
+            self._block_partial(shape, axis, full, tile, lo, hi, (rows, step), node, acc_type,
+                                (f"{values}[{at}]", f"{where}[{at}]"))
         r.pop()
         opened = self.loops(outer + ["t"], [shape[d] for d in before] + [tiles],
                             tiles * self._count(shape, before) > 1)
@@ -179,16 +173,11 @@ class Columns:
             kept_dims = ", ".join(str(n) for n in sizes + list(shape[axis + 1:]))
             r.emit(f"{merged} = np.empty(({kept_dims},), {r.ctor(node.dtype)})")
             at = ", ".join(outer + ["b"] + row)
-            acc, idx = f"{values}[{at}]", (f"{where}[{at}]" if arg else r.name("k"))
 
-            def accumulate(lo, hi, node=node, acc=acc, idx=idx, acc_type=acc_type):
-                self.close(self._row(shape, axis, lo, hi,
-                                     lambda: self.init(node, acc, idx, acc_type)))
-                r.emit(f"for r{axis} in range(b * {step}, min({rows}, (b + 1) * {step})):")
-                r.push()
-                self.close(self._row(shape, axis, lo, hi, lambda: self.combine(
-                    node, acc, idx, r.value(node.inputs[0], full), acc_type, f"r{axis}")))
-                r.pop()
+            def accumulate(lo, hi, node=node, acc_type=acc_type, places=(
+                    f"{values}[{at}]", f"{where}[{at}]")):
+                self._block_partial(shape, axis, full, tile, lo, hi, (rows, step), node,
+                                    acc_type, places)
             by_blocks(accumulate)
             opened = self.loops(outer + ["t"], sizes + [tiles], tiles * self._count(shape, before) > 1)
             lo, hi = self._tile_bounds(tile, first)
@@ -234,6 +223,30 @@ class Columns:
                 r.pop()
             by_blocks(stores)
         return "columns in blocks of rows, a pass per reduction", True
+
+    def _block_partial(self, shape, axis, full, tile, lo, hi, rows, node, acc_type, places):
+        """One block of rows of a tile reduced into the tile's own buffer, then copied to the
+        block's row of the partials (`places`: the value's and the position's). Accumulating
+        straight into the partials, a 2-D array the loop also reads through, kept LLVM from
+        vectorizing the row loop: 16384 x 1024 float32 summed over axis 0 took 3.8 ms on two
+        threads against 1.5 ms through a local buffer (NumPy 3.0)."""
+        r = self.renderer
+        count, step = rows
+        arg = node.op in ("argmax", "argmin")
+        acc, idx = self._buffers(node, acc_type, (tile,) + tuple(shape[axis + 2:]),
+                                 self._local(shape, axis, lo))
+        self.close(self._row(shape, axis, lo, hi, lambda: self.init(node, acc, idx, acc_type)))
+        r.emit(f"for r{axis} in range(b * {step}, min({count}, (b + 1) * {step})):")
+        r.push()
+        self.close(self._row(shape, axis, lo, hi, lambda: self.combine(
+            node, acc, idx, r.value(node.inputs[0], full), acc_type, f"r{axis}")))
+        r.pop()
+
+        def copy():
+            r.emit(f"{places[0]} = {acc}")
+            if arg:
+                r.emit(f"{places[1]} = {idx}")
+        self.close(self._row(shape, axis, lo, hi, copy))
 
     def _tile_bounds(self, tile, extent):
         r = self.renderer
