@@ -111,22 +111,50 @@ def test_a_bounds_error_names_the_calls_own_shapes():
     assert f.cache_info().compiles == 2
 
 
-def test_a_size_held_in_a_constant_stays_static_with_its_reason():
+def test_a_count_of_the_batch_is_a_size_form():
+    """A mean's divisor over a dynamic axis (and the size itself used as a value) is written as
+    a form of the size, `as_f64((6 * n0))`: the program stays one class. Sizes 0 and 1 compile
+    apart where the simplifier folds a reduction over one element (the text says why); the
+    first call's size compiles before the dimension turns dynamic."""
+    def mse(x):
+        return ((x - 1.0) ** 2).mean()
+
+    def column_mean(x):
+        return x.mean(axis=0) + x.sum(axis=0) / x.shape[0]
+    for fn, most in ((mse, 2), (column_mean, 4)):
+        f = autofuse.jit(fn, backend="cpu")
+        for n in (0, 1, 2, 3, 4, 5, 9, 17, 64, 1000):
+            _check(fn, f, (RNG.standard_normal((n, 6)),))
+        assert f.cache_info().compiles <= most, (fn.__name__, f.cache_info())
+        lowered = f.lower(RNG.standard_normal((9, 6)))
+        assert "# dynamic: n0 = x.shape[0]" in lowered.as_text("fused")
+        assert "n0" in lowered.kernels[-1].source
+
+
+def test_a_size_the_partition_decides_on_stays_static_with_its_reason():
     def standardize(x):
         return (x - x.mean(axis=0)) / (x.std(axis=0) + 1e-3)
     f = autofuse.jit(standardize, backend="cpu")
     for n in (4, 5, 9):
         _check(standardize, f, (RNG.standard_normal((n, 6)),))
     text = f.lower(RNG.standard_normal((9, 6))).as_text("fused")
-    assert "# static: x.shape[0]: the shape or attributes of" in text
+    assert "# static: x.shape[0]: at size 2 the program differs" in text
 
+
+def test_a_gathered_tables_rows_bound_the_check_at_each_size():
+    """The table's rows are the bound of the indices' check (a constant of the program): as a
+    count it is a form of the size, so the rows are dynamic and the check is each call's."""
     def gather_from(table, i):
-        return np.take(table, i, axis=0)
+        return np.take(table, i, axis=0) * 2
     g = autofuse.jit(gather_from, backend="cpu")
-    for rows in (5, 6, 7):                  # the table's rows bound the indices' check
-        _check(gather_from, g, (RNG.standard_normal((rows, 3)), np.arange(3) % rows))
-    text = g.lower(RNG.standard_normal((7, 3)), np.arange(3)).as_text("fused")
-    assert "# static: table.shape[0]" in text and "DTypeError" not in text
+    for rows in (5, 6, 7, 20, 2, 1):
+        table = RNG.standard_normal((rows, 3))
+        _check(gather_from, g, (table, np.array([0, rows - 1, -1, -rows])))
+        for bad in (rows, -rows - 1):
+            with pytest.raises(autofuse.OutOfBoundsError, match=f"axis 0 with size {rows} "):
+                g(table, np.array([bad, 0, 0, 0]))
+    text = g.lower(RNG.standard_normal((7, 3)), np.arange(4)).as_text("fused")
+    assert "# dynamic: n0 = table.shape[0]" in text and "DTypeError" not in text
 
 
 def test_debug_names_the_class_and_the_calls_sizes(capsys):

@@ -17,6 +17,7 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
 from . import gathering, helpers
+from .literals import exact_count
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -89,6 +90,10 @@ class Renderer:
         self.helpers: set = set()
         self.index = lambda expression: expression   # a backend may narrow index variables
         self.ones = True                   # False: size-1 axes keep their index (broadcast_index)
+        self.counts = False                # True: whole-number scalar constants written as an
+        #                                    int literal cast to their dtype, so that a count that
+        #                                    varies with a size (a mean's divisor) is a size form
+        #                                    in the text (a shape class, dynamic/forms.py)
         self.assumed: list | None = None   # set: slice assignments take their update branch and
         #                                    record the conditions that assumes
         # NOTE: CUDA kernels hold float16 values in float32 registers and round each float16
@@ -175,7 +180,10 @@ class Renderer:
     # -- values ----------------------------------------------------------------------------------
     def value(self, node: Node, index: tuple) -> str:
         if is_inline_constant(node):
-            return self.constant(node.attrs["value"].array)
+            value = node.attrs["value"].array
+            if self.counts and exact_count(value) and self.held(value.dtype) == value.dtype:
+                return f"{self.ctor(value.dtype)}({int(value[()])})"
+            return self.constant(value)
         index = tuple(index)
         if node.id in self.special:
             found = self.special[node.id](index)

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends.literals import exact_count
+from ..ir.graph import Constant
+
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")      # an int literal in generated code
 _DIGITS = re.compile(r"\d+")                       # any number in a message ("(64x128)")
 
@@ -91,6 +94,8 @@ def unify(objects: list, plan: Plan, where: str = "a value"):
                 raise Mismatch(plan.moves[k][0], f"{where} changes with the size")
         parts = tuple(unify([o[i] for o in objects], plan, where) for i in range(len(first)))
         return Parts(type(first), parts)
+    if _counts(objects):
+        return Count(first.array.dtype, fit([int(o.array[()]) for o in objects], plan, where))
     if isinstance(first, str) and all(type(o) is str for o in objects) and \
             any(o != first for o in objects):
         return Text(objects, plan, where, code=False)   # (a planner's reason naming sizes)
@@ -98,6 +103,29 @@ def unify(objects: list, plan: Plan, where: str = "a value"):
         if type(other) is not type(first) or not _same(other, first):
             raise Mismatch(plan.moves[k][0], f"{where} changes with the size")
     return first
+
+
+def _counts(objects: list) -> bool:
+    """Whether `objects` are scalar constants (ir.graph.Constant) of one real dtype, each a whole
+    number, that differ: a count of elements (a mean's divisor, `x.shape[0]` used as a value),
+    which a size form can give at every size."""
+    first = objects[0]
+    array = getattr(first, "array", None)
+    if not isinstance(array, np.ndarray) or array.ndim or array.dtype.kind not in "if" or \
+            all(_same(o, first) for o in objects[1:]):
+        return False
+    return all(isinstance(getattr(o, "array", None), np.ndarray) and o.array.shape == () and
+               o.array.dtype == array.dtype and exact_count(o.array[()]) for o in objects)
+
+
+@dataclass(frozen=True)
+class Count:
+    """The pattern of a scalar constant that counts elements: its dtype and its size form."""
+    dtype: np.dtype
+    form: Form
+
+    def value(self, sizes: dict):
+        return Constant(np.array(evaluate(self.form, sizes), self.dtype))
 
 
 def _same(a, b) -> bool:
@@ -118,7 +146,7 @@ class Parts:
 
 def evaluate(pattern, sizes: dict):
     """The value a pattern takes at `sizes` (symbol -> int)."""
-    if isinstance(pattern, Form):
+    if isinstance(pattern, (Form, Count)):
         return pattern.value(sizes)
     if isinstance(pattern, Text):
         return pattern.concrete(sizes)
@@ -137,6 +165,8 @@ def symbols_of(pattern) -> set:
         return set(pattern.symbols)
     if isinstance(pattern, Form):
         return {s for s, _ in pattern.terms}
+    if isinstance(pattern, Count):
+        return symbols_of(pattern.form)
     if isinstance(pattern, Parts):
         return set().union(*(symbols_of(p) for p in pattern.parts)) if pattern.parts else set()
     return set()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -91,7 +92,10 @@ def arg_reduce(name: str, x, axis=None, keepdims=False, **kwargs) -> Tracer:
 
 
 def _count(x: Tracer, axes) -> int:
-    return int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    """The number of elements reduced over `axes`, as a product of `x.shape`'s own ints: while a
+    shape class is built those are sizes the builds follow (dynamic/sizes.py), so a mean's divisor
+    becomes a form of the batch size rather than a constant that keeps the batch static."""
+    return math.prod((x.shape[a] for a in axes), start=1)
 
 
 def mean(x, axis=None, dtype=None, keepdims=False, **kwargs) -> Tracer:

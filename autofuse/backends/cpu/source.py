@@ -44,6 +44,7 @@ class CpuSource(Layouts, RowPasses, Loops, Regions, Matmul, Columns, Sorting, Sc
         self._scratch_at = None        # [line, depth] where per-row scratch buffers are made
         self.renderer = Renderer(group, self.load)
         self.renderer.ones = not dynamic
+        self.renderer.counts = dynamic
         self.renderer.spellings = CPU_SPELLINGS
         self.renderer.lifted = sharing.names(self.lifted)
         self.accumulators = Accumulators(self.renderer)

@@ -85,6 +85,7 @@ def _generate(group, name, input_strides, simulator, round_halves, tuning, devic
     writer.renderer.lifted = sharing.names(lifted)
     writer.sizes += list(lifted)
     writer.renderer.ones = not dynamic
+    writer.renderer.counts = dynamic
     writer.renderer.round_halves = round_halves
     plan = choose(group, tuning, device, simulator, dynamic, input_strides)
     source = writer.write(plan)

@@ -82,7 +82,7 @@ class Vectors:
                 conditional.add((node.id, index))
             return f"probe{node.id}"
         probe = Renderer(self.group, read, "cuda")
-        probe.ones = self.renderer.ones
+        probe.ones, probe.counts = self.renderer.ones, self.renderer.counts
         probe.assumed = assumed
         for node in list(self.group.reductions) + [self.group.matmul]:
             if node is not None:         # computed elsewhere in the kernel: not read here
