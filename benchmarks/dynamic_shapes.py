@@ -183,8 +183,23 @@ def per_call(repeats: int) -> dict:
 
 
 # -- the GPU ---------------------------------------------------------------------------------------
-GPU_WORKLOADS = ("relu(x*y+z)*w", "bias+GELU", "softmax rows", "layernorm rows", "bias+GELU f16",
-                 "softmax rows f16")
+# How each suite workload's size varies: its arguments at a neighbouring size (one element fewer
+# in the dimension a batch or a sequence would vary in); the rest vary their first axis.
+SMALLER = {
+    "(x.T+y)*2": lambda x, y: (x[:, :-1], y[:-1]),
+    "sum(x*x)": lambda x: (x[:-1],),
+    "relu(x@w+b)": lambda x, w, b: (x[:-1], w, b),
+    "attention": lambda q, k, v: (q[:, :-1], k, v),
+    "5-point stencil": lambda u: (u[:-1],),
+}
+
+
+def _smaller(load, host):
+    rule = SMALLER.get(load.name)
+    if rule is not None:
+        return rule(*host)
+    rows = host[0].shape[0]
+    return tuple(a[:-1] if a.ndim == 2 and a.shape[0] == rows else a for a in host)
 
 
 def gpu_time(call, rounds: int = 7, calls: int = 20) -> float:
@@ -203,20 +218,19 @@ def gpu_time(call, rounds: int = 7, calls: int = 20) -> float:
     return statistics.median(times)
 
 
-def gpu_workloads() -> dict:
+def gpu_workloads(only=()) -> dict:
     import cupy
     from workloads import workloads
     rng = np.random.default_rng(2)
     out = {}
     for load in workloads():
-        if load.name not in GPU_WORKLOADS:
+        if only and load.name not in only:
             continue
         host = load.make(rng)
         fn = load.fn(np)
         device = [cupy.asarray(a) for a in host]
-        # the batch dimension varies: a first call with one row fewer, then the full size
-        smaller = [cupy.asarray(a[:-1]) if a.ndim == 2 and a.shape[0] == host[0].shape[0] else
-                   cupy.asarray(a) for a in host]
+        # a dimension varies: a first call one element smaller in it, then the full size
+        smaller = [cupy.asarray(np.ascontiguousarray(a)) for a in _smaller(load, host)]
         shaped = autofuse.jit(fn)
         shaped(*smaller)
         cupy.cuda.Device().synchronize()
@@ -232,7 +246,10 @@ def gpu_workloads() -> dict:
         for label in ("specialized", "class"):
             row[f"{label} ms"] = statistics.median(row[f"{label} ms rounds"])
         row["class/specialized"] = row["class ms"] / row["specialized ms"]
-        row["class text"] = shaped.lower(*device).as_text("fused").split("\n# fused")[0][:600]
+        text = shaped.lower(*device).as_text("fused").split("\n# fused")[0]
+        row["class text"] = text[:600]
+        row["class"] = "# dynamic:" in text
+        row["kernels"] = [k.strategy for k in shaped.lower(*device).kernels]
         out[load.name] = row
         print(load.name, {k: v for k, v in row.items() if k != "class text"}, flush=True)
     return out
@@ -264,7 +281,7 @@ def gpu_report(args) -> dict:
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "commit": os.environ.get("AUTOFUSE_COMMIT", "?"), "sweeps": {}}
     try:
-        report["workloads"] = gpu_workloads()
+        report["workloads"] = gpu_workloads(tuple(args.only or ()))
     except Exception as error:      # noqa: BLE001
         import traceback
         traceback.print_exc()
@@ -272,7 +289,7 @@ def gpu_report(args) -> dict:
     _save(args, {"gpu": report})
     sizes = [0, 1] + list(range(2, 2 + args.sizes - 2))
     order = [sizes[len(sizes) // 2]] + [s for s in sizes if s != sizes[len(sizes) // 2]]
-    for kind in ("bias+GELU", "softmax rows"):
+    for kind in () if args.no_sweeps else ("bias+GELU", "softmax rows"):
         report["sweeps"][kind] = {}
         for label, dynamic, count in (("dynamic=None", None, len(order)),
                                       ("dynamic=False", False, args.static_sizes)):
@@ -311,6 +328,8 @@ def main() -> None:
     parser.add_argument("--kind", default=None)
     parser.add_argument("--mode", default="none")
     parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--only", nargs="*", default=None, help="GPU: these suite workloads only")
+    parser.add_argument("--no-sweeps", action="store_true", help="GPU: the suite only")
     parser.add_argument("--static-sizes", type=int, default=50,
                         help="sizes the GPU sweep runs with dynamic=False (each compiles)")
     parser.add_argument("--cpu-steady", action="store_true",
