@@ -1,0 +1,61 @@
+"""Why the float16 softmax rows class kernel ran 1.16x the specialized one on an H200 (issue 33):
+the texts differ only in `while row < n0` against `while row < 16384`. Prints, for both, the
+launch facts as loaded (registers, local bytes, the launch bound the cubin was linked with) and
+interleaved times; also the float32 twin, whose class ran at 1.00x.
+
+    python benchmarks/experiments/class_softmax_f16.py
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import autofuse  # noqa: E402
+from workloads import softmax  # noqa: E402
+
+
+def timed(call, rounds=7, calls=20):
+    import cupy
+    for _ in range(3):
+        call()
+    cupy.cuda.Device().synchronize()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        cupy.cuda.Device().synchronize()
+        times.append((time.perf_counter() - start) / calls * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    import cupy
+    fn = softmax(np)
+    for dtype in (np.float16, np.float32):
+        x = cupy.asarray(np.random.default_rng(0).standard_normal((16384, 4096)).astype(dtype))
+        special = autofuse.jit(fn, dynamic=False)
+        shaped = autofuse.jit(fn)
+        shaped(x[:-1])
+        for f in (special, shaped):
+            f(x)
+        cupy.cuda.Device().synchronize()
+        for label, f in (("specialized", special), ("class", shaped)):
+            kernel = f.lower(x).kernels[0]
+            print(np.dtype(dtype).name, label, kernel.strategy, kernel.launch, flush=True)
+        rounds = {"specialized": [], "class": []}
+        for _ in range(3):
+            for label, f in (("specialized", special), ("class", shaped)):
+                rounds[label].append(timed(lambda: f(x)))
+        print(np.dtype(dtype).name, {k: round(statistics.median(v), 4) for k, v in rounds.items()},
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
