@@ -89,18 +89,21 @@ def leaf_specs(leaves, statics, name: str) -> list:
 
 
 def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, options=None,
-             sizes=None) -> Entry:
+             sizes=None, sized_kernels: bool = False) -> Entry:
     """Every stage but the backend's: trace `leaves` by their `specs` (watching `sizes`,
-    dynamic/sizes.py), simplify, partition; the kernel records are left for the backend to fill."""
+    dynamic/sizes.py), simplify, partition; the kernel records are left for the backend to fill.
+    `sized_kernels`: a class build still makes what only a kernel written for its sizes runs
+    (attention's), so that the backend refuses the class and the size stays static."""
     from .backends import get_backend
     traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
                    sizes)
     target = get_backend(backend)
     limits = target.product_limits(options or {})
     if sizes is not None:
-        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows, and
-        # attention's kernel, written for its sizes, is not made
-        limits = dataclasses.replace(limits, vector_left=False, attention_head=0)
+        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows;
+        # attention's kernel, written for its sizes, is made only where the class should fail
+        limits = dataclasses.replace(limits, vector_left=False, attention_head=(
+            limits.attention_head if sized_kernels else 0))
     fourier = target.fourier_limits(options or {}, leaves)
 
     def simplified(graph: Graph):

@@ -99,8 +99,13 @@ def _description(entry, texts: list) -> tuple:
 class Builder:
     """Builds the class program of one call: `fn` with `places` (symbol -> dimensions) dynamic."""
 
-    def __init__(self, fn, structure, leaves, statics, backend, name, options, places, names):
+    def __init__(self, fn, structure, leaves, statics, backend, name, options, places, names,
+                 asked: bool = False):
         from ..backends import dynamic_backend
+        # NOTE: `asked` (jit(dynamic=True)): the user wants classes where they cost speed too. A
+        # class gives up what is written for its sizes (attention's one flash kernel: 1.8x the
+        # time on an H200 as three kernels); the automatic policy keeps such a size static.
+        self.asked = asked
         self.fn, self.structure, self.leaves, self.statics = fn, structure, leaves, statics
         self.backend, self.name, self.options = backend, name, options
         self.places, self.names = dict(places), names
@@ -123,7 +128,7 @@ class Builder:
     def _run(self, sizes: dict):
         watch = Watch(sizes)
         entry = assemble(self.fn, self.structure, self.leaves, self._specs(sizes), self.statics,
-                         self.backend, self.name, self.options, watch)
+                         self.backend, self.name, self.options, watch, sized_kernels=not self.asked)
         try:
             texts = self.target.dynamic_texts(entry)
         except ValueError as refused:        # (the backend's: a kernel that plans on its sizes)

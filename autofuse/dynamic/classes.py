@@ -69,7 +69,7 @@ class Classes:
                        for s, where in symbols.items()}
         start = time.perf_counter()
         builder = Builder(jit.fn, structure, leaves, statics, backend, jit._binder.name,
-                          jit.options, symbols, place_names)
+                          jit.options, symbols, place_names, asked=self.policy.mode is True)
         template = builder.build()
         dropped = {place: builder.static[f"{names[place[0]]}.shape[{place[1]}]"]
                    for place in builder.dropped}

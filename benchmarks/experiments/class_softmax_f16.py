@@ -55,6 +55,22 @@ def main():
                 rounds[label].append(timed(lambda: f(x)))
         print(np.dtype(dtype).name, {k: round(statistics.median(v), 4) for k, v in rounds.items()},
               flush=True)
+        # the host's cost a call: back-to-back calls on 64 rows (the GPU's time is a few us)
+        small = x[:64].copy()
+        for f in (special, shaped):
+            f(small)
+        for label, f in (("specialized", special), ("class", shaped)):
+            cupy.cuda.Device().synchronize()
+            best = float("inf")
+            for _ in range(5):
+                start = time.perf_counter()
+                for _ in range(500):
+                    f(small)
+                best = min(best, (time.perf_counter() - start) / 500 * 1e6)
+            cupy.cuda.Device().synchronize()
+            program = getattr(f, "_last_program", None)
+            print(np.dtype(dtype).name, label, "64 rows: us a call", round(best, 1),
+                  f.cache_info(), flush=True)
 
 
 if __name__ == "__main__":

@@ -237,16 +237,17 @@ class KernelBase:
             spans.append(1 + sum((size - 1) * abs(stride) for size, stride in zip(shape, strides)))
         return max(spans) < INDEX_LIMIT
 
-    def ix(self, expression: str, signed: bool = False) -> str:
+    def ix(self, expression: str, signed: bool = False, literal: bool = False) -> str:
         """`expression` as a 32-bit index where the kernel's sizes allow, else unchanged.
 
         numba widens integer arithmetic to 64 bits; truncating each index variable (and each
         offset) back to 32 bits lets LLVM narrow the arithmetic feeding it, so a flat index's
         division by a constant row length becomes a mask or a 32-bit multiply instead of ~12
         64-bit instructions (bias+GELU: 296 -> 65 PTX instructions). Coordinates are never
-        negative (unsigned); an offset with a negative stride is signed."""
+        negative (unsigned); an offset with a negative stride is signed. `literal`: a number
+        is narrowed too (in a class kernel it becomes a size argument's form)."""
         expression = fold(expression)
-        if not self.narrow or expression.isdigit():
+        if not self.narrow or (expression.isdigit() and not literal):
             return expression
         if self.wide_indices:
             name = "sl" if signed else "ul"

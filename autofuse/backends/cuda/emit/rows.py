@@ -118,7 +118,10 @@ class Rows:
         hold = 0 < items <= self.tuning.max_row_items
         self.row_index, self.row_lanes = full, lanes
         r.fixed = {f"i{d}" for d in range(len(shape)) if d not in axes}   # the row's index
-        r.emit(f"while row < {outer}:")
+        # NOTE: in a class kernel the bound is a 64-bit size argument; compared as one it made
+        # the float16 softmax's loop 16% slower on an H200 (benchmarks/experiments/
+        # class_softmax_f16.py), so it is narrowed as the row is (sizes stay below INDEX_LIMIT)
+        r.emit(f"while row < {self.ix(str(outer), literal=True) if self.dynamic else outer}:")
         r.push()
         self._outer_index(outer_axes, shape, "row")
         if hold:
