@@ -62,11 +62,18 @@ def main():
             f(x)
         cupy.cuda.Device().synchronize()
         for label, f in (("specialized", special), ("class", shaped)):
-            kernel = f.lower(x).kernels[0]
+            lowered = f.lower(x)
+            kernel = lowered.kernels[0]
             print(np.dtype(dtype).name, label, kernel.strategy, kernel.launch, flush=True)
-        rounds = {"specialized": [], "class": []}
+            print((lowered.host_source or "(no host source)")[:700], flush=True)
+        graphed_special = autofuse.jit(fn, dynamic=False, cuda_graph=True)
+        graphed = autofuse.jit(fn, cuda_graph=True)
+        graphed(x[:-1])
+        pairs = (("specialized", special), ("class", shaped), ("specialized, graph", graphed_special),
+                 ("class, graph", graphed))
+        rounds = {label: [] for label, _ in pairs}
         for _ in range(3):
-            for label, f in (("specialized", special), ("class", shaped)):
+            for label, f in pairs:
                 rounds[label].append(timed(lambda: f(x)))
         print(np.dtype(dtype).name, {k: round(statistics.median(v), 4) for k, v in rounds.items()},
               flush=True)
