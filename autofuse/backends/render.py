@@ -90,10 +90,10 @@ class Renderer:
         self.helpers: set = set()
         self.index = lambda expression: expression   # a backend may narrow index variables
         self.ones = True                   # False: size-1 axes keep their index (broadcast_index)
-        self.counts = False                # True: whole-number scalar constants written as an
-        #                                    int literal cast to their dtype, so that a count that
-        #                                    varies with a size (a mean's divisor) is a size form
-        #                                    in the text (a shape class, dynamic/forms.py)
+        self.counts = False                # True: constants that count elements of a size (a
+        #                                    mean's divisor; attrs["count"], traced from a size)
+        #                                    written as an int literal cast to their dtype, a size
+        #                                    form in the text (a shape class, dynamic/forms.py)
         self.assumed: list | None = None   # set: slice assignments take their update branch and
         #                                    record the conditions that assumes
         # NOTE: CUDA kernels hold float16 values in float32 registers and round each float16
@@ -181,7 +181,8 @@ class Renderer:
     def value(self, node: Node, index: tuple) -> str:
         if is_inline_constant(node):
             value = node.attrs["value"].array
-            if self.counts and exact_count(value) and self.held(value.dtype) == value.dtype:
+            if self.counts and node.attrs.get("count") and exact_count(value) and \
+                    self.held(value.dtype) == value.dtype:
                 return f"{self.ctor(value.dtype)}({int(value[()])})"
             return self.constant(value)
         index = tuple(index)

@@ -50,7 +50,8 @@ def to_node(x, dtype, what: str) -> Node:
             value = np.asarray(x, dtype=dtype)
         except OverflowError as error:
             raise DTypeError(f"{what}: {error}{where()}") from None
-        return ctx.constant(value)
+        # NOTE: a traced size (dynamic/sizes.Size: an int with the symbols it came from)
+        return ctx.constant(value, count=bool(getattr(x, "symbols", None)))
     return ctx.constant(np.asarray(x).astype(dtype))
 
 

@@ -75,9 +75,21 @@ def _with_parameters(text: str, source) -> str:
     return definition.sub(f"def {source.name}({', '.join(names)}):", text, count=1)
 
 
-def _blocks(group, source, made: dict) -> int:
-    """The grid's blocks at a call's sizes, by the kernel's launch rule."""
-    rule, number = source.launch_rule
+def _grid(group, source, made: dict) -> tuple:
+    """The grid at a call's sizes, by the kernel's launch rule."""
+    rule, *numbers = source.launch_rule
+    if rule == "tiles":                 # (emit/matmul_tiles.py: tm x tn tiles of the result)
+        tm, tn = numbers
+        shape = made[group.matmul.id].shape
+        batch = 1
+        for size in shape[:-2]:
+            batch *= size
+        return max(1, -(-shape[-1] // tn)), max(1, -(-shape[-2] // tm)), max(1, batch)
+    return _blocks(group, rule, numbers[0], made), 1, 1
+
+
+def _blocks(group, rule: str, number: int, made: dict) -> int:
+    """The grid's blocks along x at a call's sizes, by a one-dimensional launch rule."""
     if rule == "elements":
         return max(1, min(-(-made[group.root.id].size // number), MAX_GRID))
     reduction = group.reductions[0]
@@ -99,7 +111,7 @@ def instantiate(entry, sizes: dict):
     for kernel in entry.dynamic_kernels:
         source = kernel.source.rebound(made)        # (a product's grid: from its Grid rule)
         if source.launch_rule:
-            source = dataclasses.replace(source, grid=(_blocks(kernel.group, source, made), 1, 1))
+            source = dataclasses.replace(source, grid=_grid(kernel.group, source, made))
         record = dataclasses.replace(kernel.record, launch=dict(kernel.record.launch,
                                                                 grid=source.grid))
         kernels.append(CompiledKernel(record, source, kernel.text, simulator, kernel))

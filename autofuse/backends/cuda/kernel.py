@@ -122,7 +122,8 @@ class KernelSource:
     sizes: list = field(default_factory=list)     # Size arguments, after the outputs
     rule: Grid | None = None         # where sizes are arguments: the grid from their values
     launch_rule: tuple = ()          # the grid at other sizes (dynamic/): ("elements", taken
-    #                                  a block a step) or ("rows", most blocks, a block a row)
+    #                                  a block a step), ("rows", most blocks, a block a row) or
+    #                                  ("tiles", tm, tn: a block a tile of the product's result)
 
     def rebound(self, mapping: dict, strides: dict | None = None) -> "KernelSource":
         """This kernel for another group of the same structure: each parameter carries the node

@@ -78,7 +78,10 @@ def write(source):
     m, n = node.shape[-2:]
     k = node.inputs[0].shape[-1]
     batch_names = tuple(f"b{d}" for d in range(len(batch)))
-    tiles = Tiles(m, n, source.tuning)
+    # NOTE: in a shape class (dynamic) M may vary: tiles as for many rows, so that every size's
+    # text is the stand-in's (the compact kernel's rule too, gemm_plan.choose)
+    tiles = Tiles(max(m, source.tuning.tiles_narrow + 1) if source.dynamic else m, n,
+                  source.tuning)
     guard_m, guard_n, guard_k = m % tiles.tm != 0, n % tiles.tn != 0, k % tiles.depth != 0
     for name in ("address", "vload4", "vstore4", "sload4", "sstore4"):
         r.globals[name] = ("vector", name)
@@ -159,8 +162,11 @@ def write(source):
     _epilogue(source, node, acc, batch_names, guard_m, guard_n, tiles)
     batch_size = int(np.prod(batch, dtype=np.int64))
     grid = (max(1, -(-n // tiles.tn)), max(1, -(-m // tiles.tm)), max(1, batch_size))
-    return source.finish(f"tiled {tiles.tm}x{tiles.tn}x{tiles.depth}, 8x8 per thread, 16-byte loads, "
-                         "double-buffered", tiles.threads, grid)
+    written = source.finish(f"tiled {tiles.tm}x{tiles.tn}x{tiles.depth}, 8x8 per thread, 16-byte "
+                            "loads, double-buffered", tiles.threads, grid)
+    if source.dynamic:
+        written.launch_rule = ("tiles", tiles.tm, tiles.tn)
+    return written
 
 
 def _operand(source, x):
