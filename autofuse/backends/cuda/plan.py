@@ -112,6 +112,9 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     independent = not dependent and \
         not any(group.depends_on_reduction(group.outputs[i]) for i in row_outputs)
     sizes = dict(shape=tuple(shape), axes=axes, outer=outer, inner=inner, row_outputs=row_outputs)
+    if dynamic and independent and shape and len(axes) == len(shape):
+        return Plan("split", f"one output over {inner} elements, a count that varies: every "
+                    f"block takes a share, the last combines (the grid chosen at launch)", **sizes)
     if dynamic and trailing:
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row) and the "
                     f"rows vary in number: a block a row, the row held on chip", **sizes)
@@ -132,7 +135,13 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks; "
                     f"{run.reason}", layout=layout, run=run, **sizes)
-    layout = two_stage.plan(shape, axes, outer, inner, tuning, device, simulator) if independent else None
+    layout = None if not independent else \
+        two_stage.plan_class(shape, axes, outer, tuning, device, simulator) if dynamic else \
+        two_stage.plan(shape, axes, outer, inner, tuning, device, simulator)
+    if layout and dynamic:
+        return Plan("two-stage", f"{outer} outputs too few to fill the GPU over a reduced extent "
+                    f"that varies: it is cut into at most {layout.chunks} chunks across blocks, "
+                    f"as many as the extent at launch gives", layout=layout, **sizes)
     if layout:
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks",
