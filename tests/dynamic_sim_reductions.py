@@ -7,10 +7,12 @@ each sweep took. Prints one line a case, ending ": ok"."""
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 
 import autofuse
+from autofuse.backends.cuda.tuning import Tuning
 
 RNG = np.random.default_rng(3301)
 # the simulator's two-stage plans: 32 threads a block, a wave of 4 blocks, chunks of at least 8
@@ -62,6 +64,21 @@ def total_argmax(x):
     return x.argmax(), (x * x).sum()
 
 
+def rows_layout(x):
+    return (x * x).sum(axis=(0, 2))
+
+
+def column_softmax(x):
+    e = np.exp(x - x.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+def wide(n):
+    """Arguments of a case whose kept axis varies: (4, n)."""
+    return (f32(4, n),)
+
+
+
 CASES = [
     # (name, function, arguments at size n, tolerance, compiles at most: the first size and the
     # class, and sizes the class text says compile apart)
@@ -75,7 +92,16 @@ CASES = [
     ("mse float32 1-D", mse, lambda n: (f32(n), f32(n)), 1e-5, 3),
     ("mse float64 2-D", mse, lambda n: (f64(n, 6), f64(n, 6)), 1e-12, 3),
     ("total argmax float32", total_argmax, lambda n: (f32(n),), 1e-5, 3),
+    # the last axis reduced too: the two-stage "rows" layout, where a wave of 16 blocks leaves
+    # two chunks or more for each of the 3 outputs
+    ("rows layout float32", rows_layout, lambda n: (f32(n, 3, 4),), 1e-4, 2),
+    # the kept axis varies: a thread an output (columns, as on a GPU; the simulator's sizes would
+    # take column tiles), its grid from the outputs at launch (sizes 0 and 1 compile apart: the
+    # text's offsets `r0 * n0` fold there)
+    ("columns of a varying count float32", column_softmax, wide, 1e-6, 4),
 ]
+OPTIONS = {"rows layout float32": dict(tuning=Tuning(sim_blocks=16)),
+           "columns of a varying count float32": dict(tuning=Tuning(column_tiles=False))}
 
 
 def _compare(name, n, got, want, tolerance) -> None:
@@ -91,7 +117,7 @@ def main(names) -> None:
     for name, fn, make, tolerance, most in CASES:
         if names and name not in names:
             continue
-        f = autofuse.jit(fn, backend="cuda")
+        f = autofuse.jit(fn, backend="cuda", **OPTIONS.get(name, {}))
         for n in SIZES:
             args = make(n)
             try:
@@ -110,4 +136,5 @@ def main(names) -> None:
 if __name__ == "__main__":
     from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
     quick_barriers()
+    warnings.simplefilter("ignore", RuntimeWarning)     # (means of no rows, in NumPy and kernels)
     main(sys.argv[1:])

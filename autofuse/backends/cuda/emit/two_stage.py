@@ -28,7 +28,7 @@ import contextlib
 import numpy as np
 
 from . import runs
-from .two_stage_plan import Plan, plan, plan_class  # noqa: F401  (the planner's names)
+from .two_stage_plan import Plan
 
 
 def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
@@ -138,9 +138,10 @@ def emit_chunk(source, p: Plan, inner: int) -> None:
     the grid its launch rule gave."""
     r = source.renderer
     r.emit(f"wanted = max(1, min({p.chunks}, {inner} // {p.least}))")
-    chunk = f"max(1, (({inner} + wanted - 1) // wanted + {p.height - 1}) // {p.height}) * {p.height}"
-    r.emit(f"chunk = {source.ix(chunk)}")
-    r.emit(f"nch = {source.ix('cuda.gridDim.x' if p.tiles == 1 else f'cuda.gridDim.x // {p.tiles}')}")
+    chunk = f"max(1, (({inner} + wanted - 1) // wanted + {p.height - 1}) // {p.height})"
+    r.emit(f"chunk = {source.ix(f'{chunk} * {p.height}')}")
+    launched = "cuda.gridDim.x" if p.tiles == 1 else f"cuda.gridDim.x // {p.tiles}"
+    r.emit(f"nch = {source.ix(launched)}")
 
 
 def chunk_loop(source, p: Plan) -> None:

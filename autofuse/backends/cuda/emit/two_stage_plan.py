@@ -25,7 +25,8 @@ class Plan:
         return self.width * self.height
 
 
-def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = False) -> Plan | None:
+def plan(shape, axes, outer: int, inner: int, tuning, device,
+         simulator: bool = False) -> Plan | None:
     """The layout for a reduction of `outer` outputs over `inner` elements each, or None where the
     one-pass kernels fill the GPU already: a rows kernel (a block a row) when the rows fill at
     least half of `target` blocks or are too short for two chunks; a columns kernel (a thread an
