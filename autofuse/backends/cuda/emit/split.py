@@ -78,10 +78,10 @@ class Split:
             r.emit(f"part{k}[cuda.blockIdx.x] = {self.to_partial(node, acc)}")
             r.emit(f"parti{k}[cuda.blockIdx.x] = {idx}")
         r.emit("cuda.threadfence()")
-        # a class kernel's grid is chosen at launch (launched: `cuda.gridDim.x`), at most `blocks`
+        # a class kernel's grid is chosen at launch (`cuda.gridDim.x` blocks, at most `blocks`)
         launched = "cuda.gridDim.x" if self.dynamic else blocks
-        r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {launched} - 1"
-               if self.dynamic else f"last[0] = cuda.atomic.add(counter, 0, 1) == {blocks - 1}")
+        last = "cuda.gridDim.x - 1" if self.dynamic else blocks - 1
+        r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {last}")
         r.pop()
         r.emit("cuda.syncthreads()")
         r.emit("if last[0] != 0:")

@@ -18,7 +18,7 @@ class Plan:
     chunks: int          # blocks across the reduced extent (a class plan's: the most)
     chunk: int           # reduced elements a chunk (a multiple of height; a class plan's: 0)
     least: int = 0       # a class plan (autofuse/dynamic/): the chunks are chosen at launch,
-    #                      each of at least this many elements (launch_chunks.py)
+    #                      each of at least this many elements (`chunking`)
 
     @property
     def threads(self) -> int:
@@ -51,7 +51,7 @@ def plan(shape, axes, outer: int, inner: int, tuning, device,
 def plan_class(shape, axes, outer: int, tuning, device, simulator: bool = False) -> Plan | None:
     """`plan`'s layout as it is at large reduced extents, chosen without the reduced extent (a
     shape class's, which varies): the most chunks a wave leaves, the chunks themselves chosen at
-    launch (launch_chunks.py); None where `plan` would be at every large extent."""
+    launch (`chunking`); None where `plan` would be at every large extent."""
     if outer < 2:
         return None
     threads, target, steps, rows, width, height, tiles = _shape(shape, axes, outer, tuning, device,
