@@ -54,10 +54,74 @@ def test_class_kernels_compile_to_ptx_with_size_parameters():
     assert not re.search(r"^\s*[a-z.]+\.f64\b", kernel.ptx, re.MULTILINE)
 
 
-def test_column_reductions_keep_their_sizes_static_on_cuda():
-    def column_sums(x):
-        return (x * x).sum(axis=0)
+def test_whole_column_programs_keep_their_sizes_static_on_cuda():
+    def column_softmax(x):
+        e = np.exp(x - x.max(axis=0))
+        return e / e.sum(axis=0)
 
-    f = autofuse.jit(column_sums, backend="cuda", dynamic=True)
+    f = autofuse.jit(column_softmax, backend="cuda", dynamic=True)
     text = f.lower(np.ones((4, 32), np.float32)).as_text("fused")
     assert "# static: x.shape[0]" in text and "plans on its sizes" in text
+
+
+REDUCTIONS = ["column sum float32", "bias gradient float64", "column max argmax float32",
+              "column mean keepdims float64", "kept axes after float32", "epilogue float32",
+              "long columns float64", "mse float32 1-D", "mse float64 2-D",
+              "total argmax float32", "rows layout float32",
+              "columns of a varying count float32"]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("case", REDUCTIONS)
+def test_reductions_across_the_batch_under_the_simulator(case, tmp_path):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, os.path.join(HERE, "dynamic_sim_reductions.py"), case],
+                          env=env, capture_output=True, text=True, timeout=600)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith(case) and lines[0].endswith(": ok"), done.stdout
+
+
+def column_sum(x):
+    return x.sum(axis=0)
+
+
+def bias_gradient(g):
+    return (g * np.float32(2)).sum(axis=0)
+
+
+def mse(p, y):
+    return ((p - y) ** 2).mean()
+
+
+@pytest.mark.parametrize("fn, shapes, strategy", [
+    (column_sum, [(3, 256), (5, 256)], "two-stage columns, 32x8 threads, 8 tiles x at most 132 "
+                                       "chunks (chosen at launch)"),
+    (bias_gradient, [(3, 4096), (5, 4096)], "two-stage columns, 32x8 threads, 128 tiles x at "
+                                            "most 8 chunks (chosen at launch)"),
+    (mse, [(3, 256), (5, 256)], "split, 4-wide vectors x4, at most 1056 blocks (chosen at launch)"),
+    (mse, [(3,), (5,)], "split, 4-wide vectors x4, at most 1056 blocks (chosen at launch)"),
+])
+def test_reduction_class_kernels_are_written_for_any_extent(fn, shapes, strategy):
+    f = autofuse.jit(fn, backend="cuda")
+    args = [[np.ones(shape, np.float32)] * fn.__code__.co_argcount for shape in shapes]
+    f.lower(*args[0])
+    lowered = f.lower(*args[1])          # a second size: n0 = the batch
+    (kernel,) = lowered.kernels
+    assert kernel.strategy == strategy
+    assert "n0" in kernel.source and "sizes n0 are arguments" in kernel.reason
+    assert "# dynamic: n0" in lowered.as_text("fused")
+
+
+@pytest.mark.skipif(not _ptx_process(), reason="PTX is not generated under the CUDA simulator")
+@pytest.mark.parametrize("fn, shape", [(column_sum, (256,)), (mse, (256,)), (mse, ())])
+def test_reduction_class_kernels_compile_to_ptx(fn, shape):
+    f = autofuse.jit(fn, backend="cuda")
+    for n in (3, 5):
+        lowered = f.lower(*[np.ones((n,) + shape, np.float32)] * fn.__code__.co_argcount)
+    (kernel,) = lowered.kernels
+    entry = re.search(r"\.visible \.entry \S+\(([^)]*)\)", kernel.ptx).group(1)
+    # arrays and the partials as 64-bit pointers, n0 and the counter's fields as 64-bit values
+    assert entry.count(".param .u64") >= fn.__code__.co_argcount + 3
+    assert "nctaid.x" in kernel.ptx          # (the chunks or blocks launched: cuda.gridDim.x)
+    assert not re.search(r"\bld\.local|\bst\.local", kernel.ptx)

@@ -151,3 +151,107 @@ def test_a_float32_product_class_takes_the_tiled_kernel():
     kernel = f.lower(cupy.asarray(f32(257, 64)), W).kernels[0]
     assert kernel.strategy.startswith("tiled") and "16-byte loads" in kernel.strategy
     assert "n0" in kernel.source and kernel.launch["grid"][1] == -(-257 // 256)
+
+
+def bias_gradient(g):
+    return (g * np.float32(2)).sum(axis=0)
+
+
+def column_sum(x):
+    return x.sum(axis=0)
+
+
+def column_mean(x):
+    return x.mean(axis=0)
+
+
+def mse(p, y):
+    return ((p - y) ** 2).mean()
+
+
+# reductions across the batch (two-stage and split kernels whose chunks or grid are chosen at
+# launch): the compiles 50 sizes take at most: the first size and the class, and a size the
+# class's text says compiles apart (a column mean and a 1-D MSE at size 1: the graph folds there)
+REDUCTIONS = {
+    "column sum": (column_sum, lambda n: (f32(n, 256),), 2),
+    "bias gradient": (bias_gradient, lambda n: (f32(n, 256),), 2),
+    "column mean": (column_mean, lambda n: (f32(n, 256),), 3),
+    "mse 2-D": (mse, lambda n: (f32(n, 256), f32(n, 256)), 2),
+    "mse 1-D": (mse, lambda n: (f32(64 * n), f32(64 * n)), 3),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REDUCTIONS))
+def test_fifty_batch_sizes_of_reductions_on_the_gpu(kind):
+    fn, make, most = REDUCTIONS[kind]
+    f = autofuse.jit(fn, backend="cuda")
+    for n in SIZES:
+        args = tuple(cupy.asarray(a) for a in make(n))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            _check(fn, f(*args), args, 1e-4)
+    info = f.cache_info()
+    text = f.lower(*make(7)).as_text("fused")
+    assert info.compiles <= most, (kind, info, text)
+    assert "# dynamic: n0" in text and "chosen at launch" in f.lower(*make(7)).kernels[0].strategy
+
+
+def column_max_argmax(x):
+    return x.max(axis=0), x.argmax(axis=0)
+
+
+def kept_after(x):
+    return x.sum(axis=0)
+
+
+def epilogue(x, b):
+    return x.sum(axis=0) * 2 + b
+
+
+def total_argmax(x):
+    return x.argmax(), (x * x).sum()
+
+
+PAST = {
+    "column sum float32": (column_sum, lambda n: (f32(n, 256),)),
+    "column sum float64 4096": (column_sum, lambda n: (RNG.standard_normal((n, 4096)),)),
+    "column max argmax": (column_max_argmax, lambda n: (f32(n, 100),)),
+    "column mean float64": (column_mean, lambda n: (RNG.standard_normal((n, 33)),)),
+    "kept axes after": (kept_after, lambda n: (f32(n, 3, 5),)),
+    "rows layout": (lambda x: (x * x).sum(axis=(0, 2)), lambda n: (f32(n, 3, 64),)),
+    "epilogue": (epilogue, lambda n: (f32(n, 256), f32(256))),
+    "long columns": (column_sum, lambda n: (f32(n, 70000),)),
+    "mse 1-D": (mse, lambda n: (f32(n), f32(n))),
+    "mse float64": (mse, lambda n: (RNG.standard_normal((n, 7)), RNG.standard_normal((n, 7)))),
+    "total argmax": (total_argmax, lambda n: (f32(n),)),
+}
+
+
+def _check_each(fn, got, args, tolerance):
+    host = [cupy.asnumpy(a) for a in args]
+    want = fn(*host)
+    for g, w in zip(got if isinstance(want, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        g = cupy.asnumpy(g) if isinstance(g, cupy.ndarray) else np.asarray(g)
+        assert g.shape == np.shape(w) and g.dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("kind", sorted(PAST))
+def test_reductions_at_sizes_past_the_stand_in(kind):
+    """Sizes below, at and far past the stand-in (1009), none a multiple of a chunk: the chunks
+    and grid chosen at launch cover every row once; the same answer run to run (partials merged
+    in chunk order)."""
+    fn, make = PAST[kind]
+    f = autofuse.jit(fn, backend="cuda")
+    sizes = {"long columns": (5, 6, 2, 3, 301),
+             "column sum float64 4096": (5, 6, 2, 3, 1013, 3001, 9001)}.get(
+        kind, (5, 6, 2, 3, 1013, 3001, 70001))
+    for n in sizes:
+        args = tuple(cupy.asarray(a) for a in make(n))
+        _check_each(fn, f(*args), args, 1e-3 if n > 1000 else 1e-4)
+        first, again = f(*args), f(*args)
+        for a, b in zip(first if isinstance(first, tuple) else (first,),
+                        again if isinstance(again, tuple) else (again,)):
+            assert bool((cupy.asarray(a) == cupy.asarray(b)).all()), (kind, n)
+    assert f.cache_info().instances >= 4
+    assert "# dynamic: n0" in f.lower(*make(7)).as_text("fused")

@@ -1,11 +1,14 @@
 """The CUDA backend's side of shape classes (autofuse/dynamic/): grid-stride kernels (elementwise
-and loop groups) and rows kernels (reductions along trailing axes: a varying number of rows of a
-fixed length) with the class's sizes as int64 arguments, compiled once; a program per call's
-sizes launches them on a grid computed from its sizes (KernelSource.launch_rule).
+and loop groups), rows kernels (reductions along trailing axes: a varying number of rows of a
+fixed length), reductions across a varying extent (split and two-stage kernels whose chunks are
+chosen at launch, emit/two_stage_plan.py; columns kernels, a thread an output) with the class's
+sizes as int64 arguments, compiled once; a program per call's sizes launches them on a grid
+computed from its sizes (KernelSource.launch_rule). Their scratch (partials, counters) is sized
+by the static plan: the builds must agree on it.
 
-Other strategies (columns, split and two-stage reductions, tiled products, strips, transposes)
-decide their launch and their loops on sizes at planning time: a group of theirs keeps its sizes
-static (the builder says why in the fused text).
+Other strategies (tiled products, strips, transposes, column tiles) decide their launch and their
+loops on sizes at planning time: a group of theirs keeps its sizes static (the builder says why
+in the fused text).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import re
 from ...dynamic.instances import instantiate_graph
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
+from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .runtime.program import CudaProgram, SimulatorProgram
 from .writer import generate
@@ -33,13 +37,14 @@ def dynamic_texts(entry) -> list:
         source = generate(group, record.name, _strides(entry, simulator), simulator,
                           round_halves=entry.options.get("float16", "numpy") == "numpy",
                           tuning=tuning, device=device, dynamic=True)
-        if not (source.launch_rule or source.rule) or source.scratch:
+        if not (source.launch_rule or source.rule) or (source.scratch and not source.launch_rule):
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
         text = module_text(source, simulator)
         meta = (source.strategy, source.name, source.block, source.launch_rule, source.rule,
                 tuple((s.name, s.node.id, s.axis, s.stride) for s in source.sizes), source.min_blocks,
                 source.overlaps, tuple((p.name, p.node.id, p.by_value) for p in source.params),
-                tuple((p.name, p.node.id) for p in source.outputs))
+                tuple((p.name, p.node.id) for p in source.outputs),
+                tuple((name, count, dtype.str) for name, count, dtype in source.scratch))
         record.strategy, record.dynamic_kernel = source.strategy, source
         texts.append((meta, text, text))
     return texts
@@ -77,26 +82,34 @@ def _with_parameters(text: str, source) -> str:
 
 def _grid(group, source, made: dict) -> tuple:
     """The grid at a call's sizes, by the kernel's launch rule."""
-    rule, *numbers = source.launch_rule
-    if rule == "tiles":                 # (emit/matmul_tiles.py: tm x tn tiles of the result)
-        tm, tn = numbers
+    if source.launch_rule[0] == "tiles":    # (emit/matmul_tiles.py: tm x tn tiles of the result)
+        _, tm, tn = source.launch_rule
         shape = made[group.matmul.id].shape
         batch = 1
         for size in shape[:-2]:
             batch *= size
         return max(1, -(-shape[-1] // tn)), max(1, -(-shape[-2] // tm)), max(1, batch)
-    return _blocks(group, rule, numbers[0], made), 1, 1
+    return _blocks(group, source, made), 1, 1
 
 
-def _blocks(group, rule: str, number: int, made: dict) -> int:
+def _blocks(group, source, made: dict) -> int:
     """The grid's blocks along x at a call's sizes, by a one-dimensional launch rule."""
+    rule, number = source.launch_rule[:2]
     if rule == "elements":
         return max(1, min(-(-made[group.root.id].size // number), MAX_GRID))
     reduction = group.reductions[0]
     shape, axes = made[reduction.inputs[0].id].shape, reduction.attrs["axes"]
-    rows = 1
+    rows = inner = 1
     for d, size in enumerate(shape):
         rows *= 1 if d in axes else size
+        inner *= size if d in axes else 1
+    if rule == "outputs":           # a thread an output (columns.py's grid)
+        return max(1, min(-(-rows // number), 65535))
+    if rule == "split":             # ("split", most blocks, elements a block at least)
+        return max(1, min(number, -(-inner // source.launch_rule[2])))
+    if rule == "chunks":            # ("chunks", tiles, most chunks, least a chunk, height)
+        _, tiles, most, least, height = source.launch_rule
+        return tiles * chunking(inner, most, least, height)[1]
     return max(1, min(rows, number))
 
 

@@ -3,7 +3,8 @@
 `choose(group, tuning, device, simulator)` returns a `Plan`: the strategy, the sizes it was
 chosen from, and the reason in words (shown as `kernels[i].reason`). Each strategy's own finer
 choices (vector widths, tiles) are made by its emitter's plan function: emit/strip.plan,
-emit/two_stage.plan, emit/tiles.plan_rows and plan_columns, emit/matmul_tiles.refusal.
+emit/two_stage_plan.plan (and plan_class), emit/tiles.plan_rows and plan_columns,
+emit/matmul_tiles.refusal.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
 from .device import Device
-from .emit import attention_plan, runs, scans, sorting, staged_plan, tiles, two_stage
+from .emit import attention_plan, runs, scans, sorting, staged_plan, tiles, two_stage_plan
 from .tuning import Tuning
 
 
@@ -29,7 +30,7 @@ class Plan:
     outer: int = 0                    # ... the outputs, and the elements each reduces
     inner: int = 0
     row_outputs: tuple = ()           # ... outputs of the reduced space's shape (node ids)
-    layout: two_stage.Plan | None = None   # two-stage, row and column tiles: the layout
+    layout: two_stage_plan.Plan | None = None   # two-stage, row and column tiles: layout
     sorting: sorting.Plan | None = None    # sort groups: how rows are sorted
     scan: scans.Plan | None = None         # scan groups: emit/scans.py's plan
     staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
@@ -112,6 +113,9 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     independent = not dependent and \
         not any(group.depends_on_reduction(group.outputs[i]) for i in row_outputs)
     sizes = dict(shape=tuple(shape), axes=axes, outer=outer, inner=inner, row_outputs=row_outputs)
+    if dynamic and independent and shape and len(axes) == len(shape):
+        return Plan("split", f"one output over {inner} elements, a count that varies: every "
+                    f"block takes a share, the last combines (the grid chosen at launch)", **sizes)
     if dynamic and trailing:
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row) and the "
                     f"rows vary in number: a block a row, the row held on chip", **sizes)
@@ -125,14 +129,21 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                     tuning.output_run_spread)
     layout = None
     if independent and run is not None:
-        layout = two_stage.plan(shape, axes, outer // run.size, inner, tuning, device, simulator)
+        layout = two_stage_plan.plan(shape, axes, outer // run.size, inner, tuning, device,
+                                     simulator)
         if layout is not None and layout.layout != "columns":
             layout = None
     if layout is not None:
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks; "
                     f"{run.reason}", layout=layout, run=run, **sizes)
-    layout = two_stage.plan(shape, axes, outer, inner, tuning, device, simulator) if independent else None
+    layout = None if not independent else \
+        two_stage_plan.plan_class(shape, axes, outer, tuning, device, simulator) if dynamic else \
+        two_stage_plan.plan(shape, axes, outer, inner, tuning, device, simulator)
+    if layout and dynamic:
+        return Plan("two-stage", f"{outer} outputs too few to fill the GPU over a reduced extent "
+                    f"that varies: it is cut into at most {layout.chunks} chunks across blocks, "
+                    f"as many as the extent at launch gives", layout=layout, **sizes)
     if layout:
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks",

@@ -116,7 +116,10 @@ class Columns:
         strategy = "columns" if run is None else f"columns, {run.size} outputs a thread"
         if elements is not None:
             strategy += f", rows of {len(elements)} written out"
-        return self.finish(strategy, self.tuning.threads, (blocks, 1, 1))
+        source = self.finish(strategy, self.tuning.threads, (blocks, 1, 1))
+        if self.dynamic and run is None:     # (a shape class's: the outputs' loop takes any count)
+            source.launch_rule = ("outputs", self.tuning.threads)
+        return source
 
 
 def _written_out(shape, axes, most: int, dynamic: bool) -> list | None:

@@ -48,13 +48,19 @@ class Split:
         lanes = self.reduce_lanes(shape, inner, block, row_outputs)
         vectors = self.vector_reads(shape, lanes, [n.inputs[0] for n in nodes] +
                                     [p.node for p in row_outputs]) if lanes else {}
+        # NOTE: a class kernel over one axis (whose size may vary) takes the whole vectors, then
+        # the elements after the last one at a time: its stand-in sizes are odd primes
+        tail = f"{inner} // {lanes}" if self.dynamic and len(shape) == 1 else None
         if vectors:
             aligned = " | ".join([f"address({self.names[n].name})" for n in vectors] +
                                  [f"address({p.name})" for p in row_outputs])
             r.emit(f"if ({aligned}) % 16 == 0:")
             r.push()
             self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine, block, blocks,
-                                    row_outputs)
+                                    row_outputs, tail)
+            if tail:
+                self.strided_loop(inner, shape, 1, compute, combine_and_store,
+                                  f"{tail} * {lanes} + cuda.grid(1)")
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
@@ -72,7 +78,10 @@ class Split:
             r.emit(f"part{k}[cuda.blockIdx.x] = {self.to_partial(node, acc)}")
             r.emit(f"parti{k}[cuda.blockIdx.x] = {idx}")
         r.emit("cuda.threadfence()")
-        r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {blocks - 1}")
+        # a class kernel's grid is chosen at launch (`cuda.gridDim.x` blocks, at most `blocks`)
+        launched = "cuda.gridDim.x" if self.dynamic else blocks
+        last = "cuda.gridDim.x - 1" if self.dynamic else blocks - 1
+        r.emit(f"last[0] = cuda.atomic.add(counter, 0, 1) == {last}")
         r.pop()
         r.emit("cuda.syncthreads()")
         r.emit("if last[0] != 0:")
@@ -86,7 +95,7 @@ class Split:
             r.emit(f"for u in range({-(-blocks // block)}):")
             r.push()
             r.emit(f"b = {self.ix(f't + u * {block}')}")
-            r.emit(f"if b < {blocks}:")
+            r.emit(f"if b < {launched}:")
             r.push()
             self.acc.merge(node, acc, idx, self.from_partial(node, f"part{k}[b]"), f"parti{k}[b]")
             r.pop()
@@ -103,7 +112,14 @@ class Split:
         r.pop()
         r.pop()
         strategy = "split" + (f", {lanes}-wide vectors x{self.tuning.reduce_vectors}" if vectors else "")
-        return self.finish(strategy, block, (blocks, 1, 1))
+        if not self.dynamic:
+            return self.finish(strategy, block, (blocks, 1, 1))
+        source = self.finish(f"{strategy}, at most {blocks} blocks (chosen at launch)", block,
+                             (blocks, 1, 1))
+        # NOTE: a block at least 4 elements a thread: a wave of blocks from 4 x threads x blocks
+        # elements on (as the specialized kernel's), fewer blocks to merge below that
+        source.launch_rule = ("split", blocks, 4 * block)
+        return source
 
     def reduce_lanes(self, shape, size: int, threads: int, stored=()) -> int:
         """Elements a reduction thread reads as one vector (lanes_for its array inputs and the
@@ -113,23 +129,27 @@ class Split:
         if not self.tuning.vector or not shape or not read:
             return 0
         lanes = self.lanes_for(read + list(stored))
-        if lanes < 2 or shape[-1] % lanes or size < lanes * threads:
+        whole = shape[-1] % lanes == 0 or (self.dynamic and len(shape) == 1)   # (split's tail)
+        if lanes < 2 or not whole or (size < lanes * threads and not self.dynamic):
             return 0
         return lanes
 
     def vector_reduce_loop(self, shape, size: int, lanes: int, vectors: dict, compute,
-                           combine, threads: int, blocks: int, stored=()) -> None:
+                           combine, threads: int, blocks: int, stored=(), count=None) -> None:
         """The loop of a split reduction, REDUCE_VECTORS vectors a step placed as REDUCE_SPREAD
         says (vector_frame): every vector load of the step issued first, then each lane computed
         and combined in element order (so an argmax keeps the first of equal values), then the
         outputs of `stored` written a vector at a time; loops of half as many vectors
         (REDUCE_TAIL_HALVES) and of single vectors take the remainder, so a thread's last
-        vectors are not read one round trip after another."""
+        vectors are not read one round trip after another. `count`: the vectors as text, where
+        not size // lanes (a class kernel's whole vectors of a size that varies)."""
         r = self.renderer
         for name in ("address", f"vload{lanes}") + ((f"vstore{lanes}",) if stored else ()):
             r.globals[name] = ("vector", name)
         widths = [self.tuning.reduce_vectors]
-        frame = self.vector_frame(size // lanes, self.tuning.reduce_vectors, threads, self.tuning.reduce_spread, blocks)
+        frame = self.vector_frame(size // lanes if count is None else count,
+                                  self.tuning.reduce_vectors, threads, self.tuning.reduce_spread,
+                                  blocks)
         for width in sorted(set(widths) | {1}, reverse=True):
             r.emit(f"while {frame.last(width)} < {frame.end}:")
             r.push()

@@ -24,53 +24,11 @@ reduction_shapes_probe.py.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import runs
-
-
-@dataclass(frozen=True)
-class Plan:
-    layout: str          # "rows" or "columns"
-    width: int           # outputs a block
-    height: int          # threads an output
-    tiles: int           # blocks across the outputs
-    chunks: int          # blocks across the reduced extent
-    chunk: int           # reduced elements a chunk (a multiple of height)
-
-    @property
-    def threads(self) -> int:
-        return self.width * self.height
-
-
-def plan(shape, axes, outer: int, inner: int, tuning, device, simulator: bool = False) -> Plan | None:
-    """The layout for a reduction of `outer` outputs over `inner` elements each, or None where the
-    one-pass kernels fill the GPU already: a rows kernel (a block a row) when the rows fill at
-    least half of `target` blocks or are too short for two chunks; a columns kernel (a thread an
-    output) when the outputs fill a quarter of `target` x `threads` thread slots (`tuning`'s
-    split_blocks on `device`, and threads)."""
-    threads, target = tuning.threads, tuning.split_blocks(device)
-    if simulator:
-        threads, target = tuning.sim_threads, tuning.sim_blocks
-    steps = tuning.sim_steps if simulator else tuning.two_stage_steps
-    if outer < 2 or inner < 2:
-        return None
-    rows = len(shape) - 1 in axes
-    width = 1 if rows else min(tuning.two_stage_columns, threads, 1 << (outer - 1).bit_length())
-    height = threads // width
-    tiles = -(-outer // width)
-    # NOTE: at most `target` blocks (one wave): 1152 blocks of x.sum(0) over 4096x4096 ran as a
-    # wave of 1056 and a tail of 96 on an H200.
-    chunks = max(1, min(target // tiles, inner // (height * steps)))
-    if rows and chunks < 2:
-        return None
-    if not rows and (4 * outer >= target * threads or inner < height * steps):
-        return None
-    per_chunk = -(-inner // chunks)
-    chunk = -(-per_chunk // height) * height
-    return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
+from .two_stage_plan import Plan
 
 
 def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
@@ -95,10 +53,12 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
     guard = " and ".join(["h == 0"] + ([f"o < {outer}"] if ragged else []))
     strategy = (f"two-stage {p.layout}, {p.width}x{p.height} threads, "
                 f"{p.tiles} tiles x {p.chunks} chunks")
+    if p.least:
+        strategy = strategy.replace(" x ", " x at most ") + " (chosen at launch)"
     if p.chunks == 1:
         _results(source, accs)
         source.store_reduced(shape, axes, guard)
-        return source.finish(strategy, p.threads, (p.tiles, 1, 1), _bound(p, source.device))
+        return _finish(source, strategy, p, (p.tiles, 1, 1))
     parts = _write_partials(source, accs, outer, p, guard)
     r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
     r.push()
@@ -121,7 +81,16 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: lis
     source.store_reduced(shape, axes, guard)
     reset_counter(source)
     r.pop()
-    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), _bound(p, source.device))
+    return _finish(source, strategy, p, (p.tiles * p.chunks, 1, 1))
+
+
+def _finish(source, strategy: str, p: Plan, grid: tuple):
+    """The kernel; a class plan's with its launch rule: its grid from the reduced extent at each
+    call's sizes (cuda/dynamic.py, by two_stage_plan.chunking)."""
+    kernel = source.finish(strategy, p.threads, grid, _bound(p, source.device))
+    if p.least:
+        kernel.launch_rule = ("chunks", p.tiles, p.chunks, p.least, p.height)
+    return kernel
 
 
 def start(source, shape, axes, outer_axes, outer: int, inner: int, p: Plan) -> bool:
@@ -147,9 +116,13 @@ def start(source, shape, axes, outer_axes, outer: int, inner: int, p: Plan) -> b
         r.emit(f"h = {ix(f't // {p.width}')}")
         r.emit(f"o = {ix(f'tile * {p.width} + t % {p.width}')}")
     source._outer_index(outer_axes, shape, "o")
-    r.emit(f"start = {ix(f's * {p.chunk}')}")
+    chunk = p.chunk
+    if p.least:
+        chunk = "chunk"
+        emit_chunk(source, p, inner)
+    r.emit(f"start = {ix(f's * {chunk}')}")
     r.emit(f"e = {ix('start + h')}")
-    r.emit(f"end = {ix(f'min(start + {p.chunk}, {inner})')}")
+    r.emit(f"end = {ix(f'min(start + {chunk}, {inner})')}")
     ragged = outer % p.width != 0
     if ragged:
         r.emit(f"if o >= {outer}:    # past the last output: no elements")
@@ -157,6 +130,18 @@ def start(source, shape, axes, outer_axes, outer: int, inner: int, p: Plan) -> b
         r.emit("end = e")
         r.pop()
     return ragged
+
+
+def emit_chunk(source, p: Plan, inner: int) -> None:
+    """A class plan's chunks as two_stage_plan.chunking gives them at the extent `inner` (a number
+    of the text the class writes as a size): `chunk`, elements a chunk, and `nch`, the chunks of
+    the grid its launch rule gave."""
+    r = source.renderer
+    r.emit(f"wanted = max(1, min({p.chunks}, {inner} // {p.least}))")
+    chunk = f"max(1, (({inner} + wanted - 1) // wanted + {p.height - 1}) // {p.height})"
+    r.emit(f"chunk = {source.ix(f'{chunk} * {p.height}')}")
+    launched = "cuda.gridDim.x" if p.tiles == 1 else f"cuda.gridDim.x // {p.tiles}"
+    r.emit(f"nch = {source.ix(launched)}")
 
 
 def chunk_loop(source, p: Plan) -> None:
@@ -167,7 +152,7 @@ def chunk_loop(source, p: Plan) -> None:
     r.emit(f"for u in range({-(-p.chunks // p.height)}):")
     r.push()
     r.emit(f"b = {source.ix(f'h + u * {p.height}')}")
-    r.emit(f"if b < {p.chunks}:")
+    r.emit(f"if b < {'nch' if p.least else p.chunks}:")
     r.push()
 
 
@@ -371,6 +356,7 @@ def count_done(source, p: Plan) -> None:
     r.emit("cuda.syncthreads()")
     r.emit("if t == 0:")
     r.push()
-    r.emit(f"last[0] = cuda.atomic.add(counter, tile, 1) == {p.chunks - 1}")
+    r.emit(f"last[0] = cuda.atomic.add(counter, tile, 1) == "
+           f"{'nch - 1' if p.least else p.chunks - 1}")
     r.pop()
     r.emit("cuda.syncthreads()")

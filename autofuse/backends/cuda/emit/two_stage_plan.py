@@ -1,0 +1,84 @@
+"""The plans of two-stage reductions (two_stage.py): the layout, tiles and chunks, chosen from
+the sizes (`plan`) or, for a shape class (autofuse/dynamic/), without the reduced extent, which
+varies (`plan_class`): then the chunks are chosen at launch by `chunking`, which the kernel
+computes again from the extent it takes as an argument, so that at large sizes a class kernel
+splits the extent exactly as the specialized one does; its scratch is sized for the most chunks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    layout: str          # "rows" or "columns"
+    width: int           # outputs a block
+    height: int          # threads an output
+    tiles: int           # blocks across the outputs
+    chunks: int          # blocks across the reduced extent (a class plan's: the most)
+    chunk: int           # reduced elements a chunk (a multiple of height; a class plan's: 0)
+    least: int = 0       # a class plan (autofuse/dynamic/): the chunks are chosen at launch,
+    #                      each of at least this many elements (`chunking`)
+
+    @property
+    def threads(self) -> int:
+        return self.width * self.height
+
+
+def plan(shape, axes, outer: int, inner: int, tuning, device,
+         simulator: bool = False) -> Plan | None:
+    """The layout for a reduction of `outer` outputs over `inner` elements each, or None where the
+    one-pass kernels fill the GPU already: a rows kernel (a block a row) when the rows fill at
+    least half of `target` blocks or are too short for two chunks; a columns kernel (a thread an
+    output) when the outputs fill a quarter of `target` x `threads` thread slots (`tuning`'s
+    split_blocks on `device`, and threads)."""
+    if outer < 2 or inner < 2:
+        return None
+    threads, target, steps, rows, width, height, tiles = _shape(shape, axes, outer, tuning, device,
+                                                                simulator)
+    # NOTE: at most `target` blocks (one wave): 1152 blocks of x.sum(0) over 4096x4096 ran as a
+    # wave of 1056 and a tail of 96 on an H200.
+    chunks = max(1, min(target // tiles, inner // (height * steps)))
+    if rows and chunks < 2:
+        return None
+    if not rows and (4 * outer >= target * threads or inner < height * steps):
+        return None
+    per_chunk = -(-inner // chunks)
+    chunk = -(-per_chunk // height) * height
+    return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
+
+
+def plan_class(shape, axes, outer: int, tuning, device, simulator: bool = False) -> Plan | None:
+    """`plan`'s layout as it is at large reduced extents, chosen without the reduced extent (a
+    shape class's, which varies): the most chunks a wave leaves, the chunks themselves chosen at
+    launch (`chunking`); None where `plan` would be at every large extent."""
+    if outer < 2:
+        return None
+    threads, target, steps, rows, width, height, tiles = _shape(shape, axes, outer, tuning, device,
+                                                                simulator)
+    most = max(1, target // tiles)
+    if (rows and most < 2) or (not rows and 4 * outer >= target * threads):
+        return None
+    return Plan("rows" if rows else "columns", width, height, tiles, most, 0, height * steps)
+
+
+def _shape(shape, axes, outer: int, tuning, device, simulator: bool) -> tuple:
+    """(threads a block, the wave's blocks, elements a thread at least, whether the last axis is
+    reduced, outputs a block, threads an output, tiles)."""
+    threads, target = tuning.threads, tuning.split_blocks(device)
+    if simulator:
+        threads, target = tuning.sim_threads, tuning.sim_blocks
+    steps = tuning.sim_steps if simulator else tuning.two_stage_steps
+    rows = len(shape) - 1 in axes
+    width = 1 if rows else min(tuning.two_stage_columns, threads, 1 << (outer - 1).bit_length())
+    return threads, target, steps, rows, width, threads // width, -(-outer // width)
+
+
+def chunking(inner: int, most: int, least: int, height: int) -> tuple:
+    """(elements a chunk, chunks) of a class plan's reduced extent of `inner`: `plan`'s formula,
+    as many chunks as give each at least `least` elements, at most `most`, a chunk a multiple of
+    `height`; one chunk of `height` where the extent is empty. (two_stage.emit_chunk writes it
+    in the kernel.)"""
+    wanted = max(1, min(most, inner // least))
+    chunk = max(1, (-(-inner // wanted) + height - 1) // height) * height
+    return chunk, max(1, -(-inner // chunk))
