@@ -131,6 +131,20 @@ def test_a_count_of_the_batch_is_a_size_form():
         assert "n0" in lowered.kernels[-1].source
 
 
+def test_a_float32_mean_past_the_exact_integers_is_one_class():
+    """The count is fitted from the whole number it was traced from, not from its float32 value
+    (2^24 and more elements round), and a reduction over every axis splits at every size."""
+    def mse(x):
+        return ((x - np.float32(1)) ** 2).mean()
+    f = autofuse.jit(mse, backend="cpu")
+    for n in (65536, 65537, 70001, 3, 0):
+        x = RNG.standard_normal((n, 256)).astype(np.float32)
+        with np.errstate(all="ignore"):
+            want = mse(x)
+        np.testing.assert_allclose(f(x), want, rtol=1e-5)
+    assert f.cache_info().compiles <= 2, f.cache_info()
+
+
 def test_a_size_the_partition_decides_on_stays_static_with_its_reason():
     def standardize(x):
         return (x - x.mean(axis=0)) / (x.std(axis=0) + 1e-3)

@@ -20,15 +20,3 @@ def literal(value) -> str:
         dtype = np.dtype(type(value)) if isinstance(value, np.generic) else np.dtype(np.int64)
         return f"np.{dtype.name}({int(value)})"
     raise TypeError(f"no literal for {value!r}")
-
-
-def exact_count(value) -> bool:
-    """Whether a scalar is a whole number its dtype holds exactly, written as an int literal
-    cast to the dtype without change (not -0.0, nor past the dtype's exact integers)."""
-    value = np.asarray(value)[()]
-    if value.dtype.kind == "i":
-        return True
-    if value.dtype not in (np.float32, np.float64) or not np.isfinite(value) or \
-            value != np.floor(value) or np.signbit(value):
-        return False
-    return abs(float(value)) <= 2.0 ** np.finfo(value.dtype).nmant

@@ -17,7 +17,6 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
 from . import gathering, helpers
-from .literals import exact_count
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -92,7 +91,7 @@ class Renderer:
         self.ones = True                   # False: size-1 axes keep their index (broadcast_index)
         self.counts = False                # True: constants that count elements of a size (a
         #                                    mean's divisor; attrs["count"], traced from a size)
-        #                                    written as an int literal cast to their dtype, a size
+        #                                    written as their count cast to their dtype, a size
         #                                    form in the text (a shape class, dynamic/forms.py)
         self.assumed: list | None = None   # set: slice assignments take their update branch and
         #                                    record the conditions that assumes
@@ -180,10 +179,9 @@ class Renderer:
     # -- values ----------------------------------------------------------------------------------
     def value(self, node: Node, index: tuple) -> str:
         if is_inline_constant(node):
-            value = node.attrs["value"].array
-            if self.counts and node.attrs.get("count") and exact_count(value) and \
-                    self.held(value.dtype) == value.dtype:
-                return f"{self.ctor(value.dtype)}({int(value[()])})"
+            value, count = node.attrs["value"].array, node.attrs.get("count")
+            if self.counts and count is not None and self.held(value.dtype) == value.dtype:
+                return f"{self.ctor(value.dtype)}({count})"
             return self.constant(value)
         index = tuple(index)
         if node.id in self.special:

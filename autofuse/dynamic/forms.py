@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.literals import exact_count
-from ..ir.graph import Constant
 
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")      # an int literal in generated code
 _DIGITS = re.compile(r"\d+")                       # any number in a message ("(64x128)")
@@ -88,14 +86,15 @@ def unify(objects: list, plan: Plan, where: str = "a value"):
             if not isinstance(other, int) or isinstance(other, bool):
                 raise Mismatch(plan.moves[k][0], f"{where} changes kind with the size")
         return fit(objects, plan, where)
+    if _counts(objects):
+        return Count(type(first), first["value"].array.dtype,
+                     fit([o["count"] for o in objects], plan, where))
     if isinstance(first, tuple) and not hasattr(first, "_fields"):
         for k, other in enumerate(objects[1:]):
             if type(other) is not type(first) or len(other) != len(first):
                 raise Mismatch(plan.moves[k][0], f"{where} changes with the size")
         parts = tuple(unify([o[i] for o in objects], plan, where) for i in range(len(first)))
         return Parts(type(first), parts)
-    if _counts(objects):
-        return Count(first.array.dtype, fit([int(o.array[()]) for o in objects], plan, where))
     if isinstance(first, str) and all(type(o) is str for o in objects) and \
             any(o != first for o in objects):
         return Text(objects, plan, where, code=False)   # (a planner's reason naming sizes)
@@ -106,26 +105,28 @@ def unify(objects: list, plan: Plan, where: str = "a value"):
 
 
 def _counts(objects: list) -> bool:
-    """Whether `objects` are scalar constants (ir.graph.Constant) of one real dtype, each a whole
-    number, that differ: a count of elements (a mean's divisor, `x.shape[0]` used as a value),
-    which a size form can give at every size."""
+    """Whether `objects` are the attributes of a constant that counts elements (attrs "count",
+    trace/context.py), differing between the builds: its value is the count in its dtype at
+    every size."""
     first = objects[0]
-    array = getattr(first, "array", None)
-    if not isinstance(array, np.ndarray) or array.ndim or array.dtype.kind not in "if" or \
-            all(_same(o, first) for o in objects[1:]):
+    if not hasattr(first, "as_dict") or first.get("count") is None or \
+            all(o == first for o in objects[1:]):
         return False
-    return all(isinstance(getattr(o, "array", None), np.ndarray) and o.array.shape == () and
-               o.array.dtype == array.dtype and exact_count(o.array[()]) for o in objects)
+    return all(hasattr(o, "as_dict") and set(o.as_dict()) == {"value", "count"} and
+               o["value"].array.dtype == first["value"].array.dtype for o in objects)
 
 
 @dataclass(frozen=True)
 class Count:
-    """The pattern of a scalar constant that counts elements: its dtype and its size form."""
+    """The pattern of a constant's attributes where it counts elements: the count's size form,
+    and its value that count in `dtype` (rounded as the trace rounds it)."""
+    kind: type
     dtype: np.dtype
-    form: Form
+    form: object
 
     def value(self, sizes: dict):
-        return Constant(np.array(evaluate(self.form, sizes), self.dtype))
+        count = evaluate(self.form, sizes)
+        return self.kind({"value": np.asarray(count, self.dtype), "count": count})
 
 
 def _same(a, b) -> bool:

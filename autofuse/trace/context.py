@@ -83,13 +83,14 @@ class TraceContext:
             raise too_many_ops(self.name, self.max_ops, (n.origin for n in self.builder.nodes))
         return self.builder.add(op, inputs, attrs, origin=self.origin(), shape=shape, dtype=dtype)
 
-    def constant(self, value, dtype=None, count: bool = False) -> Node:
-        """`count`: the value counts elements of a dynamic size (a shape class's build,
-        dynamic/sizes.py): a class kernel writes it as a form of the size (Renderer.counts)."""
+    def constant(self, value, dtype=None, count: int | None = None) -> Node:
+        """`count`: the whole number the value was made from where it counts elements of a
+        dynamic size (a shape class's build, dynamic/sizes.py): the builds fit it as a form of the
+        size, and a class kernel writes `dtype(form)` (Renderer.counts)."""
         array = np.asarray(value) if dtype is None else np.asarray(value, dtype=dtype)
         check_dtype(array.dtype, "a constant")
-        return self.emit("constant", attrs={"value": array, "count": True} if count else
-                         {"value": array})
+        return self.emit("constant", attrs={"value": array} if count is None else
+                         {"value": array, "count": count})
 
     def input(self, shape, dtype, index: int, weak: bool) -> Node:
         node = self.emit("input", attrs={"index": index, "weak": weak}, shape=shape, dtype=dtype)

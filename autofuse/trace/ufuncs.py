@@ -51,7 +51,8 @@ def to_node(x, dtype, what: str) -> Node:
         except OverflowError as error:
             raise DTypeError(f"{what}: {error}{where()}") from None
         # NOTE: a traced size (dynamic/sizes.Size: an int with the symbols it came from)
-        return ctx.constant(value, count=bool(getattr(x, "symbols", None)))
+        sized = getattr(x, "symbols", None) and dtype.kind in "if"
+        return ctx.constant(value, count=int.__int__(x) if sized else None)
     return ctx.constant(np.asarray(x).astype(dtype))
 
 

@@ -142,7 +142,10 @@ class CpuSource(Layouts, RowPasses, Loops, Regions, Matmul, Columns, Sorting, Sc
                 self.space_rows.add(arg.node.id)
             outer_axes = [d for d in range(len(shape)) if d not in axes]
             outer_sizes = [shape[d] for d in outer_axes]
-        if outer_size == 1 and inner_size >= SPLIT_ELEMENTS and not dependent and not row_outputs:
+        # NOTE: a shape class (dynamic) splits a reduction over every axis at every size: its
+        # text must be the stand-in's
+        if outer_size == 1 and (inner_size >= SPLIT_ELEMENTS or self.dynamic and
+                                len(axes) == len(shape)) and not dependent and not row_outputs:
             return self.split_reduction(shape, axes, full)
         parallel = outer_size > 1 and outer_size * inner_size >= PARALLEL_ELEMENTS
         if self.dynamic:
@@ -185,8 +188,13 @@ class CpuSource(Layouts, RowPasses, Loops, Regions, Matmul, Columns, Sorting, Sc
         """A full reduction in chunks of its first axis on all threads, then the chunks combined."""
         r = self.renderer
         first = axes[0]
-        chunks = min(64, shape[first])
+        chunks = 64 if self.dynamic else min(64, shape[first])
         step = -(-shape[first] // chunks)
+        if self.dynamic:
+            # NOTE: sizes may be kernel arguments (a shape class): the chunks' length computed in
+            # the kernel, a chunk past the first axis merging its identity
+            step = r.name("step")
+            r.emit(f"{step} = -(-{shape[first]} // {chunks})")
         nodes = self.group.reductions
         names = []
         for node in nodes:
