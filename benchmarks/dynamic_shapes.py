@@ -195,11 +195,16 @@ SMALLER = {
 
 
 def _smaller(load, host):
+    """The arguments at a neighbouring size: the suite's rule, else one fewer along the first
+    input's first axis in every input that shares it (along the last axis where the first is
+    at most 2 long: logsumexp of one row)."""
     rule = SMALLER.get(load.name)
     if rule is not None:
         return rule(*host)
     rows = host[0].shape[0]
-    return tuple(a[:-1] if a.ndim == 2 and a.shape[0] == rows else a for a in host)
+    if rows <= 2:
+        return (host[0][..., :-1],) + tuple(host[1:])
+    return tuple(a[:-1] if a.ndim >= 1 and a.shape[0] == rows else a for a in host)
 
 
 def gpu_time(call, rounds: int = 7, calls: int = 20) -> float:
@@ -218,40 +223,66 @@ def gpu_time(call, rounds: int = 7, calls: int = 20) -> float:
     return statistics.median(times)
 
 
-def gpu_workloads(only=()) -> dict:
+def _class_against_specialized(load, rng) -> dict:
+    """One workload: its class program (built after a call at a neighbouring size) against the
+    program specialized to its shape, alternating rounds."""
+    import cupy
+    host = load.make(rng)
+    fn = load.fn(np)
+    device = [cupy.asarray(a) for a in host]
+    # a dimension varies: a first call one element smaller in it, then the full size
+    smaller = [cupy.asarray(np.ascontiguousarray(a)) for a in _smaller(load, host)]
+    shaped = autofuse.jit(fn)
+    shaped(*smaller)
+    cupy.cuda.Device().synchronize()
+    special = autofuse.jit(fn, dynamic=False)
+    want = fn(*host)
+    row = {}
+    for label, f in (("specialized", special), ("class", shaped)):
+        got, wanted = f(*device), want
+        pairs = zip(got, wanted) if isinstance(wanted, tuple) else ((got, wanted),)
+        row[f"{label} max error"] = max(float(np.max(np.abs(
+            cupy.asnumpy(g).astype(np.float64) - np.asarray(w, np.float64)), initial=0.0))
+            for g, w in pairs)
+    for turn in range(3):       # (alternating, so a drift of the device falls on both)
+        for label, f in (("specialized", special), ("class", shaped)):
+            row.setdefault(f"{label} ms rounds", []).append(gpu_time(lambda: f(*device)))
+    for label in ("specialized", "class"):
+        row[f"{label} ms"] = statistics.median(row[f"{label} ms rounds"])
+    row["class/specialized"] = row["class ms"] / row["specialized ms"]
+    text = shaped.lower(*device).as_text("fused").split("\n# fused")[0]
+    row["class text"] = text[:600]
+    row["class"] = "# dynamic:" in text
+    row["kernels"] = [k.strategy for k in shaped.lower(*device).kernels]
+    return row
+
+
+def gpu_workloads(only=(), sweep=None) -> dict:
+    """The class against the specialized program on the suite's workloads, or on another
+    benchmark's points (`sweep`: "reductions", benchmarks/reductions_sweep.py's)."""
     import cupy
     from workloads import workloads
+    if sweep == "reductions":
+        from reductions_sweep import points
+        loads = points()
+    else:
+        loads = workloads()
     rng = np.random.default_rng(2)
     out = {}
-    for load in workloads():
+    for load in loads:
         if only and load.name not in only:
             continue
-        host = load.make(rng)
-        fn = load.fn(np)
-        device = [cupy.asarray(a) for a in host]
-        # a dimension varies: a first call one element smaller in it, then the full size
-        smaller = [cupy.asarray(np.ascontiguousarray(a)) for a in _smaller(load, host)]
-        shaped = autofuse.jit(fn)
-        shaped(*smaller)
-        cupy.cuda.Device().synchronize()
-        special = autofuse.jit(fn, dynamic=False)
-        want = fn(*host)
-        row = {}
-        for label, f in (("specialized", special), ("class", shaped)):
-            got = cupy.asnumpy(f(*device))
-            row[f"{label} max error"] = float(np.max(np.abs(got.astype(np.float64) - want)))
-        for turn in range(3):       # (alternating, so a drift of the device falls on both)
-            for label, f in (("specialized", special), ("class", shaped)):
-                row.setdefault(f"{label} ms rounds", []).append(gpu_time(lambda: f(*device)))
-        for label in ("specialized", "class"):
-            row[f"{label} ms"] = statistics.median(row[f"{label} ms rounds"])
-        row["class/specialized"] = row["class ms"] / row["specialized ms"]
-        text = shaped.lower(*device).as_text("fused").split("\n# fused")[0]
-        row["class text"] = text[:600]
-        row["class"] = "# dynamic:" in text
-        row["kernels"] = [k.strategy for k in shaped.lower(*device).kernels]
+        try:
+            row = _class_against_specialized(load, rng)
+        except Exception as error:      # noqa: BLE001 - a point that fails says so and the rest run
+            row = {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"}
         out[load.name] = row
-        print(load.name, {k: v for k, v in row.items() if k != "class text"}, flush=True)
+        if "error" in row:
+            print(f"{load.name:34} {row['error']}", flush=True)
+        else:
+            print(f"{load.name:34} {row['specialized ms']:8.4f} {row['class ms']:8.4f} "
+                  f"{row['class/specialized']:6.3f} {'class' if row['class'] else 'static':6} "
+                  f"{'; '.join(row['kernels'])[:90]}", flush=True)
     return out
 
 
@@ -281,7 +312,7 @@ def gpu_report(args) -> dict:
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "commit": os.environ.get("AUTOFUSE_COMMIT", "?"), "sweeps": {}}
     try:
-        report["workloads"] = gpu_workloads(tuple(args.only or ()))
+        report["workloads"] = gpu_workloads(tuple(args.only or ()), args.sweep)
     except Exception as error:      # noqa: BLE001
         import traceback
         traceback.print_exc()
@@ -330,6 +361,8 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--only", nargs="*", default=None, help="GPU: these suite workloads only")
     parser.add_argument("--no-sweeps", action="store_true", help="GPU: the suite only")
+    parser.add_argument("--sweep", default=None, choices=("reductions",),
+                        help="GPU: another benchmark's points instead of the suite's workloads")
     parser.add_argument("--static-sizes", type=int, default=50,
                         help="sizes the GPU sweep runs with dynamic=False (each compiles)")
     parser.add_argument("--cpu-steady", action="store_true",
