@@ -73,6 +73,11 @@ def column_softmax(x):
     return e / e.sum(axis=0)
 
 
+def row_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def wide(n):
     """Arguments of a case whose kept axis varies: (4, n)."""
     return (f32(4, n),)
@@ -99,6 +104,9 @@ CASES = [
     # take column tiles), its grid from the outputs at launch (sizes 0 and 1 compile apart: the
     # text's offsets `r0 * n0` fold there)
     ("columns of a varying count float32", column_softmax, wide, 1e-6, 4),
+    # rows that vary in number: short ones a thread a row (columns), longer ones row tiles
+    ("short rows float32", lambda x: (x * x).sum(axis=-1), lambda n: (f32(n, 4),), 1e-5, 2),
+    ("row tiles softmax float32", row_softmax, lambda n: (f32(n, 48),), 1e-5, 2),
 ]
 OPTIONS = {"rows layout float32": dict(tuning=Tuning(sim_blocks=16)),
            "columns of a varying count float32": dict(tuning=Tuning(column_tiles=False))}

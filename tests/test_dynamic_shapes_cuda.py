@@ -68,7 +68,8 @@ REDUCTIONS = ["column sum float32", "bias gradient float64", "column max argmax 
               "column mean keepdims float64", "kept axes after float32", "epilogue float32",
               "long columns float64", "mse float32 1-D", "mse float64 2-D",
               "total argmax float32", "rows layout float32",
-              "columns of a varying count float32"]
+              "columns of a varying count float32", "short rows float32",
+              "row tiles softmax float32"]
 
 
 @pytest.mark.sim
@@ -125,3 +126,17 @@ def test_reduction_class_kernels_compile_to_ptx(fn, shape):
     assert entry.count(".param .u64") >= fn.__code__.co_argcount + 3
     assert "nctaid.x" in kernel.ptx          # (the chunks or blocks launched: cuda.gridDim.x)
     assert not re.search(r"\bld\.local|\bst\.local", kernel.ptx)
+
+
+@pytest.mark.parametrize("fn, width, strategy", [
+    (lambda x: x.sum(axis=-1), 4, "columns"),
+    (lambda x: x.max(axis=-1), 16, "row tiles, 64x4 threads, 1 passes"),
+    (lambda x: x.sum(axis=-1), 255, "row tiles, 8x32 threads, 1 passes"),
+])
+def test_rows_that_vary_in_number_are_planned_as_many_rows(fn, width, strategy):
+    """A class's rows kernel is chosen as for many rows (a block a row of 4 elements ran 20x a
+    thread a row on an H200; rows of 64-255 1.5-2.2x row tiles), its grid chosen at launch."""
+    f = autofuse.jit(fn, backend="cuda", dynamic=True)
+    lowered = f.lower(np.ones((5000, width), np.float32))
+    assert "# dynamic: n0 = x.shape[0]" in lowered.as_text("fused")
+    assert [kernel.strategy for kernel in lowered.kernels] == [strategy]

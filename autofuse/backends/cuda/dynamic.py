@@ -103,6 +103,8 @@ def _blocks(group, source, made: dict) -> int:
     for d, size in enumerate(shape):
         rows *= 1 if d in axes else size
         inner *= size if d in axes else 1
+    if rule == "row tiles":         # ("row tiles", rows a block, most blocks): tiles.py's grid
+        return max(1, min(-(-rows // number), source.launch_rule[2]))
     if rule == "outputs":           # a thread an output (columns.py's grid)
         return max(1, min(-(-rows // number), 65535))
     if rule == "split":             # ("split", most blocks, elements a block at least)

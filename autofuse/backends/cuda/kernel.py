@@ -122,8 +122,9 @@ class KernelSource:
     sizes: list = field(default_factory=list)     # Size arguments, after the outputs
     rule: Grid | None = None         # where sizes are arguments: the grid from their values
     launch_rule: tuple = ()          # the grid at other sizes (dynamic/): ("elements", taken
-    #                                  a block a step), ("rows", most blocks, a block a row) or
+    #                                  a block a step), ("rows", most blocks, a block a row),
     #                                  ("tiles", tm, tn: a block a tile of the product's result)
+    #                                  and others (dynamic.py's _grid and _blocks)
 
     def rebound(self, mapping: dict, strides: dict | None = None) -> "KernelSource":
         """This kernel for another group of the same structure: each parameter carries the node

@@ -117,6 +117,18 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
         return Plan("split", f"one output over {inner} elements, a count that varies: every "
                     f"block takes a share, the last combines (the grid chosen at launch)", **sizes)
     if dynamic and trailing:
+        # NOTE: the rows vary in number: chosen as for many rows (a block a row of 4 elements
+        # ran 20x the time of a thread a row on an H200, rows of 64-255 1.5-2.2x row tiles')
+        many = max(outer, tuning.rows_per_sm * device.sms)
+        rows = tiles.plan_rows(group, shape, axes, many, inner, tuning, device, simulator)
+        if rows:
+            return Plan("row tiles", f"rows of {inner} elements that vary in number: "
+                        f"{rows.width} rows a block, {rows.height} lanes of a warp a row, the "
+                        f"grid chosen at launch", layout=rows, **sizes)
+        if inner < 32 and independent and not row_outputs:
+            return Plan("columns", f"rows of {inner} elements, too short for a block each, "
+                        f"that vary in number: a thread an output, the reduced axes looped",
+                        **sizes)
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row) and the "
                     f"rows vary in number: a block a row, the row held on chip", **sizes)
     if outer == 1 and inner >= threshold and independent:

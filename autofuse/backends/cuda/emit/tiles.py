@@ -97,6 +97,10 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     rows = p.layout == "rows"
     outer_axes = [d for d in range(len(shape)) if d not in axes]
     grid = min(p.tiles, source.tuning.row_grid)
+    # NOTE: a shape class's row tiles (dynamic): the tiles counted in the kernel from the rows,
+    # the grid chosen at launch (dynamic.py), every tile guarded as a ragged one
+    count = f"-(-{outer} // {p.width})" if source.dynamic and rows else str(p.tiles)
+    ragged = outer % p.width != 0 or (source.dynamic and rows)
     r.emit(f"t = {ix('cuda.threadIdx.x')}")
     # c: the block's output a thread works for; h: its place among that output's threads
     r.emit(f"h = {ix(f't % {p.height}' if rows else f't // {p.width}')}")
@@ -115,11 +119,10 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             two_stage._declare_shared(source, node, p)
         r.emit(f"bc{node.id} = cuda.shared.array({p.width}, {source.numba_type(_result_dtype(node))})")
     r.emit(f"tile = {ix('cuda.blockIdx.x')}")
-    r.emit(f"while tile < {p.tiles}:")
+    r.emit(f"while tile < {ix(count, literal=True) if source.dynamic else count}:")
     r.push()
     r.emit(f"o = {ix(f'tile * {p.width} + c')}")
     source._outer_index(outer_axes, shape, "o")
-    ragged = outer % p.width != 0
     r.emit(f"end = {inner}" if not ragged else f"end = {inner} if o < {outer} else 0")
     for nodes in passes(source.group):
         accs = []
@@ -154,15 +157,18 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     if outputs:
         _walk(source, shape, axes, p, [], outputs, [])
     # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
-    if p.tiles > grid and not shuffles:
+    if (p.tiles > grid or source.dynamic) and not shuffles:
         r.emit("cuda.syncthreads()")
     r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
     r.pop()
     kind = "row" if rows else "column"
     strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
                 f"{len(passes(source.group))} passes")
-    return source.finish(strategy, p.threads, (grid, 1, 1),
-                         max(1, source.device.threads_per_sm // p.threads))
+    written = source.finish(strategy, p.threads, (grid, 1, 1),
+                            max(1, source.device.threads_per_sm // p.threads))
+    if source.dynamic and rows:
+        written.launch_rule = ("row tiles", p.width, source.tuning.row_grid)
+    return written
 
 
 def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> None:
