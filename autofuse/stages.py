@@ -115,7 +115,7 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     cost = cost_model(backend)
     if sizes is not None:
         # NOTE: the class's sizes are decided on as at its stand-ins (CostModel.varying)
-        cost = dataclasses.replace(cost, varying=frozenset(sizes.symbols))
+        cost = dataclasses.replace(cost, varying=tuple(sizes.stand_ins.items()))
     rolled = roll(traced.graph, simplified, cost) \
         if (options or {}).get("roll_loops", True) else None
     if rolled is not None:

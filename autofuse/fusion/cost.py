@@ -56,16 +56,18 @@ class CostModel:
     # a z-score's sqrt(var) + 1 out of the pass that reads it (legality.outer_broadcast).
     broadcast_chains: bool = False
     # Extents that vary in a shape class build (dynamic/builder.py builds it at stand-in sizes,
-    # then at 2, 3, ...): a decision counted by such an extent is taken as at the stand-in, at
-    # least `class_extent`, so the small builds partition alike (a batchnorm's 1/sqrt(var) read
-    # through the batch, recomputed per row: stored at 1009 rows, fused at 2 otherwise). Static
-    # builds: empty.
-    varying: frozenset = frozenset()
-    class_extent: int = 1009
+    # then at 2, 3, ...), as (size, its stand-in) pairs: a rule counting such an extent counts
+    # the stand-in, so every build partitions as the stand-ins' does (a batchnorm's 1/sqrt(var)
+    # read through the batch is stored at 1009 rows, recomputed per row at 2; its columns are
+    # one kernel up to max_row rows, materialized past). Static builds: none.
+    varying: tuple = ()
 
     def extent(self, size: int) -> int:
-        """`size` as a fusion rule counts it: as large as a stand-in where it varies."""
-        return max(size, self.class_extent) if size in self.varying else size
+        """`size` as a fusion rule counts it: its stand-in where it varies."""
+        for value, stand_in in self.varying:
+            if value == size:
+                return stand_in
+        return size
 
 
 DEFAULT = CostModel()

@@ -320,7 +320,7 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
             row_phase = True
     inner = 1
     for a in axes:
-        inner *= shape[a]
+        inner *= cost.extent(shape[a])
     if row_phase and inner > cost.max_row:
         return (f"its rows ({inner} elements) do not fit on chip (at most {cost.max_row}), so the "
                 f"reduced value is materialized before it is used across the row")
