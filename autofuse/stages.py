@@ -112,7 +112,11 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
         return simplify(split_total_reductions(unroll_short_reductions(lower_products(
             graph, limits, lambda node: specs[node.attrs["index"]].strides))))
 
-    rolled = roll(traced.graph, simplified, cost_model(backend)) \
+    cost = cost_model(backend)
+    if sizes is not None:
+        # NOTE: the class's sizes are decided on as at its stand-ins (CostModel.varying)
+        cost = dataclasses.replace(cost, varying=tuple(sizes.stand_ins.items()))
+    rolled = roll(traced.graph, simplified, cost) \
         if (options or {}).get("roll_loops", True) else None
     if rolled is not None:
         graph, history, fused, loop = rolled
@@ -132,6 +136,6 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     # (the arrays as the CPU backend reads them: NumPy arrays with their own strides)
     entry.host_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                           if specs[node.attrs["index"]] is not None}
-    entry.fused = fused or partition(graph, cost_model(backend))
+    entry.fused = fused or partition(graph, cost)
     entry.kernels = [Kernel(group) for group in entry.fused.groups]   # (backends fill them)
     return entry

@@ -145,16 +145,6 @@ def test_a_float32_mean_past_the_exact_integers_is_one_class():
     assert f.cache_info().compiles <= 2, f.cache_info()
 
 
-def test_a_size_the_partition_decides_on_stays_static_with_its_reason():
-    def standardize(x):
-        return (x - x.mean(axis=0)) / (x.std(axis=0) + 1e-3)
-    f = autofuse.jit(standardize, backend="cpu")
-    for n in (4, 5, 9):
-        _check(standardize, f, (RNG.standard_normal((n, 6)),))
-    text = f.lower(RNG.standard_normal((9, 6))).as_text("fused")
-    assert "# static: x.shape[0]: at size 2 the program differs" in text
-
-
 def test_a_gathered_tables_rows_bound_the_check_at_each_size():
     """The table's rows are the bound of the indices' check (a constant of the program): as a
     count it is a form of the size, so the rows are dynamic and the check is each call's."""

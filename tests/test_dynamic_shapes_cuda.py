@@ -54,14 +54,76 @@ def test_class_kernels_compile_to_ptx_with_size_parameters():
     assert not re.search(r"^\s*[a-z.]+\.f64\b", kernel.ptx, re.MULTILINE)
 
 
-def test_whole_column_programs_keep_their_sizes_static_on_cuda():
-    def column_softmax(x):
-        e = np.exp(x - x.max(axis=0))
-        return e / e.sum(axis=0)
+def column_softmax(x):
+    e = np.exp(x - x.max(axis=0))
+    return e / e.sum(axis=0)
 
-    f = autofuse.jit(column_softmax, backend="cuda", dynamic=True)
-    text = f.lower(np.ones((4, 32), np.float32)).as_text("fused")
-    assert "# static: x.shape[0]" in text and "plans on its sizes" in text
+
+def batchnorm(x, g, b):
+    m = x.mean(axis=0)
+    v = ((x - m) ** 2).mean(axis=0)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+def _lowered_class(fn, rows: int, columns: int):
+    f = autofuse.jit(fn, backend="cuda", dynamic=True)
+    args = [np.ones((rows, columns), np.float32)] + \
+        [np.ones(columns, np.float32)] * (fn.__code__.co_argcount - 1)
+    return f.lower(*args)
+
+
+@pytest.mark.parametrize("fn", [column_softmax, batchnorm])
+def test_whole_column_programs_are_column_tile_class_kernels(fn):
+    lowered = _lowered_class(fn, 4, 4096)
+    text = lowered.as_text("fused")
+    assert "# dynamic: n0 = x.shape[0]" in text and "# static" not in text, text
+    (kernel,) = lowered.kernels
+    assert kernel.strategy == "column tiles, 16x32 threads, 2 passes"
+    assert "end = ix(n0)" in kernel.source and "sizes n0" in kernel.reason
+
+
+@pytest.mark.parametrize("rows, columns", [(65536, 256), (8192, 4096), (16384, 1024)])
+def test_the_class_plans_as_the_static_planner_at_large_sizes(rows, columns):
+    """The class built one row short of a large size plans its kernels as the kernels written for
+    that size (the partition by the stand-in: two-stage sums past max_row rows)."""
+    g = np.ones(columns, np.float32)
+    static = autofuse.jit(batchnorm, backend="cuda", dynamic=False).lower(
+        np.ones((rows, columns), np.float32), g, g)
+    f = autofuse.jit(batchnorm, backend="cuda", dynamic=True)
+    f.lower(np.ones((rows - 1, columns), np.float32), g, g)
+    classed = f.lower(np.ones((rows, columns), np.float32), g, g)
+    assert "# dynamic: n0" in classed.as_text("fused")
+    assert [k.launch["grid"] for k in classed.kernels] == [k.launch["grid"] for k in static.kernels]
+    assert [k.launch["block"] for k in classed.kernels] == \
+        [k.launch["block"] for k in static.kernels]
+    assert [k.strategy.split(" x ")[0] for k in classed.kernels] == \
+        [k.strategy.split(" x ")[0] for k in static.kernels]
+
+
+@pytest.mark.skipif(not _ptx_process(), reason="PTX is not generated under the CUDA simulator")
+@pytest.mark.parametrize("fn", [column_softmax, batchnorm])
+def test_column_tile_class_kernels_compile_to_ptx(fn):
+    (kernel,) = _lowered_class(fn, 5, 4096).kernels
+    entry = re.search(r"\.visible \.entry \S+\(([^)]*)\)", kernel.ptx).group(1)
+    # the arrays as 64-bit pointers, then n0 and n1 as 64-bit values
+    assert entry.count(".param .u64") >= fn.__code__.co_argcount + 3
+    assert "nctaid.x" in kernel.ptx and "bar.sync" in kernel.ptx
+    assert not re.search(r"\bld\.local|\bst\.local", kernel.ptx)
+
+
+COLUMNS = [f"{name} {dtype}" for name in ("batchnorm", "z-score", "column softmax", "variance")
+           for dtype in ("float32", "float64")]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("case", COLUMNS)
+def test_whole_column_class_kernels_under_the_simulator(case, tmp_path):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, os.path.join(HERE, "dynamic_sim_columns.py"), case],
+                          env=env, capture_output=True, text=True, timeout=600)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith(case) and lines[0].endswith(": ok"), done.stdout
 
 
 REDUCTIONS = ["column sum float32", "bias gradient float64", "column max argmax float32",

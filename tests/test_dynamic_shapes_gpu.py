@@ -262,3 +262,42 @@ def test_reductions_at_sizes_past_the_stand_in(kind):
             assert bool((cupy.asarray(a) == cupy.asarray(b)).all()), (kind, n)
     assert f.cache_info().instances >= 4
     assert "# dynamic: n0" in f.lower(*make(7)).as_text("fused")
+
+
+def batchnorm(x, g, b):
+    m = x.mean(axis=0)
+    v = ((x - m) ** 2).mean(axis=0)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+def column_softmax(x, g, b):
+    e = np.exp(x - x.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+@pytest.mark.parametrize("fn", [batchnorm, column_softmax], ids=lambda fn: fn.__name__)
+def test_whole_column_programs_over_fifty_batch_sizes(fn):
+    """Column tiles as a class kernel (the batch a size argument, the grid from the columns):
+    50 batch sizes and sizes past the stand-in, against NumPy in float64 (float32 sums within a
+    bound that grows with the rows summed)."""
+    f = autofuse.jit(fn, backend="cuda")
+    for n in SIZES + [3000, 70001]:
+        host = (f32(n, 256), f32(256), f32(256))
+        args = tuple(cupy.asarray(a) for a in host)
+        try:
+            with np.errstate(all="ignore"):
+                want = fn(*(a.astype(np.float64) for a in host))
+        except ValueError:              # (the max of no rows)
+            with pytest.raises(ValueError):
+                f(*args)
+            continue
+        with np.errstate(all="ignore"):
+            got = cupy.asnumpy(f(*args))
+            own = np.abs(fn(*host).astype(np.float64) - want)
+        bound = 2e-7 * max(n, 1) * 8 + 1e-5
+        error = np.abs(got.astype(np.float64) - want)
+        ok = (error <= bound * (1 + np.abs(want)) + 4 * own) | (np.isnan(got) & np.isnan(want))
+        assert got.dtype == np.float32 and ok.all(), (n, np.nanmax(error))
+    text = f.lower(*(cupy.asarray(a) for a in (f32(7, 256), f32(256), f32(256)))).as_text("fused")
+    assert "# dynamic: n0 = x.shape[0]" in text, text
+    assert f.cache_info().compiles <= 2 + text.count("compiles on its own"), f.cache_info()

@@ -222,8 +222,10 @@ class Renderer:
                 self.unchanging(broadcast_index(node.inputs[1].shape, node.shape, index,
                                                 self.ones)):
             divisor = node.inputs[1]
+            # (a class's count, a mean's divisor, is a size: its reciprocal is computed)
             value = divisor.attrs["value"].array if is_inline_constant(divisor) and \
-                ("value", node.id, 1) not in self.lifted else None
+                ("value", node.id, 1) not in self.lifted and \
+                not (self.counts and divisor.attrs.get("count") is not None) else None
             quotient = self.invariant_divide(args[0], args[1], value)
             if quotient is not None:
                 return self.convert(node.dtype, quotient, op_result=True) \

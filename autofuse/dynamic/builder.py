@@ -113,6 +113,7 @@ class Builder:
         self.dropped: set = set()          # (leaf, dim) kept static
         self.messages = ()                 # pattern of the checks' messages (_attempt's)
         self.target = dynamic_backend(backend)
+        self.base: dict = {}               # symbol -> base stand-in of this attempt
 
     def _specs(self, sizes: dict) -> list:
         specs = [None if i in self.statics else leaf_spec(leaf, f"{self.name}() argument {i}")
@@ -126,7 +127,7 @@ class Builder:
         return specs
 
     def _run(self, sizes: dict):
-        watch = Watch(sizes)
+        watch = Watch(sizes, self.base)
         entry = assemble(self.fn, self.structure, self.leaves, self._specs(sizes), self.statics,
                          self.backend, self.name, self.options, watch, sized_kernels=not self.asked)
         try:
@@ -155,7 +156,7 @@ class Builder:
     def _attempt(self):
         actual = {s: shape_of(self.leaves[p[0][0]])[p[0][1]] for s, p in self.places.items()}
         taken = {size for leaf in self.leaves for size in getattr(leaf, "shape", ())}
-        base = _stand_ins(actual, taken)
+        base = self.base = _stand_ins(actual, taken)
         plan = Plan(tuple(base.items()), tuple((s, _next_prime(v + 1)) for s, v in base.items()))
         try:
             template, description, texts, watch = self._run(base)

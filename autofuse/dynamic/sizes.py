@@ -33,9 +33,13 @@ def _by_user(depth: int = 2) -> bool:
 class Watch:
     """The stand-in value of each symbol during one trace, and the user's decisions on them."""
 
-    def __init__(self, values: dict):
+    def __init__(self, values: dict, stand_ins: dict | None = None):
         self.symbols = {value: symbol for symbol, value in values.items()}   # value -> symbol
         self.decisions: dict = {}          # symbol -> the first reason it must stay static
+        # value -> its symbol's base stand-in: the size the partition decides by (every build
+        # of a class partitions as its stand-ins do; fusion/cost.py CostModel.varying)
+        self.stand_ins = {value: (stand_ins or {}).get(symbol, value)
+                          for value, symbol in self.symbols.items()}
 
     def tag(self, shape: tuple) -> tuple:
         """`shape` with each stand-in size as a Size carrying its symbol."""

@@ -55,6 +55,19 @@ class CostModel:
     # (CUDA); the CPU counts direct readers only, since its column kernels would otherwise split
     # a z-score's sqrt(var) + 1 out of the pass that reads it (legality.outer_broadcast).
     broadcast_chains: bool = False
+    # Extents that vary in a shape class build (dynamic/builder.py builds it at stand-in sizes,
+    # then at 2, 3, ...), as (size, its stand-in) pairs: a rule counting such an extent counts
+    # the stand-in, so every build partitions as the stand-ins' does (a batchnorm's 1/sqrt(var)
+    # read through the batch is stored at 1009 rows, recomputed per row at 2; its columns are
+    # one kernel up to max_row rows, materialized past). Static builds: none.
+    varying: tuple = ()
+
+    def extent(self, size: int) -> int:
+        """`size` as a fusion rule counts it: its stand-in where it varies."""
+        for value, stand_in in self.varying:
+            if value == size:
+                return stand_in
+        return size
 
 
 DEFAULT = CostModel()

@@ -68,14 +68,15 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
     return maps
 
 
-def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False) -> int:
+def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False,
+                    counted=lambda size: size) -> int:
     """How many times `g` would compute each element of `p`: the extents of the axes its
     readers broadcast it along that come before an axis it varies along (`A @ v` reads v again
     for every row of A). A value broadcast only along later axes (a row's mean or 1/std) is the
     same through a row's inner loop, which computes it once. With `chains`, readers of the same
     size (a cast, a division, a transpose on the way to the broadcast) pass the count on:
     exp(l - m) / s - y read through a transpose and broadcast computes the exp as often as the
-    broadcast reads; without, only reshapes do."""
+    broadcast reads; without, only reshapes do. `counted` counts an axis (CostModel.extent)."""
     worst, stack, seen = 1, [p], {p.id}
     while stack:
         node = stack.pop()
@@ -92,7 +93,7 @@ def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False) -> int
             shape = (1,) * (reader.ndim - node.ndim) + tuple(node.shape)
             varying = [d for d, extent in enumerate(shape) if extent > 1]
             if varying:
-                worst = max(worst, math.prod(reader.shape[d] for d, extent in enumerate(shape)
+                worst = max(worst, math.prod(counted(reader.shape[d]) for d, extent in enumerate(shape)
                                              if extent == 1 and d < varying[-1]))
     return worst
 
@@ -221,7 +222,7 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
                 "written in place, into {p}'s memory, the kernel computes that region alone")
     if cost.broadcast_recompute and p.kind == ELEMENTWISE and p.ndim and p.size and \
             OPS[p.op].cost >= max(COSTLY_OP, cost.broadcast_recompute_cost):
-        times = outer_broadcast(p, g, users, cost.broadcast_chains)
+        times = outer_broadcast(p, g, users, cost.broadcast_chains, cost.extent)
         if times >= cost.broadcast_recompute:
             return (f"{{p}} would be computed {times} times an element in this kernel (read "
                     f"through a broadcast along an outer axis); computing it once and storing it "
@@ -319,7 +320,7 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
             row_phase = True
     inner = 1
     for a in axes:
-        inner *= shape[a]
+        inner *= cost.extent(shape[a])
     if row_phase and inner > cost.max_row:
         return (f"its rows ({inner} elements) do not fit on chip (at most {cost.max_row}), so the "
                 f"reduced value is materialized before it is used across the row")

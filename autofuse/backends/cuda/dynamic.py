@@ -6,7 +6,10 @@ sizes as int64 arguments, compiled once; a program per call's sizes launches the
 computed from its sizes (KernelSource.launch_rule). Their scratch (partials, counters) is sized
 by the static plan: the builds must agree on it.
 
-Other strategies (tiled products, strips, transposes, column tiles) decide their launch and their
+Column tiles (whole-column programs: batchnorm, column softmax) take the reduced extent and
+the columns as sizes; their tile is the one of many columns over a long extent (emit/tiles.py);
+row tiles the rows, planned as for many rows; the float32 tiles product its M (guards and grid).
+Other strategies (strips, transposes, tensor-core products) decide their launch and their
 loops on sizes at planning time: a group of theirs keeps its sizes static (the builder says why
 in the fused text).
 """
@@ -109,6 +112,8 @@ def _blocks(group, source, made: dict) -> int:
         return max(1, min(-(-rows // number), 65535))
     if rule == "split":             # ("split", most blocks, elements a block at least)
         return max(1, min(number, -(-inner // source.launch_rule[2])))
+    if rule == "column tiles":      # ("column tiles", most blocks, columns a tile): tiles.py
+        return max(1, min(-(-rows // source.launch_rule[2]), number))
     if rule == "chunks":            # ("chunks", tiles, most chunks, least a chunk, height)
         _, tiles, most, least, height = source.launch_rule
         return tiles * chunking(inner, most, least, height)[1]

@@ -163,7 +163,7 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     slots = tuning.sim_threads * tuning.sim_blocks if simulator else tuning.threads * device.sms
     fills = run is not None and outer // run.size >= slots
     columns = None if independent else \
-        tiles.plan_columns(group, shape, axes, outer, inner, tuning, simulator)
+        tiles.plan_columns(group, shape, axes, outer, inner, tuning, simulator, dynamic)
     if columns:
         return Plan("column tiles", f"reductions the rest of the column needs, over {inner} "
                     f"elements of each of {outer} columns: a block a tile of {columns.width} "

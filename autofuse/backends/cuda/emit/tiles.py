@@ -44,19 +44,22 @@ def plan_rows(group, shape, axes, outer: int, inner: int, tuning, device,
     return two_stage.Plan("rows", width, lanes, -(-outer // width), 1, -(-inner // lanes) * lanes)
 
 
-def plan_columns(group, shape, axes, outer: int, inner: int, tuning, simulator: bool) -> two_stage.Plan | None:
+def plan_columns(group, shape, axes, outer: int, inner: int, tuning, simulator: bool,
+                 dynamic: bool = False) -> two_stage.Plan | None:
     """The tile (a two_stage.Plan of one chunk, "columns" layout) for a group whose reductions
     keep the last axis of `shape`, or None where a thread an output (columns) does: the last axis
     reduced, a reduction of booleans, or a reduced extent shorter than two steps of a column's
-    threads."""
+    threads. `dynamic` (a shape class): the tile is the one of many columns over a long extent,
+    whatever `outer` and `inner` are (a class's sizes 2 and 3 must plan as its stand-ins do)."""
     if len(shape) - 1 in axes or outer < 2 or not tuning.column_tiles:
         return None
     if any(np.dtype(n.dtype).kind == "b" for n in group.reductions):
         return None
     threads = tuning.sim_threads if simulator else tuning.column_tile_threads
-    width = min(tuning.column_tile_width, threads // 2, 1 << (outer - 1).bit_length())
+    width = min(tuning.column_tile_width, threads // 2,
+                threads if dynamic else 1 << (outer - 1).bit_length())
     height = threads // width
-    if inner < 2 * height:
+    if inner < 2 * height and not dynamic:
         return None
     chunk = -(-inner // height) * height
     return two_stage.Plan("columns", width, height, -(-outer // width), 1, chunk)
@@ -97,10 +100,6 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     rows = p.layout == "rows"
     outer_axes = [d for d in range(len(shape)) if d not in axes]
     grid = min(p.tiles, source.tuning.row_grid)
-    # NOTE: a shape class's row tiles (dynamic): the tiles counted in the kernel from the rows,
-    # the grid chosen at launch (dynamic.py), every tile guarded as a ragged one
-    count = f"-(-{outer} // {p.width})" if source.dynamic and rows else str(p.tiles)
-    ragged = outer % p.width != 0 or (source.dynamic and rows)
     r.emit(f"t = {ix('cuda.threadIdx.x')}")
     # c: the block's output a thread works for; h: its place among that output's threads
     r.emit(f"h = {ix(f't % {p.height}' if rows else f't // {p.width}')}")
@@ -119,11 +118,18 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             two_stage._declare_shared(source, node, p)
         r.emit(f"bc{node.id} = cuda.shared.array({p.width}, {source.numba_type(_result_dtype(node))})")
     r.emit(f"tile = {ix('cuda.blockIdx.x')}")
-    r.emit(f"while tile < {ix(count, literal=True) if source.dynamic else count}:")
+    # NOTE: a class kernel takes its extents as sizes: tiles while a tile's first output is one
+    # (ceil(outer / width) is no affine form), and every tile syncs before the next, whatever
+    # the grid its launch rule gives
+    classed = source.dynamic
+    r.emit(f"while tile * {p.width} < {ix(str(outer), literal=True)}:" if classed else
+           f"while tile < {p.tiles}:")
     r.push()
     r.emit(f"o = {ix(f'tile * {p.width} + c')}")
     source._outer_index(outer_axes, shape, "o")
-    r.emit(f"end = {inner}" if not ragged else f"end = {inner} if o < {outer} else 0")
+    ragged = outer % p.width != 0 or classed     # (a class's outputs at size 0 too)
+    end = ix(str(inner), literal=True) if classed and not rows else inner
+    r.emit(f"end = {end}" if not ragged else f"end = {end} if o < {outer} else 0")
     for nodes in passes(source.group):
         accs = []
         for node in nodes:
@@ -157,18 +163,20 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     if outputs:
         _walk(source, shape, axes, p, [], outputs, [])
     # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
-    if (p.tiles > grid or source.dynamic) and not shuffles:
+    if (p.tiles > grid or classed) and not shuffles:
         r.emit("cuda.syncthreads()")
     r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
     r.pop()
     kind = "row" if rows else "column"
     strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
                 f"{len(passes(source.group))} passes")
-    written = source.finish(strategy, p.threads, (grid, 1, 1),
-                            max(1, source.device.threads_per_sm // p.threads))
-    if source.dynamic and rows:
-        written.launch_rule = ("row tiles", p.width, source.tuning.row_grid)
-    return written
+    kernel = source.finish(strategy, p.threads, (grid, 1, 1),
+                           max(1, source.device.threads_per_sm // p.threads))
+    if classed:         # (cuda/dynamic.py: a block a tile of the call's rows or columns, at most
+        #                 row_grid)
+        kernel.launch_rule = ("row tiles", p.width, source.tuning.row_grid) if rows else \
+            ("column tiles", source.tuning.row_grid, p.width)
+    return kernel
 
 
 def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> None:
