@@ -123,6 +123,7 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     else:
         (graph, history), fused, loop = simplified(traced.graph), None, None
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}), loop=loop)
+    entry.sized_kernels = sized_kernels
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative

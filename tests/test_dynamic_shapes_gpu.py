@@ -135,9 +135,9 @@ def test_attention_keeps_its_flash_kernel_under_the_automatic_policy():
 
 def test_the_softmax_class_narrows_its_row_bound():
     f = autofuse.jit(softmax, backend="cuda")
-    for n in (5, 6):
-        f(cupy.asarray(f32(n, 96)))
-    source = f.lower(cupy.asarray(f32(7, 96))).kernels[0].source
+    for n in (5, 6):                    # (rows of 1000: a block a row; shorter ones row tiles)
+        f(cupy.asarray(f32(n, 1000)))
+    source = f.lower(cupy.asarray(f32(7, 1000))).kernels[0].source
     assert "while row < ix(n0):" in source
 
 
@@ -279,8 +279,15 @@ def column_softmax(x, g, b):
 def test_whole_column_programs_over_fifty_batch_sizes(fn):
     """Column tiles as a class kernel (the batch a size argument, the grid from the columns):
     50 batch sizes and sizes past the stand-in, against NumPy in float64 (float32 sums within a
-    bound that grows with the rows summed)."""
-    f = autofuse.jit(fn, backend="cuda")
+    bound that grows with the rows summed). jit(dynamic=True): the automatic policy keeps a
+    column-tiles program static (its class ran 1.2-1.5x the specialized kernel), and says so."""
+    automatic = autofuse.jit(fn, backend="cuda")
+    for n in (300, 301):
+        automatic(*(cupy.asarray(a) for a in (f32(n, 256), f32(256), f32(256))))
+    text = automatic.lower(*(cupy.asarray(a) for a in (f32(7, 256), f32(256), f32(256)))).as_text(
+        "fused")
+    assert "# static: x.shape[0]" in text and "jit(dynamic=True) builds it so" in text, text
+    f = autofuse.jit(fn, backend="cuda", dynamic=True)
     for n in SIZES + [3000, 70001]:
         host = (f32(n, 256), f32(256), f32(256))
         args = tuple(cupy.asarray(a) for a in host)
