@@ -196,15 +196,15 @@ SMALLER = {
 
 def _smaller(load, host):
     """The arguments at a neighbouring size: the suite's rule, else one fewer along the first
-    input's first axis in every input that shares it (along the last axis where the first is
-    at most 2 long: logsumexp of one row)."""
+    input's first axis in every input of two or more axes that shares it (a bias vector of that
+    length is the columns'), along the last axis where the first is at most 2 long."""
     rule = SMALLER.get(load.name)
     if rule is not None:
         return rule(*host)
     rows = host[0].shape[0]
     if rows <= 2:
         return (host[0][..., :-1],) + tuple(host[1:])
-    return tuple(a[:-1] if a.ndim >= 1 and a.shape[0] == rows else a for a in host)
+    return tuple(a[:-1] if a.ndim >= 2 and a.shape[0] == rows else a for a in host)
 
 
 def gpu_time(call, rounds: int = 7, calls: int = 20) -> float:
