@@ -13,6 +13,7 @@ import pytest
 
 import autofuse
 from autofuse.backends.cuda import compile as cuda_compile
+from autofuse.backends.cuda.device import HOPPER
 from autofuse.errors import ArgumentError
 from autofuse.backends.cuda.emit import mma_plan
 from autofuse.backends.cuda.intrinsics.mma_shapes import SHAPES
@@ -136,7 +137,7 @@ def test_ptxas_links_without_spilling(dtype, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "0 bytes spill stores" in done.stderr
     shared = int(re.search(r"(\d+) bytes smem", done.stderr).group(1))
-    assert shared <= mma_plan.STATIC_SHARED
+    assert shared <= HOPPER.shared_per_block
 
 
 @needs_ptx
@@ -167,7 +168,7 @@ def test_shared_memory_fits_a_static_declaration(dtype, precision, changes):
         assert kernel.strategy.startswith("tensor cores")
         declared = [int(n) for n in re.findall(r"cuda\.shared\.array\((\d+),", kernel.source)]
         word = 8 if dtype == np.float64 else 4
-        assert len(declared) == 2 and sum(declared) * word <= mma_plan.STATIC_SHARED
+        assert len(declared) == 2 and sum(declared) * word <= HOPPER.shared_per_block
 
 
 def test_too_large_a_tile_falls_back_to_the_cuda_cores():

@@ -121,7 +121,8 @@ def prepare(entry) -> None:
         general = group.kind == "output" and not staged_plan.marked(group) \
             and not attention_plan.marked(group)
         into = in_place(group, users, results)
-        structure = ((general and mma_plan.structure(group, strides, tuning))
+        structure = ((general and mma_plan.structure(group, strides, tuning,
+                                                     device.shared_per_block))
                      or group.structure(strides, lifted=places), into is not None)
         origin = first.get(structure)
         if origin is None:

@@ -61,7 +61,7 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind == "output":
         return Plan("matmul", "a matrix product with its prologue and epilogue")
     if group.kind == "sort":
-        rows, reason = sorting.plan(group, tuning, simulator)
+        rows, reason = sorting.plan(group, tuning, device.shared_per_block, simulator)
         return Plan("sort", reason, sorting=rows)
     if group.kind == "scatter":
         return _scatter(group)

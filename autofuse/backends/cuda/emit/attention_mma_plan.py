@@ -19,7 +19,6 @@ from ..intrinsics.mma_shapes import SHAPES
 
 SHAPE = SHAPES["mma_f16_m16n8k16"]
 PAD = 4                      # words past a shared row (bank spread; rows are multiples of 8 words)
-STATIC_SHARED = 48 * 1024    # bytes a kernel may declare statically
 
 
 @dataclass(frozen=True)
@@ -74,8 +73,9 @@ def applies(found, tuning) -> bool:
     return dtypes == {np.dtype(np.float16)}
 
 
-def choose(found, tuning, causal, simulator: bool = False) -> MmaPlan | None:
-    """The plan, or None where the kernel does not apply or its tiles do not fit."""
+def choose(found, tuning, causal, shared: int, simulator: bool = False) -> MmaPlan | None:
+    """The plan, or None where the kernel does not apply or its tiles do not fit in `shared`
+    bytes (Device.shared_per_block: what a block may declare statically)."""
     if not applies(found, tuning):
         return None
     warps, keys = tuning.attention_mma_sim if simulator else tuning.attention_mma_tile
@@ -85,9 +85,9 @@ def choose(found, tuning, causal, simulator: bool = False) -> MmaPlan | None:
     while warps > 1 and (warps // 2) * SHAPE.m >= sq:     # fewer warps where Sq is short
         warps //= 2
     plan = MmaPlan(warps, keys, head, width, causal, "")
-    while plan.shared_bytes > STATIC_SHARED and plan.keys > SHAPE.k:
+    while plan.shared_bytes > shared and plan.keys > SHAPE.k:
         plan = MmaPlan(warps, plan.keys // 2, head, width, causal, "")
-    if plan.shared_bytes > STATIC_SHARED:
+    if plan.shared_bytes > shared:
         return None
     how = (f"tensor cores: mma.sync m16n8k16, float16 operands and float32 sums for q @ k^T and "
            f"for P @ V (P rounded to float16, as flash attention kernels do; the scores and the "

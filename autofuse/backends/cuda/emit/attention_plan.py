@@ -99,7 +99,8 @@ def choose(group, tuning, device, simulator: bool = False):
     found = roles(group)
     pattern = found.output.attrs.get('attention', 'softmax(s) @ v')
     sq, sk = found.scores.shape[-2:]
-    tensor = attention_mma_plan.choose(found, tuning, _causal(found, sq, sk), simulator)
+    tensor = attention_mma_plan.choose(found, tuning, _causal(found, sq, sk),
+                                       device.shared_per_block, simulator)
     if tensor is not None:
         return dataclasses.replace(tensor, reason=f"{pattern} ({tensor.reason})")
     rows, keys, rx, lanes = tuning.attention_sim if simulator else \

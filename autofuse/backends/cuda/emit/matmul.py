@@ -27,8 +27,8 @@ class Matmul:
         strides = {p.node.id: p.strides for p in self.params}
         # NOTE: shape-class builds (dynamic) keep the compact kernel, the one tested with sizes
         # that vary; the tensor-core kernel takes its sizes as arguments too, untested so.
-        tensor = None if self.dynamic else mma_plan.choose(self.group, strides, self.tuning,
-                                                            self.simulator)
+        tensor = None if self.dynamic else mma_plan.choose(
+            self.group, strides, self.tuning, self.device.shared_per_block, self.simulator)
         if tensor is not None:
             source = (mma_pipeline if tensor.stages else mma_gemm).write(self, tensor)
             source.reason = tensor.reason

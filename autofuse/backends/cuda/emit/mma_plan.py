@@ -19,7 +19,6 @@ from ..intrinsics.mma_shapes import SHAPES, Shape
 from . import gemm_plan
 
 PRECISIONS = ("float32", "tf32", "3xtf32")     # jit(matmul_precision=...) for float32 products
-STATIC_SHARED = 48 * 1024      # bytes of shared memory a kernel may declare statically
 PAD = 4                        # words past a shared row of K words (bank spread)
 
 
@@ -117,7 +116,7 @@ def refusal(group, precision: str) -> str | None:
     return gemm_plan.layout_refusal(group)
 
 
-def choose(group, strides: dict, tuning, simulator: bool = False) -> Plan | None:
+def choose(group, strides: dict, tuning, shared: int, simulator: bool = False) -> Plan | None:
     """The tensor-core kernel's plan for this product group, or None (Tuning.mma off, or it does
     not apply)."""
     precision = tuning.matmul_precision
@@ -131,7 +130,7 @@ def choose(group, strides: dict, tuning, simulator: bool = False) -> Plan | None
     stage_a = gemm_plan.unit_axis(group, a, strides, "k", "tile")
     stage_b = gemm_plan.unit_axis(group, b, strides, "tile", "k")
     if kind == "f16" and tuning.mma_stages:
-        plan = _pipelined(node, shape, stage_a, stage_b, tuning, simulator)
+        plan = _pipelined(node, shape, stage_a, stage_b, tuning, shared, simulator)
     else:
         if simulator:        # a warp a block, two tiles: the simulator runs threads as Python
             tile = (1, 1, 1, 2, 2)
@@ -139,7 +138,7 @@ def choose(group, strides: dict, tuning, simulator: bool = False) -> Plan | None
             tile = tuning.mma_f64_tile if kind == "f64" else tuning.mma_tile
         plan = Plan(kind, shape.name, *tile[:4], tile[4] * shape.words, stage_a, stage_b, 0, 0,
                     "")
-    if plan is None or plan.shared_bytes > STATIC_SHARED:    # (a tuning asking for too large
+    if plan is None or plan.shared_bytes > shared:    # (a tuning asking for too large
         return None                                          # a tile)
     m, n = node.shape[-2:]
     arithmetic = {"f64": "float64", "f16": "float16 operands, float32 sums",
@@ -152,7 +151,8 @@ def choose(group, strides: dict, tuning, simulator: bool = False) -> Plan | None
     return Plan(*plan.key, reason)
 
 
-def _pipelined(node, shape: Shape, stage_a: str, stage_b: str, tuning, simulator: bool):
+def _pipelined(node, shape: Shape, stage_a: str, stage_b: str, tuning, shared: int,
+               simulator: bool):
     """The pipelined float16 kernel's plan: the tuning's tile (the simulator's: one warp of two
     instruction tiles), halved along M, then N, while the grid would not fill a wave; the most
     stages up to the tuning's that fit the static shared memory; None where none fits."""
@@ -175,7 +175,7 @@ def _pipelined(node, shape: Shape, stage_a: str, stage_b: str, tuning, simulator
     for stages in range(max(tuning.mma_stages, 2), 1, -1):
         plan = Plan("f16", shape.name, warps_m, warps_n, tiles_m, tiles_n, steps * shape.words,
                     stage_a, stage_b, stages, 0 if simulator else tuning.mma_blocks, "")
-        if plan.shared_bytes <= STATIC_SHARED and all(
+        if plan.shared_bytes <= shared and all(
                 plan.rows(side)[1] >= 2 and (plan.rows(side)[0] * plan.rows(side)[1])
                 % min(plan.threads, plan.rows(side)[0] * plan.rows(side)[1]) == 0
                 for side in "ab"):
@@ -183,11 +183,11 @@ def _pipelined(node, shape: Shape, stage_a: str, stage_b: str, tuning, simulator
     return None
 
 
-def structure(group, strides: dict, tuning) -> tuple | None:
+def structure(group, strides: dict, tuning, shared: int) -> tuple | None:
     """The product group's structure as its kernel's text depends on it (the tensor-core kernel's
     or else the compact kernel's plan, and of each shape only which extents are 1), or None where
     neither applies."""
-    plan = choose(group, strides, tuning)
+    plan = choose(group, strides, tuning, shared)
     if plan is None:
         return gemm_plan.structure(group, strides, tuning)
     return ("mma", plan.key, group.structure({}, sizes=gemm_plan.pattern))

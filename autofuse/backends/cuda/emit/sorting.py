@@ -22,7 +22,6 @@ from ....fusion.group import Group
 from ....fusion.sorting import in_row, row_shapes
 from ..kernel import KernelSource, storage_dtype
 
-SHARED_BYTES = 48 * 1024          # static shared memory a block may declare
 LIBRARY = " (CuPy's or torch's sort for their arrays)"    # the strategy's words where it may
 
 
@@ -36,15 +35,16 @@ class Plan:
     library: bool                 # the program may hand the sort to the array library's
 
 
-def plan(group: Group, tuning, simulator: bool) -> tuple[Plan, str]:
-    """How the sort group's rows are sorted, and why."""
+def plan(group: Group, tuning, shared: int, simulator: bool) -> tuple[Plan, str]:
+    """How the sort group's rows are sorted, and why; `shared`: the bytes of shared memory a block
+    may declare (Device.shared_per_block)."""
     sort = group.sort
     shape, outer, _ = row_shapes(sort)
     n = shape[-1]
     padded = max(2, 1 << max(0, n - 1).bit_length())
     key_bytes = storage_dtype(np.float32 if sort.inputs[0].dtype == np.float16
                               else sort.inputs[0].dtype).itemsize
-    fits = padded * (key_bytes + 4) <= SHARED_BYTES
+    fits = padded * (key_bytes + 4) <= shared
     # NOTE: a group holding more than its sort was fused for rows the fusion pass bounds
     # (CostModel.max_sort_row), which fit on chip whatever the tuning says.
     on_chip = fits and (padded <= tuning.sort_row or len(group.nodes) > 1)
