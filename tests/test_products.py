@@ -162,7 +162,7 @@ def test_split_k_graph_matches_numpy_in_the_interpreter():
     # x read down its rows by neighbouring threads: a thread the 10 outputs of x's column
     (lambda x, g: x.T @ g, ((1 << 19, 64), (1 << 19, 10)), "10 outputs a thread"),
     # x's rows 256 bytes apart: a staged run (emit/run_tiles.py), x's rows copied to shared
-    # memory; at K = 256 (16 chunks a row, measured slower staged) a thread an output
+    # memory; at K = 256 (16 chunks a row, measured slower staged) a tiled product
     (lambda x, w: x @ w, ((1 << 19, 64), (64, 10)), "10 outputs a thread for each of 3 rows"),
     (lambda x, w: x @ w, ((1 << 16, 256), (256, 4)), None),
     # rows of 3 colour channels, 12 bytes apart: a run of a pixel's 3 outputs

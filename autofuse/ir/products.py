@@ -24,6 +24,12 @@ class ProductLimits:
     # A product with M or N at most this (matrix-vector, vector-matrix, dot, a few columns) reads
     # its matrix once as a reduction; a tile of 128 would be mostly padding.
     small_side: int = 16
+    # ... but a product with at least `columns_least` of those columns and K past `reduction_k`
+    # stays a tiled product: a thread an output re-reads its row of K for each column (an
+    # H100, M = 2^17 float32: N = 4, 10, 16 at K = 256 ran 157, 343, 542 us as reductions
+    # against 132, 159, 135 tiled; benchmarks/experiments/few_columns_long_k.py). 0: any K.
+    reduction_k: int = 0
+    columns_least: int = 4
     # A product with K at most this is a short sum per output, K looped (a thread an output).
     # NOTE: K written out as K elementwise terms of slices ran slower on the H200 (8192x8 @
     # 8x8192 float32: 301 us against 179 us looped); only K = 1, the outer product, is written
@@ -87,6 +93,11 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
         return ProductPlan("staged", f"product {shape}: {batch} products of sides at most {side}, "
                            f"a block a product (or a few), operands staged in shared memory")
     along_k = _fast_along_k(a, strides)
+    if limits.reduction_k and k > limits.reduction_k and limits.columns_least <= n <= \
+            limits.small_side < m:
+        return ProductPlan("tiled", f"product {shape}: N = {n} columns over K = {k} (more than "
+                           f"{limits.reduction_k}): a tiled product reads each row of the left "
+                           f"operand once for all of them, where a thread an output re-reads it")
     if limits.small_side and n <= limits.small_side and along_k:
         return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side}, "
                            f"a reduction along each row of the left operand, read once", "mnk")

@@ -121,7 +121,10 @@ class Tuning:
     # -- which products run as reductions (ir/products.py; ProductLimits(0, 0, 0): none) ------
     # attention_head: attention of head dimensions up to this runs as one flash kernel
     # (ir/attention.py; emit/attention.py)
-    products: ProductLimits = ProductLimits(staged=True, split_k=8192, attention_head=128)
+    # reduction_k: x @ w with 4-16 columns is a reduction (a thread an output, or the staged run
+    # up to K = 128) only up to this K, a tiled product past it
+    products: ProductLimits = ProductLimits(staged=True, split_k=8192, attention_head=128,
+                                            reduction_k=128)
     gemm: bool = True                 # float32/float64 products: the compact kernel general over
     #                                   sizes (emit/gemm.py; tiles_* sizes it); False: the kernels
     #                                   above, specialized to each shape
