@@ -93,15 +93,15 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
         return ProductPlan("staged", f"product {shape}: {batch} products of sides at most {side}, "
                            f"a block a product (or a few), operands staged in shared memory")
     along_k = _fast_along_k(a, strides)
-    if limits.reduction_k and k > limits.reduction_k and limits.columns_least <= n <= \
-            limits.small_side < m:
-        return ProductPlan("tiled", f"product {shape}: N = {n} columns over K = {k} (more than "
-                           f"{limits.reduction_k}): a tiled product reads each row of the left "
-                           f"operand once for all of them, where a thread an output re-reads it")
-    if limits.small_side and n <= limits.small_side and along_k:
+    # (x @ w read along x's rows, K past reduction_k: a tiled product at the end; K long enough
+    # to split (split_k), unmeasured that way, stays a reduction)
+    few = not (along_k and limits.reduction_k and k > limits.reduction_k and
+               (not limits.split_k or k < limits.split_k) and
+               limits.columns_least <= n <= limits.small_side < m)
+    if limits.small_side and n <= limits.small_side and along_k and few:
         return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side}, "
                            f"a reduction along each row of the left operand, read once", "mnk")
-    if limits.small_side and n <= limits.small_side:
+    if limits.small_side and n <= limits.small_side and few:
         return ProductPlan("reduction", f"product {shape}: N = {n} <= {limits.small_side} and the "
                            f"left operand stored by columns: a reduction down them", "kmn")
     if limits.small_side and limits.vector_left and m <= limits.small_side:
@@ -121,6 +121,10 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
         return ProductPlan("split", f"product {shape}: {m * n * batch} results from K = {k}, "
                            f"split into {chunks} products of K = {k // chunks} summed after",
                            chunks=chunks)
+    if not few:
+        return ProductPlan("tiled", f"product {shape}: N = {n} columns over K = {k} (more than "
+                           f"{limits.reduction_k}): a tiled product reads each row of the left "
+                           f"operand once for all of them, where a thread an output re-reads it")
     return ProductPlan("tiled", f"product {shape}: a tiled matrix product")
 
 
