@@ -183,3 +183,16 @@ def test_a_run_read_at_a_computed_index_is_refused():
     assert lookup(("i0", "2")) == "red3" and lookup(("i0", "0", "0")) == "red1"
     with pytest.raises(RunIndexError):
         lookup(("i0", "(i0 * 3 + 1) // 2"))
+
+
+@pytest.mark.parametrize("shapes, strategy", [
+    (((1 << 17, 256), (256, 4)), "tiled"),          # 4-16 columns over K > 128: tiled
+    (((1 << 17, 1024), (1024, 16)), "tiled"),
+    (((1 << 17, 128), (128, 16)), "columns"),       # K <= 128: the staged run
+    (((1 << 17, 1024), (1024, 2)), "rows"),         # 1-2 columns: a reduction (faster than cuBLAS)
+    (((1000, 20000), (20000, 4)), "rows"),          # K past split_k: as before
+])
+def test_few_columns_over_a_long_k_are_tiled(shapes, strategy):
+    x, w = (np.empty(shape, np.float32) for shape in shapes)
+    kernels = autofuse.jit(lambda x, w: x @ w, backend="cuda").lower(x, w).kernels
+    assert kernels[0].strategy.startswith(strategy), [k.strategy for k in kernels]
