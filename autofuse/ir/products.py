@@ -24,12 +24,6 @@ class ProductLimits:
     # A product with M or N at most this (matrix-vector, vector-matrix, dot, a few columns) reads
     # its matrix once as a reduction; a tile of 128 would be mostly padding.
     small_side: int = 16
-    # ... but a product with at least `columns_least` of those columns and K past `reduction_k`
-    # stays a tiled product: a thread an output re-reads its row of K for each column (an
-    # H100, M = 2^17 float32: N = 4, 10, 16 at K = 256 ran 157, 343, 542 us as reductions
-    # against 132, 159, 135 tiled; benchmarks/experiments/few_columns_long_k.py). 0: any K.
-    reduction_k: int = 0
-    columns_least: int = 4
     # A product with K at most this is a short sum per output, K looped (a thread an output).
     # NOTE: K written out as K elementwise terms of slices ran slower on the H200 (8192x8 @
     # 8x8192 float32: 301 us against 179 us looped); only K = 1, the outer product, is written
@@ -57,6 +51,13 @@ class ProductLimits:
     # becomes one softmax_matmul node and its scores' product, for the backend's flash kernel.
     # 0: never (the backend has none).
     attention_head: int = 0
+    # A product of at most `small_side` columns (above) but at least `columns_least`, with K
+    # past `reduction_k`, stays a tiled product: a thread an output re-reads its row of K for
+    # each column (an H100, M = 2^17 float32: N = 4, 10, 16 at K = 256 ran 157, 343, 542 us as
+    # reductions against 132, 159, 135 tiled; benchmarks/experiments/few_columns_long_k.py).
+    # 0: any K. (Last, so that ProductLimits(0, 0, 0) keeps meaning no reductions.)
+    reduction_k: int = 0
+    columns_least: int = 4
 
 
 @dataclass(frozen=True)
