@@ -19,15 +19,20 @@ CASES = ["elementwise float32", "loop float64", "broadcast column", "rows softma
          "rows layernorm float32", "reduction float64", "product float32"]
 
 
-@pytest.mark.sim
-@pytest.mark.parametrize("case", CASES)
-def test_class_kernels_under_the_simulator(case, tmp_path):
+def _simulated(script: str, case: str, tmp_path) -> None:
+    """One case of a simulator script, in its own process; it prints one line, ending ": ok"."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "dynamic_sim_cases.py"), case],
+    done = subprocess.run([sys.executable, os.path.join(HERE, script), case],
                           env=env, capture_output=True, text=True, timeout=600)
     lines = done.stdout.splitlines()
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert len(lines) == 1 and lines[0].startswith(case) and lines[0].endswith(": ok"), done.stdout
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("case", CASES)
+def test_class_kernels_under_the_simulator(case, tmp_path):
+    _simulated("dynamic_sim_cases.py", case, tmp_path)
 
 
 def _ptx_process() -> bool:
@@ -118,12 +123,7 @@ COLUMNS = [f"{name} {dtype}" for name in ("batchnorm", "z-score", "column softma
 @pytest.mark.sim
 @pytest.mark.parametrize("case", COLUMNS)
 def test_whole_column_class_kernels_under_the_simulator(case, tmp_path):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "dynamic_sim_columns.py"), case],
-                          env=env, capture_output=True, text=True, timeout=600)
-    lines = done.stdout.splitlines()
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert len(lines) == 1 and lines[0].startswith(case) and lines[0].endswith(": ok"), done.stdout
+    _simulated("dynamic_sim_columns.py", case, tmp_path)
 
 
 REDUCTIONS = ["column sum float32", "bias gradient float64", "column max argmax float32",
@@ -137,12 +137,7 @@ REDUCTIONS = ["column sum float32", "bias gradient float64", "column max argmax 
 @pytest.mark.sim
 @pytest.mark.parametrize("case", REDUCTIONS)
 def test_reductions_across_the_batch_under_the_simulator(case, tmp_path):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", AUTOFUSE_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "dynamic_sim_reductions.py"), case],
-                          env=env, capture_output=True, text=True, timeout=600)
-    lines = done.stdout.splitlines()
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert len(lines) == 1 and lines[0].startswith(case) and lines[0].endswith(": ok"), done.stdout
+    _simulated("dynamic_sim_reductions.py", case, tmp_path)
 
 
 def column_sum(x):
