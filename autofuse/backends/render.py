@@ -179,9 +179,9 @@ class Renderer:
     # -- values ----------------------------------------------------------------------------------
     def value(self, node: Node, index: tuple) -> str:
         if is_inline_constant(node):
-            value, count = node.attrs["value"].array, node.attrs.get("count")
-            if self.counts and count is not None and self.held(value.dtype) == value.dtype:
-                return f"{self.ctor(value.dtype)}({count})"
+            value = node.attrs["value"].array
+            if self.counted(node) and self.held(value.dtype) == value.dtype:
+                return f"{self.ctor(value.dtype)}({node.attrs['count']})"
             return self.constant(value)
         index = tuple(index)
         if node.id in self.special:
@@ -224,13 +224,16 @@ class Renderer:
             divisor = node.inputs[1]
             # (a class's count, a mean's divisor, is a size: its reciprocal is computed)
             value = divisor.attrs["value"].array if is_inline_constant(divisor) and \
-                ("value", node.id, 1) not in self.lifted and \
-                not (self.counts and divisor.attrs.get("count") is not None) else None
+                ("value", node.id, 1) not in self.lifted and not self.counted(divisor) else None
             quotient = self.invariant_divide(args[0], args[1], value)
             if quotient is not None:
                 return self.convert(node.dtype, quotient, op_result=True) \
                     if self.held(node.dtype) != node.dtype else quotient
         return self.spell(node, computation, args)
+
+    def counted(self, node: Node) -> bool:
+        """Whether a constant is a class's count of elements, written as a form of its size."""
+        return self.counts and node.attrs.get("count") is not None
 
     def unchanging(self, index: tuple) -> bool:
         """Whether every part of `index` stays the same over the loop being rendered."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")      # an int literal in generated code
 _DIGITS = re.compile(r"\d+")                       # any number in a message ("(64x128)")
 

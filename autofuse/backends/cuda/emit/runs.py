@@ -121,8 +121,8 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
     A chunk is a power of two that divides `threads` (so a thread copies one column of the
     chunk), and a row at most `chunks` of them; a thread takes as many rows as keep its
     accumulators within `outputs` 32-bit registers, fit the `shared` bytes a block may declare,
-    and leave at least `blocks` blocks. Only float32 and float64 inputs (shared memory holds them as they are) and
-    sum reductions of numbers.
+    and leave at least `blocks` blocks. Only float32 and float64 inputs (shared memory holds them
+    as they are) and sum reductions of numbers.
 
     NOTE: on the H100, a row of 16 chunks (K = 256, two barriers a chunk) was 4-7% slower staged
     than a thread an output; rows of 2-4 chunks 1.0-3.4x faster (BENCHMARKS.md)."""

@@ -43,8 +43,7 @@ def plan(shape, axes, outer: int, inner: int, tuning, device,
         return None
     if not rows and (4 * outer >= target * threads or inner < height * steps):
         return None
-    per_chunk = -(-inner // chunks)
-    chunk = -(-per_chunk // height) * height
+    chunk = _chunk(inner, chunks, height)
     return Plan("rows" if rows else "columns", width, height, tiles, -(-inner // chunk), chunk)
 
 
@@ -79,6 +78,12 @@ def chunking(inner: int, most: int, least: int, height: int) -> tuple:
     as many chunks as give each at least `least` elements, at most `most`, a chunk a multiple of
     `height`; one chunk of `height` where the extent is empty. (two_stage.emit_chunk writes it
     in the kernel.)"""
-    wanted = max(1, min(most, inner // least))
-    chunk = max(1, (-(-inner // wanted) + height - 1) // height) * height
+    chunk = _chunk(inner, max(1, min(most, inner // least)), height)
     return chunk, max(1, -(-inner // chunk))
+
+
+def _chunk(inner: int, wanted: int, height: int) -> int:
+    """Elements a chunk where `inner` is cut into `wanted` chunks: a multiple of `height`, at
+    least one `height` (an empty extent's)."""
+    per_chunk = -(-inner // wanted)
+    return max(1, -(-per_chunk // height)) * height
