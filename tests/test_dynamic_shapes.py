@@ -74,8 +74,7 @@ def test_fifty_batch_sizes_compile_at_most_twice(kind):
     for n in order:
         _check(fn, f, make(n), exact=kind == "elementwise")
     info = f.cache_info()
-    # the product's class does not run size 1 (a matrix-vector product there): one more compile
-    assert info.compiles <= (3 if kind == "product" else 2), (kind, info)
+    assert info.compiles <= 2, (kind, info)
     assert info.instances >= len(SIZES) - 3
     assert "# dynamic: n0 = x.shape[0]" in f.lower(*make(7)).as_text("fused")
 

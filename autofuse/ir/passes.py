@@ -110,7 +110,9 @@ def constant_fold(graph: Graph) -> Graph:
 
 
 def _is_scalar_constant(node: Node, value) -> bool:
-    if node.op != "constant" or node.ndim != 0:
+    # NOTE: a count of elements (a mean's divisor, attrs "count") stays as written: in a shape
+    # class it is a form of a size, 1 only at size 1, where the class's program must be the same
+    if node.op != "constant" or node.ndim != 0 or node.attrs.get("count") is not None:
         return False
     array = node.attrs["value"].array
     return bool(array == value) and not (array.dtype.kind == "f" and np.signbit(array))
@@ -120,7 +122,7 @@ def _is_one(node: Node) -> bool:
     """A one-element constant 1 (not -1, not -0.0), broadcast or not: x * it is x, bit for bit."""
     while node.op == "broadcast_to":
         node = node.inputs[0]
-    if node.op != "constant" or node.size != 1:
+    if node.op != "constant" or node.size != 1 or node.attrs.get("count") is not None:
         return False
     array = node.attrs["value"].array
     return bool(array.reshape(()) == 1) and not (array.dtype.kind == "f" and np.signbit(array).any())

@@ -27,7 +27,9 @@ class Columns:
     def column_layout(self, shape, axes) -> bool:
         """Whether the reduction is over the axis just before a kept contiguous last axis."""
         return len(axes) == 1 and len(shape) >= 2 and axes[0] < len(shape) - 1 \
-            and shape[-1] > 1 and all(size > 0 for size in shape)      # (size 0: the rows loops)
+            and shape[-1] > 1 and all(size > 0 for d, size in enumerate(shape) if d != axes[0])
+        # (a kept size 0: the rows loops; a reduced axis of 0 rows runs empty loops here, as a
+        # shape class's kernel does at that size)
 
     def column_reduction(self, shape, axes, full, parallel, accumulator):
         axis = axes[0]

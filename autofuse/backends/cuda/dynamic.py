@@ -42,11 +42,6 @@ def dynamic_texts(entry) -> list:
                           tuning=tuning, device=device, dynamic=True)
         if not (source.launch_rule or source.rule) or (source.scratch and not source.launch_rule):
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
-        if getattr(entry, "sized_kernels", False) and source.launch_rule[:1] == ("column tiles",):
-            # NOTE: measured on an H100 (BENCHMARKS.md): whole-column programs as class column
-            # tiles ran 1.17-1.52x their specialized kernels (runtime extents in their loops)
-            raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) runs 1.2-1.5x "
-                             f"slower with sizes as arguments; jit(dynamic=True) builds it so")
         text = module_text(source, simulator)
         meta = (source.strategy, source.name, source.block, source.launch_rule, source.rule,
                 tuple((s.name, s.node.id, s.axis, s.stride) for s in source.sizes), source.min_blocks,

@@ -40,6 +40,10 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    class_steps: int = 2              # a shape class's column tiles: their loop to a size argument
+    #                                   takes this many such steps at once (LLVM unrolls a constant
+    #                                   trip count: the specialized kernel issued 3x the loads; 2
+    #                                   measured best, class_steps_gpu.py)
     short_rows: int = 16              # columns: reduced extents this short written out element by
     #                                   element (each loaded and computed once for the row), and
     short_tiles: bool = True          # a block's rows staged in shared memory (emit/short_tiles.py)

@@ -82,7 +82,9 @@ def write(source):
     # text is the stand-in's (the compact kernel's rule too, gemm_plan.choose)
     tiles = Tiles(max(m, source.tuning.tiles_narrow + 1) if source.dynamic else m, n,
                   source.tuning)
-    guard_m, guard_n, guard_k = m % tiles.tm != 0, n % tiles.tn != 0, k % tiles.depth != 0
+    # (an extent of 0 is guarded as one past a tile's edge: a shape class's text at size 0)
+    guard_m, guard_n, guard_k = (size % step != 0 or size == 0 for size, step in
+                                 ((m, tiles.tm), (n, tiles.tn), (k, tiles.depth)))
     for name in ("address", "vload4", "vstore4", "sload4", "sstore4"):
         r.globals[name] = ("vector", name)
     zero = r.constant(np.float32(0))

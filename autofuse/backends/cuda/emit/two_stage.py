@@ -195,10 +195,12 @@ def _declare_shared(source, node, p: Plan, positions: int = 1) -> None:
                f"{source.numba_type(np.int64)})")
 
 
-def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None) -> None:
+def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None,
+          steps: int = 1) -> None:
     """The thread's elements of its chunk, `ilp` a step (all loaded before any is combined, in
-    element order), then one at a time; `nodes` (the group's reductions unless given), at each
-    position of `run` if given, combined into `accs` and row outputs stored at each element."""
+    element order; `steps` times as many), then one at a time; `nodes` (the group's reductions
+    unless given), at each position of `run` if given, combined into `accs` and row outputs
+    stored at each element."""
     r = source.renderer
     nodes = source.group.reductions if nodes is None else nodes
     items = [(node, position) for node in nodes for position in runs.positions(run)]
@@ -206,7 +208,7 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None)
     # keep the text short (BENCHMARKS.md)
     if run is None:
         loads = source.tuning.two_stage_loads
-        ilp = source.ilp(p.chunk, p.height, loads, loads)
+        ilp = source.ilp(p.chunk, p.height, loads, loads) * steps
     else:
         steps = source.tuning.output_run_steps
         ilp = steps if p.chunk >= steps * p.height else 1
