@@ -259,12 +259,16 @@ def _class_against_specialized(load, rng) -> dict:
 
 def gpu_workloads(only=(), sweep=None) -> dict:
     """The class against the specialized program on the suite's workloads, or on another
-    benchmark's points (`sweep`: "reductions", benchmarks/reductions_sweep.py's)."""
+    benchmark's points (`sweep`: "reductions", benchmarks/reductions_sweep.py's; "products",
+    benchmarks/products.py's)."""
     import cupy
     from workloads import workloads
     if sweep == "reductions":
         from reductions_sweep import points
         loads = points()
+    elif sweep == "products":
+        from products import workloads as products
+        loads = products()
     else:
         loads = workloads()
     rng = np.random.default_rng(2)
@@ -361,7 +365,7 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--only", nargs="*", default=None, help="GPU: these suite workloads only")
     parser.add_argument("--no-sweeps", action="store_true", help="GPU: the suite only")
-    parser.add_argument("--sweep", default=None, choices=("reductions",),
+    parser.add_argument("--sweep", default=None, choices=("reductions", "products"),
                         help="GPU: another benchmark's points instead of the suite's workloads")
     parser.add_argument("--static-sizes", type=int, default=50,
                         help="sizes the GPU sweep runs with dynamic=False (each compiles)")

@@ -131,9 +131,17 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
            else f"while tile < {p.tiles}:")
     r.push()
     r.emit(f"o = {ix(f'tile * {p.width} + c')}")
-    source._outer_index(outer_axes, shape, "o")
+    # NOTE: ragged row tiles read the last row again for rows past the end (`oc`) and store only
+    # their own: the row's length stays a constant, so no element's load is guarded (a length
+    # of 0 past the end guarded each: softmax over a class's rows of 256 ran 1.12-1.14x)
+    clamped = rows and ragged
+    if clamped:
+        # (a class's size 0 not folded, so that its text is the class's)
+        last = ix(f"{ix(str(outer), literal=True)} - 1") if classed else outer - 1
+        r.emit(f"oc = o if o < {outer} else {last}")
+    source._outer_index(outer_axes, shape, "oc" if clamped else "o")
     end = ix(str(inner), literal=True) if classed and not rows else inner
-    r.emit(f"end = {end}" if not ragged else f"end = {end} if o < {outer} else 0")
+    r.emit(f"end = {end}" if not ragged or clamped else f"end = {end} if o < {outer} else 0")
     for nodes in passes(source.group):
         accs = []
         for node in nodes:
@@ -165,7 +173,7 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             r.special[node.id] = lambda index, result=result: result
     outputs = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
     if outputs:
-        _walk(source, shape, axes, p, [], outputs, [])
+        _walk(source, shape, axes, p, [], outputs, [], f"o < {outer}" if clamped else None)
     # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
     if (p.tiles > grid or classed) and not shuffles:
         r.emit("cuda.syncthreads()")
@@ -183,11 +191,12 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     return kernel
 
 
-def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> None:
+def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
+          stores: str | None = None) -> None:
     """A thread's elements of its output: column tiles by two_stage's loop (`ilp` a step, then
     one at a time); row tiles, whose rows are short, as a fixed count of guarded elements, so
     that every load is issued before the first combine (a row of 100 went one load at a time
-    through the loop's remainder)."""
+    through the loop's remainder); `stores`: the condition row outputs are stored under."""
     r = source.renderer
     if p.layout != "rows":
         r.emit("e = h")
@@ -207,8 +216,13 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> N
     index = tuple(f"r{d}" if d in axes else f"i{d}" for d in range(len(shape)))
     for node, (acc, idx) in zip(nodes, accs):
         source.acc.combine(node, acc, idx, r.value(node.inputs[0], index), node.dtype, "e")
+    if row_outputs and stores:
+        r.emit(f"if {stores}:")
+        r.push()
     for param in row_outputs:
         source.store(param, index)
+    if row_outputs and stores:
+        r.pop()
     r.pop()
     r.pop()
 
