@@ -442,9 +442,10 @@ def test_float16_rows_hold_as_many_bytes_a_thread_as_float32_rows():
 
 
 def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
-    """compile._unless_spilling keeps the bounded cubin unless it spills; then it links the PTX
-    again with one block an SM fewer, down to half the blocks asked, and at last without
-    .minnctapersm, keeping the first that does not spill (else the one that spills least)."""
+    """compile._unless_spilling keeps the bounded cubin unless it spills (more than the bytes it
+    tolerates: a class kernel's few); then it links the PTX again with one block an SM fewer,
+    down to half the blocks asked, and at last without .minnctapersm, keeping the first that
+    does not spill (else the one that spills least)."""
     from autofuse.backends.cuda.runtime import driver as cuda_driver
     from autofuse.backends.cuda import compile as backend
     ptx = ".visible .entry k(\n.maxntid 256, 1, 1\n.minnctapersm 5\n{\nret;\n}\n"
@@ -456,6 +457,12 @@ def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
         return f"b{found.group(1)}".encode() if found else b"free"
 
     monkeypatch.setattr(backend, "link", link)
+    for local, expected, tried, tolerated in (({b"b5": 8}, (b"b5", 5), [], 16),
+                                              ({b"b5": 24, b"b4": 0}, (b"b4", 4), [4], 16)):
+        linked.clear()
+        monkeypatch.setattr(cuda_driver, "local_bytes", lambda cubin, entry: local[cubin])
+        assert backend._unless_spilling(b"b5", ptx, "sm_90", "k", 5, tolerated) == expected
+        assert len(linked) == len(tried)
     for local, expected, tried in (({b"b5": 0}, (b"b5", 5), []),
                                    ({b"b5": 96, b"b4": 0}, (b"b4", 4), [4]),
                                    ({b"b5": 96, b"b4": 40, b"b3": 8, b"free": 0}, (b"free", 0),

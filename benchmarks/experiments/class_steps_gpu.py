@@ -42,16 +42,21 @@ def main():
     parser.add_argument("--steps", nargs="*", type=int, default=[1, 2, 4])
     parser.add_argument("--only", nargs="*", default=DEFAULT)
     parser.add_argument("--out", default=None)
-    parser.add_argument("--keep-bound", action="store_true",
-                        help="link every kernel with its launch bound even where ptxas spills")
+    parser.add_argument("--keep-bound", type=int, default=-1, metavar="BYTES",
+                        help="link a kernel with its launch bound where ptxas spills at most "
+                             "this many bytes a thread")
     args = parser.parse_args()
-    if args.keep_bound:
+    if args.keep_bound >= 0:
         import autofuse.backends.cuda.compile as compile_module
         from autofuse.backends.cuda.runtime import driver
+        relink = compile_module._unless_spilling
 
         def kept(cubin, ptx, arch, entry, blocks):
-            print(f"    (linked with its bound: {driver.local_bytes(cubin, entry)} local bytes)")
-            return cubin, blocks
+            spilled = driver.local_bytes(cubin, entry)
+            print(f"    (linked with its bound: {spilled} local bytes)")
+            if spilled <= args.keep_bound:
+                return cubin, blocks
+            return relink(cubin, ptx, arch, entry, blocks)
         compile_module._unless_spilling = kept
     rng = np.random.default_rng(5)
     report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "points": {}}

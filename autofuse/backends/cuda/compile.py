@@ -20,8 +20,9 @@ from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
 
 CC = (9, 0)                      # PTX target without a GPU (Hopper, the project's GPU machines)
-GENERATOR_VERSION = "cuda-3"      # bump when generated code's meaning changes outside its text
-#                                  (cuda-3: cubins record the launch bound they were linked with)
+GENERATOR_VERSION = "cuda-4"      # bump when generated code's meaning changes outside its text
+#                                  (cuda-3: cubins record the launch bound they were linked with;
+#                                  cuda-4: class kernels keep it over a spill of a few bytes)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = [Path(__file__).parent / "intrinsics" / name
                for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py",
@@ -226,7 +227,8 @@ class CompiledKernel:
             ptx = ptx_for(self.ptx, cc)
             cubin, entry = link(ptx, arch), self.entry
             if blocks:
-                cubin, blocks = _unless_spilling(cubin, ptx, arch, entry, blocks)
+                cubin, blocks = _unless_spilling(cubin, ptx, arch, entry, blocks,
+                                                 self.source.spill_bytes)
             disk_cache.write_once(cubin_path, cubin)
             disk_cache.write_once(meta_path, json.dumps({"entry": entry,
                                                          "min_blocks": blocks}).encode())
@@ -259,15 +261,18 @@ def ptx_for(ptx: str, cc) -> str:
 _MIN_BLOCKS = re.compile(r"^[ \t]*\.minnctapersm[ \t]+\d+[ \t]*$", re.MULTILINE)
 
 
-def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str, blocks: int) -> tuple:
+def _unless_spilling(cubin: bytes, ptx: str, arch: str, entry: str, blocks: int,
+                     tolerated: int = 0) -> tuple:
     """(cubin, blocks an SM its registers allow): `cubin`, linked with a bound of `blocks` blocks
-    an SM, unless the bound made ptxas spill registers to local memory; then the PTX linked again
-    with one block fewer, down to half the blocks asked, and at last without the bound (whichever
-    spills least). Measured on an H200: layernorm's rows kernel with vector gamma/beta and
-    cache-hinted stores spills at 5 blocks of 256 and fits 64 registers at 4 (0.1323 ms); with
-    plain stores it took 82 unbounded (3 blocks, 0.183 ms)."""
+    an SM, unless the bound made ptxas spill more than `tolerated` bytes a thread to local
+    memory; then the PTX linked again with one block fewer, down to half the blocks asked, and at
+    last without the bound (whichever spills least). Measured on an H200: layernorm's rows
+    kernel with vector gamma/beta and cache-hinted stores spills at 5 blocks of 256 and fits 64
+    registers at 4 (0.1323 ms); with plain stores it took 82 unbounded (3 blocks, 0.183 ms)."""
     least, least_blocks = cubin, blocks
     spilled = cuda_driver.local_bytes(cubin, entry)
+    if spilled <= tolerated:
+        return cubin, blocks
     for fewer in [*range(blocks - 1, (blocks - 1) // 2, -1), 0]:
         if not spilled:
             break

@@ -116,6 +116,7 @@ class KernelSource:
     helpers: list = field(default_factory=list)
     signature: list = field(default_factory=list)  # numba types, in parameter order
     min_blocks: int = 0              # launch bounds: blocks an SM the registers must allow (0: any)
+    spill_bytes: int = 0             # ... kept where ptxas spills at most this many bytes a thread
     overlaps: bool = False           # waits for the stream's kernel before it (OVERLAP): may be
     #                                  launched with programmatic stream serialization
     reason: str = ""                 # why its strategy (plan.Plan.reason)

@@ -40,10 +40,16 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
-    class_steps: int = 2              # a shape class's column tiles: their loop to a size argument
-    #                                   takes this many such steps at once (LLVM unrolls a constant
-    #                                   trip count: the specialized kernel issued 3x the loads; 2
-    #                                   measured best, class_steps_gpu.py)
+    class_steps: int = 2              # a shape class's column tiles reading one array: their loop
+    #                                   to a size argument takes this many such steps at once (LLVM
+    #                                   unrolls a constant trip count: the specialized kernel issued
+    #                                   3x the loads; class_steps_gpu.py, an H100: softmax(0)
+    #                                   float16 0.93x specialized at 2, 1.00x at 1; x+r
+    #                                   layernorm(0), two arrays, 1.03x at 1, 1.12x at 2)
+    class_spill_bytes: int = 16       # a class kernel keeps its launch bound where ptxas spills at
+    #                                   most this many bytes a thread (x+r layernorm(0): 8 bytes,
+    #                                   its tile counter, at 4 blocks an SM 1.03x the specialized
+    #                                   kernel; relinked at 3 blocks 1.17x)
     short_rows: int = 16              # columns: reduced extents this short written out element by
     #                                   element (each loaded and computed once for the row), and
     short_tiles: bool = True          # a block's rows staged in shared memory (emit/short_tiles.py)

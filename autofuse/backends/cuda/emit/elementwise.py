@@ -113,11 +113,15 @@ class Elementwise:
         `loads_wanted`) loads are in flight per thread, at most MAX_ILP (or `most`) (measured on
         an H200: bias+GELU, 2 loads an element, 1.50x of the floor at 1 element a step and 1.24x
         at 2-8; relu(x*y+z)*w, 4 loads, and the 5-point stencil are fastest at 1)."""
-        loads = sum(1 for member in self.group.members.values() for source in
-                    {s.id: s for s in member.inputs}.values()
-                    if source.id in self.names and not self.names[source.id].by_value)
-        ilp = max(1, min(most or self.tuning.max_ilp, (loads_wanted or self.tuning.ilp_loads) // max(1, loads)))
+        ilp = max(1, min(most or self.tuning.max_ilp,
+                         (loads_wanted or self.tuning.ilp_loads) // max(1, len(self.reads()))))
         return ilp if self.dynamic or size >= ilp * threads else 1
+
+    def reads(self) -> list:
+        """The array parameters the members read, once per member that reads each."""
+        return [source.id for member in self.group.members.values() for source in
+                {s.id: s for s in member.inputs}.values()
+                if source.id in self.names and not self.names[source.id].by_value]
 
     def strided_loop(self, size: int, shape, ilp: int, compute, finish,
                      start: str = "cuda.grid(1)", step: str = "cuda.gridsize(1)") -> None:

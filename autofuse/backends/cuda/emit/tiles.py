@@ -200,10 +200,12 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
     r = source.renderer
     if p.layout != "rows":
         r.emit("e = h")
-        # NOTE: a class's columns end at a size argument: its loop takes Tuning.class_steps
-        # steps at once, as LLVM unrolls a constant trip count (benchmarks/experiments/
-        # class_steps_gpu.py, an H100: softmax(0) float16 1.52x -> 0.92x the specialized kernel)
-        steps = source.tuning.class_steps if source.dynamic else 1
+        # NOTE: a class's columns end at a size argument: where the group reads one array, its
+        # loop takes Tuning.class_steps steps at once, as LLVM unrolls a constant trip count
+        # (benchmarks/experiments/class_steps_gpu.py, an H100: softmax(0) float16 1.52x -> 0.92x
+        # the specialized kernel; with two arrays the registers it takes cost more)
+        steps = source.tuning.class_steps if source.dynamic and len(set(source.reads())) == 1 \
+            else 1
         two_stage._loop(source, shape, axes, p, accs, row_outputs, nodes, steps=steps)
         return
     r.emit(f"for u in range({p.chunk // p.height}):")
