@@ -197,10 +197,13 @@ SMALLER = {
 def _smaller(load, host):
     """The arguments at a neighbouring size: the suite's rule, else one fewer along the first
     input's first axis in every input of two or more axes that shares it (a bias vector of that
-    length is the columns'), along the last axis where the first is at most 2 long."""
+    length is the columns'), along the last axis where the first is at most 2 long; a vector
+    times a matrix: one column fewer in the matrix."""
     rule = SMALLER.get(load.name)
     if rule is not None:
         return rule(*host)
+    if host[0].ndim == 1 and len(host) > 1 and host[1].ndim == 2:     # (x @ A: A's columns)
+        return (host[0], host[1][:, :-1]) + tuple(host[2:])
     rows = host[0].shape[0]
     if rows <= 2:
         return (host[0][..., :-1],) + tuple(host[1:])

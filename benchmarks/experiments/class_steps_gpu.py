@@ -28,6 +28,7 @@ from class_loads_ptx import varying_first_axis  # noqa: E402
 from dynamic_shapes import gpu_time  # noqa: E402
 from reductions_sweep import points  # noqa: E402
 from workloads import workloads  # noqa: E402
+from products import workloads as products  # noqa: E402
 
 DEFAULT = ["softmax(0) 4096x8192 f16", "softmax(0) 4096x8192 f32", "softmax(0) 1000x8192 f32",
            "x+r layernorm(0) 4096x8192 f32", "rmsnorm(0) 4096x8192 f32",
@@ -60,7 +61,7 @@ def main():
         compile_module._unless_spilling = kept
     rng = np.random.default_rng(5)
     report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "points": {}}
-    for load in list(workloads()) + list(points()):
+    for load in list(workloads()) + list(points()) + list(products()):
         if load.name not in args.only:
             continue
         host = [np.ascontiguousarray(a) for a in load.make(rng)]

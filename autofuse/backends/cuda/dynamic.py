@@ -23,6 +23,7 @@ from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
+from .plan import choose
 from .runtime.program import CudaProgram, SimulatorProgram
 from .writer import generate
 
@@ -42,6 +43,8 @@ def dynamic_texts(entry) -> list:
                           tuning=tuning, device=device, dynamic=True)
         if not (source.launch_rule or source.rule) or (source.scratch and not source.launch_rule):
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
+        if getattr(entry, "sized_kernels", False):
+            _refuse_runs(group, tuning, device, simulator, _strides(entry, simulator))
         text = module_text(source, simulator)
         meta = (source.strategy, source.name, source.block, source.launch_rule, source.rule,
                 tuple((s.name, s.node.id, s.axis, s.stride) for s in source.sizes), source.min_blocks,
@@ -51,6 +54,17 @@ def dynamic_texts(entry) -> list:
         record.strategy, record.dynamic_kernel = source.strategy, source
         texts.append((meta, text, text))
     return texts
+
+
+def _refuse_runs(group, tuning, device, simulator: bool, strides: dict) -> None:
+    """The automatic policy keeps a group static where its kernel for its sizes computes runs of
+    a row's outputs a thread (emit/runs.py: a linear layer's few columns, x.T @ g), which a class
+    kernel does not: as a class, x @ w with 10 columns ran 2.9x and x.T @ g 3.8x the specialized
+    kernel (H100, benchmarks/dynamic_shapes.py --sweep products)."""
+    static = choose(group, tuning, device, simulator, False, strides)
+    if static.run is not None:
+        raise ValueError(f"its kernel for its sizes ({static.reason}) runs 2-4x faster than one "
+                         f"with sizes as arguments; jit(dynamic=True) builds that")
 
 
 def prepare_dynamic(entry, shapes, raw_texts: list) -> None:

@@ -127,8 +127,11 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     # at size 0; a fixed multiple of the width is not: no guard, and `end` no select, a
     # register the loops then need not hold
     ragged = outer % p.width != 0 or (classed and (outer == 0 or p.width < 4))
+    # (a class's tiles: its outputs' count over the width, where the plan's count is of as many
+    # rows as fill the GPU)
+    tiles = ix(str(outer // p.width), literal=True) if classed else p.tiles
     r.emit(f"while tile * {p.width} < {ix(str(outer), literal=True)}:" if classed and ragged
-           else f"while tile < {p.tiles}:")
+           else f"while tile < {tiles}:")
     r.push()
     r.emit(f"o = {ix(f'tile * {p.width} + c')}")
     # NOTE: ragged row tiles read the last row again for rows past the end (`oc`) and store only
