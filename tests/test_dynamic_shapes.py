@@ -248,3 +248,23 @@ def test_random_programs_through_their_class_program(chunk):
             assert_fuzz_same(value, expected, f"seed {seed} argument {index}", None)
         through_class += f.cache_info().instances > 0
     assert through_class >= 3
+
+
+def test_a_size_kept_static_only_as_faster_becomes_a_class_after_a_few_sizes():
+    """policy.py: a dimension the builder kept static only because its kernels written for each
+    size are faster (a backend's Slower refusal) is specialized for SPECIALIZED sizes, then
+    offered to a class again; one kept static for any other reason never is."""
+    from autofuse.dynamic.policy import SPECIALIZED, Policy
+    policy = Policy(None)
+    structure = "two arrays"
+
+    def places(n):
+        return policy.places(structure, [np.empty((n, 4)), np.empty((n + 1, 4))], set())
+
+    assert places(3) == [] and places(4) == [(0, 0), (1, 0)]
+    policy.keep_static(structure, {(0, 0): "faster for its sizes", (1, 0): "decided on"},
+                       slower={(0, 0)})
+    for n in range(5, 3 + SPECIALIZED):
+        assert places(n) == [], n
+    assert places(3 + SPECIALIZED) == [(0, 0)]          # (the fifth size of x.shape[0])
+    assert policy.insists(structure, (0, 0)) and not policy.insists(structure, (1, 0))

@@ -140,15 +140,21 @@ def logits(x, w):
 @pytest.mark.parametrize("columns", [10, 16])
 def test_few_columns_keep_their_runs_under_the_automatic_policy(columns):
     """x @ w with a few columns computes runs of a row's outputs a thread (emit/runs.py), which a
-    class kernel does not (2.9x the time as one): the automatic policy keeps the batch static,
-    with the reason, and every size right; jit(dynamic=True) builds the class."""
+    class kernel does not (2.9x the time as one): the automatic policy keeps the batch static for
+    policy.SPECIALIZED sizes, with the reason, then takes the class; every size right;
+    jit(dynamic=True) builds the class from the first call."""
     w = cupy.asarray(f32(64, columns))
     f = autofuse.jit(logits, backend="cuda")
-    for n in (40000, 39999, 40001):
+    for n in (40000, 39999, 40001, 40002):
         x = cupy.asarray(f32(n, 64))
         _check(logits, f(x, w), (x, w), 1e-4)
     text = f.lower(cupy.asarray(f32(40002, 64)), w).as_text("fused")
-    assert "# static: x.shape[0]" in text and "jit(dynamic=True) builds that" in text, text
+    assert "# static: x.shape[0]" in text and "a class after 4 sizes" in text, text
+    assert f.cache_info().compiles == 4 and f.cache_info().instances == 0
+    for n in (40003, 40004, 7, 70001):
+        x = cupy.asarray(f32(n, 64))
+        _check(logits, f(x, w), (x, w), 1e-4)
+    assert f.cache_info().compiles == 5 and f.cache_info().instances == 4, f.cache_info()
     asked = autofuse.jit(logits, backend="cuda", dynamic=True)
     for n in (40000, 39999, 7):
         x = cupy.asarray(f32(n, 64))

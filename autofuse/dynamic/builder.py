@@ -111,6 +111,7 @@ class Builder:
         self.places, self.names = dict(places), names
         self.static: dict = {}             # place name -> why it stayed static
         self.dropped: set = set()          # (leaf, dim) kept static
+        self.slower: set = set()           # ... of them, only where a class would be slower
         self.messages = ()                 # pattern of the checks' messages (_attempt's)
         self.target = dynamic_backend(backend)
         self.base: dict = {}               # symbol -> base stand-in of this attempt
@@ -133,13 +134,16 @@ class Builder:
         try:
             texts = self.target.dynamic_texts(entry)
         except ValueError as refused:        # (the backend's: a kernel that plans on its sizes)
-            raise Unwritten(str(refused)) from None
+            raise Unwritten(str(refused), isinstance(refused, Slower)) from None
         return entry, _description(entry, texts), texts, watch
 
-    def _drop(self, symbol: int, why: str) -> None:
+    def _drop(self, symbol: int, why: str, slower: bool = False) -> None:
         for name in self.names[symbol]:
             self.static[name] = why
-        self.dropped |= set(self.places.pop(symbol))
+        self.dropped |= set(self.places[symbol])
+        if slower:
+            self.slower |= set(self.places[symbol])
+        del self.places[symbol]
 
     def build(self):
         """The class entry, or None where every symbol stayed static (`self.static` says why)."""
@@ -147,7 +151,7 @@ class Builder:
             try:
                 entry = self._attempt()
             except Mismatch as mismatch:
-                self._drop(mismatch.symbol, mismatch.what)
+                self._drop(mismatch.symbol, mismatch.what, mismatch.slower)
                 continue
             if entry is not None:
                 return entry
@@ -164,7 +168,8 @@ class Builder:
             raise
         except Exception as error:       # noqa: BLE001 - any failure keeps the sizes static
             symbol = next(iter(self.places))
-            raise Mismatch(symbol, f"{_failure(error)} at a stand-in size")
+            raise Mismatch(symbol, f"{_failure(error)} at a stand-in size",
+                           getattr(error, "slower", False))
         builds = [(description, texts, watch)]
         for k, (symbol, value) in enumerate(plan.moves):
             builds.append(self._variant(plan.sizes(k + 1), symbol, value))
@@ -255,7 +260,18 @@ def _unify_nodes(builds: list, plan, graph):
 
 
 class Unwritten(Exception):
-    """The backend writes no kernel taking sizes as arguments for a group (it says why)."""
+    """The backend writes no kernel taking sizes as arguments for a group (it says why);
+    `slower`: it would, but its kernel for the sizes is faster (a Slower refusal)."""
+
+    def __init__(self, why: str, slower: bool = False):
+        super().__init__(why)
+        self.slower = slower
+
+
+class Slower(ValueError):
+    """A backend's refusal of a class kernel where one exists but the kernel written for the
+    sizes is much faster (attention's flash kernel, runs of a row's outputs): the automatic
+    policy keeps the size static until it has seen policy.SPECIALIZED sizes."""
 
 
 def _failure(error: Exception) -> str:

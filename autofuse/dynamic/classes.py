@@ -68,12 +68,17 @@ class Classes:
         place_names = {s: [f"{names[leaf]}.shape[{dim}]" for leaf, dim in where]
                        for s, where in symbols.items()}
         start = time.perf_counter()
+        # NOTE: past policy.SPECIALIZED sizes a dimension kept static as only faster is built
+        # as the user's dynamic=True would build it
+        insisted = any(self.policy.insists(structure, place)
+                       for where in symbols.values() for place in where)
         builder = Builder(jit.fn, structure, leaves, statics, backend, jit._binder.name,
-                          jit.options, symbols, place_names, asked=self.policy.mode is True)
+                          jit.options, symbols, place_names,
+                          asked=self.policy.mode is True or insisted)
         template = builder.build()
         dropped = {place: builder.static[f"{names[place[0]]}.shape[{place[1]}]"]
                    for place in builder.dropped}
-        self.policy.keep_static(structure, dropped)
+        self.policy.keep_static(structure, dropped, builder.slower)
         if template is None:
             return None
         template.build_seconds = time.perf_counter() - start

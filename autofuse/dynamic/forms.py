@@ -19,12 +19,14 @@ _DIGITS = re.compile(r"\d+")                       # any number in a message ("(
 
 class Mismatch(Exception):
     """Builds at two stand-in sizes differ where a size form cannot say how: `symbol` stays
-    static, for the reason `what`."""
+    static, for the reason `what`; `slower`: only because a kernel written for the sizes is
+    faster (a class could be built: policy.py's bound on specialized sizes)."""
 
-    def __init__(self, symbol: int, what: str):
+    def __init__(self, symbol: int, what: str, slower: bool = False):
         super().__init__(what)
         self.symbol = symbol
         self.what = what
+        self.slower = slower
 
 
 @dataclass(frozen=True)

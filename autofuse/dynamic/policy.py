@@ -3,7 +3,11 @@
 `jit(dynamic=None)` (automatic) makes a dimension dynamic once calls of one argument structure
 have shown two sizes in it; `dynamic=True` makes every dimension of a contiguous NumPy array
 argument a candidate from the first call; `dynamic=False` specializes every shape. A dimension
-the builder had to keep static (builder.py says why) stays static for that structure.
+the builder had to keep static (builder.py says why) stays static for that structure; one kept
+static only because its kernels written for each size are faster (attention's flash kernel,
+runs of a row's outputs) is specialized for SPECIALIZED sizes, then a class after all (as
+torch.compile caps its recompiles at 8): a training loop's batch and its last short batch keep
+their fast kernels, a server's every batch size does not compile anew.
 
 The class key is the signature's key with each dynamic dimension's size replaced by a symbol
 marker; dimensions of equal size share one marker (`x + y` needs their sizes equal). Sizes 0 and
@@ -15,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import interface
+
+SPECIALIZED = 4         # sizes a dimension is specialized for where its class would be slower
 
 
 def candidates(leaves, statics) -> list:
@@ -49,7 +55,9 @@ class Policy:
         self.mode = mode                    # None (automatic), True or False
         self._first: dict = {}              # structure -> {(leaf, dim): the first size seen}
         self._varied: dict = {}             # structure -> {(leaf, dim) seen with two sizes}
+        self._sizes: dict = {}              # structure -> {(leaf, dim): sizes seen (a few)}
         self.static: dict = {}              # structure -> {(leaf, dim): why it stays static}
+        self.slower: dict = {}              # structure -> {(leaf, dim) static as only faster}
 
     def places(self, structure, leaves, statics) -> list:
         """The dimensions of this call to treat as dynamic (noting the sizes it brings)."""
@@ -61,15 +69,31 @@ class Policy:
             return [p for p in found if p not in kept]
         first = self._first.setdefault(structure, {})
         varied = self._varied.setdefault(structure, set())
+        seen = self._sizes.setdefault(structure, {})
         for leaf, dim in found:
             size = shape_of(leaves[leaf])[dim]
             if first.setdefault((leaf, dim), size) != size:
                 varied.add((leaf, dim))
-        return [p for p in found if p in varied and p not in kept]
+            sizes = seen.setdefault((leaf, dim), set())
+            if len(sizes) <= SPECIALIZED:
+                sizes.add(size)
+        return [p for p in found if p in varied and (p not in kept or self.insists(structure, p))]
 
-    def keep_static(self, structure, places: dict) -> None:
-        """Remember dimensions the builder kept static ((leaf, dim) -> why)."""
+    def insists(self, structure, place) -> bool:
+        """Whether a dimension kept static only because a class would be slower has now shown
+        more than SPECIALIZED sizes: it takes a class after all."""
+        return place in self.slower.get(structure, ()) and \
+            len(self._sizes.get(structure, {}).get(place, ())) > SPECIALIZED
+
+    def keep_static(self, structure, places: dict, slower=()) -> None:
+        """Remember dimensions the builder kept static ((leaf, dim) -> why), and which of them
+        only because a class would be slower."""
         self.static.setdefault(structure, {}).update(places)
+        for place in places:
+            if place in slower:
+                self.slower.setdefault(structure, set()).add(place)
+            else:
+                self.slower.get(structure, set()).discard(place)
 
 
 def class_key(key, leaves, places: list, joined: bool = False):

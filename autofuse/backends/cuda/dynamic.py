@@ -18,14 +18,20 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ...dynamic.builder import Slower
 from ...dynamic.instances import instantiate_graph
+from ...dynamic.policy import SPECIALIZED
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
+from .emit import attention_plan
 from .plan import choose
 from .runtime.program import CudaProgram, SimulatorProgram
 from .writer import generate
+
+_LATER = f"a class after {SPECIALIZED} sizes, or with jit(dynamic=True)"
+
 
 def _strides(entry, simulator: bool) -> dict:
     return {} if simulator else getattr(entry, "input_strides", {})
@@ -42,6 +48,11 @@ def dynamic_texts(entry) -> list:
                           round_halves=entry.options.get("float16", "numpy") == "numpy",
                           tuning=tuning, device=device, dynamic=True)
         if not (source.launch_rule or source.rule) or (source.scratch and not source.launch_rule):
+            if getattr(entry, "sized_kernels", False) and group.kind == "output" and \
+                    attention_plan.marked(group):
+                # (made only where asked: a class runs attention as three kernels, 1.8x the time)
+                raise Slower(f"the CUDA kernel's strategy ({source.strategy}) is written for its "
+                             f"sizes; {_LATER}")
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
         if getattr(entry, "sized_kernels", False):
             _refuse_runs(group, tuning, device, simulator, _strides(entry, simulator))
@@ -63,8 +74,8 @@ def _refuse_runs(group, tuning, device, simulator: bool, strides: dict) -> None:
     kernel (H100, benchmarks/dynamic_shapes.py --sweep products)."""
     static = choose(group, tuning, device, simulator, False, strides)
     if static.run is not None:
-        raise ValueError(f"its kernel for its sizes ({static.reason}) runs 2-4x faster than one "
-                         f"with sizes as arguments; jit(dynamic=True) builds that")
+        raise Slower(f"its kernel for its sizes ({static.reason}) runs 2-4x faster than one with "
+                     f"sizes as arguments; {_LATER}")
 
 
 def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
