@@ -137,6 +137,32 @@ def logits(x, w):
     return x @ w
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_tensor_core_products_whose_rows_vary(dtype):
+    """float64 and float16 products as a class run the tensor-core kernels (their sizes and
+    strides are arguments, the tile as for many rows): rows that are no multiple of a tile, a
+    size past the stand-in, size 0, against NumPy (float16: float32 sums, NumPy's rounding)."""
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((192, 136)).astype(dtype)
+    bias = rng.standard_normal(136).astype(dtype)
+
+    def dense(x, w, b):
+        return np.maximum(x @ w + b, dtype(0))
+    f = autofuse.jit(dense, backend="cuda", dynamic=True)
+    for n in (1000, 999, 0, 3, 130, 5003):
+        x = rng.standard_normal((n, 192)).astype(dtype)
+        got = cupy.asnumpy(f(cupy.asarray(x), cupy.asarray(w), cupy.asarray(bias)))
+        want = dense(x.astype(np.float64), w.astype(np.float64), bias.astype(np.float64))
+        tolerance = 1e-10 if dtype == np.float64 else 2e-2
+        assert got.shape == want.shape and got.dtype == dtype
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=tolerance, atol=tolerance)
+    lowered = f.lower(cupy.asarray(rng.standard_normal((77, 192)).astype(dtype)),
+                      cupy.asarray(w), cupy.asarray(bias))
+    assert "# dynamic: n0 = x.shape[0]" in lowered.as_text("fused")
+    assert lowered.kernels[0].strategy.startswith("tensor cores"), lowered.kernels[0].strategy
+    assert f.cache_info().compiles == 1, f.cache_info()
+
+
 @pytest.mark.parametrize("columns", [10, 16])
 def test_few_columns_keep_their_runs_under_the_automatic_policy(columns):
     """x @ w with a few columns computes runs of a row's outputs a thread (emit/runs.py), which a

@@ -37,6 +37,22 @@ DEFAULT = ["softmax(0) 4096x8192 f16", "softmax(0) 4096x8192 f32", "softmax(0) 1
            "softmax(-1) 32768x256 f32"]
 
 
+def gemms() -> list:
+    """Tensor-core products whose rows vary: relu(x @ w + b), float64 and float16."""
+    from workloads import Workload
+
+    def make(dtype, m, k, n):
+        return lambda rng: tuple((rng.standard_normal(s) * 0.5).astype(dtype)
+                                 for s in ((m, k), (k, n), (n,)))
+
+    def dense(xp):
+        return lambda x, w, b: xp.maximum(x @ w + b, x.dtype.type(0))
+    return [Workload(f"gemm {np.dtype(dt).name} {m}x{k}x{n}", make(dt, m, k, n), dense, None,
+                     lambda a: 0) for dt, (m, k, n) in
+            ((np.float64, (4096, 1024, 1024)), (np.float64, (8192, 2048, 2048)),
+             (np.float16, (8192, 4096, 4096)), (np.float16, (2048, 1024, 1024)))]
+
+
 def main():
     import cupy
     parser = argparse.ArgumentParser()
@@ -61,7 +77,7 @@ def main():
         compile_module._unless_spilling = kept
     rng = np.random.default_rng(5)
     report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "points": {}}
-    for load in list(workloads()) + list(points()) + list(products()):
+    for load in list(workloads()) + list(points()) + list(products()) + gemms():
         if load.name not in args.only:
             continue
         host = [np.ascontiguousarray(a) for a in load.make(rng)]

@@ -25,10 +25,10 @@ class Matmul:
         and float32 and float64 products that emit/gemm_plan.py accepts the compact kernel
         general over sizes (emit/gemm.py)."""
         strides = {p.node.id: p.strides for p in self.params}
-        # NOTE: shape-class builds (dynamic) keep the compact kernel, the one tested with sizes
-        # that vary; the tensor-core kernel takes its sizes as arguments too, untested so.
-        tensor = None if self.dynamic else mma_plan.choose(
-            self.group, strides, self.tuning, self.device.shared_per_block, self.simulator)
+        # NOTE: the tensor-core kernels take their sizes and strides as arguments: a shape class
+        # (dynamic) runs them too, their tiles chosen as for many rows
+        tensor = mma_plan.choose(self.group, strides, self.tuning, self.device.shared_per_block,
+                                 self.simulator, self.dynamic)
         if tensor is not None:
             source = (mma_pipeline if tensor.stages else mma_gemm).write(self, tensor)
             source.reason = tensor.reason

@@ -116,9 +116,10 @@ def refusal(group, precision: str) -> str | None:
     return gemm_plan.layout_refusal(group)
 
 
-def choose(group, strides: dict, tuning, shared: int, simulator: bool = False) -> Plan | None:
+def choose(group, strides: dict, tuning, shared: int, simulator: bool = False,
+           dynamic: bool = False) -> Plan | None:
     """The tensor-core kernel's plan for this product group, or None (Tuning.mma off, or it does
-    not apply)."""
+    not apply); `dynamic`: M varies (a shape class), the tile chosen as for many rows."""
     precision = tuning.matmul_precision
     if not tuning.mma or refusal(group, precision) is not None:
         return None
@@ -130,7 +131,7 @@ def choose(group, strides: dict, tuning, shared: int, simulator: bool = False) -
     stage_a = gemm_plan.unit_axis(group, a, strides, "k", "tile")
     stage_b = gemm_plan.unit_axis(group, b, strides, "tile", "k")
     if kind == "f16" and tuning.mma_stages:
-        plan = _pipelined(node, shape, stage_a, stage_b, tuning, shared, simulator)
+        plan = _pipelined(node, shape, stage_a, stage_b, tuning, shared, simulator, dynamic)
     else:
         if simulator:        # a warp a block, two tiles: the simulator runs threads as Python
             tile = (1, 1, 1, 2, 2)
@@ -152,10 +153,11 @@ def choose(group, strides: dict, tuning, shared: int, simulator: bool = False) -
 
 
 def _pipelined(node, shape: Shape, stage_a: str, stage_b: str, tuning, shared: int,
-               simulator: bool):
+               simulator: bool, dynamic: bool = False):
     """The pipelined float16 kernel's plan: the tuning's tile (the simulator's: one warp of two
-    instruction tiles), halved along M, then N, while the grid would not fill a wave; the most
-    stages up to the tuning's that fit the static shared memory; None where none fits."""
+    instruction tiles), halved along M, then N, while the grid would not fill a wave (not where
+    M varies: as for many rows); the most stages up to the tuning's that fit the static shared
+    memory; None where none fits."""
     tile = (1, 1, 1, 2, 2) if simulator else tuning.mma_f16_tile
     warps_m, warps_n, tiles_m, tiles_n, steps = tile
     m, n = node.shape[-2:]
@@ -165,7 +167,8 @@ def _pipelined(node, shape: Shape, stage_a: str, stage_b: str, tuning, shared: i
 
     def grid(tiles_m, tiles_n) -> int:
         return -(-m // (warps_m * tiles_m * 16)) * -(-n // (warps_n * tiles_n * 8)) * batch
-    while not simulator and grid(tiles_m, tiles_n) < HOPPER.sms and (tiles_m > 1 or tiles_n > 2):
+    while not simulator and not dynamic and grid(tiles_m, tiles_n) < HOPPER.sms and \
+            (tiles_m > 1 or tiles_n > 2):
         if tiles_m > 1:
             tiles_m //= 2
         else:
