@@ -20,7 +20,7 @@ from ..errors import ValueNeeded
 from ..stages import assemble
 from ..trace import leaf_spec
 from .forms import Mismatch, Parts, Plan, Text, evaluate, first_difference, symbols_of, unify
-from .policy import shape_of
+from .policy import Slower, shape_of
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at (and twice its
@@ -266,12 +266,6 @@ class Unwritten(Exception):
     def __init__(self, why: str, slower: bool = False):
         super().__init__(why)
         self.slower = slower
-
-
-class Slower(ValueError):
-    """A backend's refusal of a class kernel where one exists but the kernel written for the
-    sizes is much faster (attention's flash kernel, runs of a row's outputs): the automatic
-    policy keeps the size static until it has seen policy.SPECIALIZED sizes."""
 
 
 def _failure(error: Exception) -> str:

@@ -23,6 +23,12 @@ from ..arrays import interface
 SPECIALIZED = 4         # sizes a dimension is specialized for where its class would be slower
 
 
+class Slower(ValueError):
+    """A backend's refusal of a class kernel where one exists but the kernel written for the
+    sizes is much faster (attention's flash kernel, runs of a row's outputs): the automatic
+    policy keeps the size static until it has seen SPECIALIZED sizes."""
+
+
 def candidates(leaves, statics) -> list:
     """(leaf, dim) of every dimension a shape class may leave dynamic: NumPy and device arrays
     traced as C-contiguous (other layouts key on their strides)."""

@@ -18,14 +18,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ...dynamic.builder import Slower
 from ...dynamic.instances import instantiate_graph
-from ...dynamic.policy import SPECIALIZED
+from ...dynamic.policy import SPECIALIZED, Slower
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
+from .emit import attention_plan
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
-from .emit import attention_plan
 from .plan import choose
 from .runtime.program import CudaProgram, SimulatorProgram
 from .writer import generate
