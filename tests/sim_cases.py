@@ -410,6 +410,26 @@ CASES += [
 ]
 
 
+def _with_nans(*shape):
+    """f32(*shape) with NaNs and ties in the first rows (selections, arg reductions)."""
+    x = f32(*shape)
+    x[0, :2] = np.nan
+    x[1, :3] = x[1, 3]
+    return x
+
+
+# selections without control flow (backends/selection.py): selects, eager & and |
+CASES += [
+    ("selections", lambda x, y, i: (np.where(x > y, x, y * 2) + np.fmax(x, y) - np.minimum(x, 0.5),
+                                    np.sign(x) + np.sign(i), np.logical_and(x > 0, i > 0) | (y < 0),
+                                    np.where(i > 0, i, 2.5)),
+     (_with_nans(9, 70), f32(9, 70), np.arange(-300, 330, 1).reshape(9, 70) % 7 - 3)),
+    ("selections_arg_reductions", lambda x: (np.argmax(x, axis=1), np.argmin(x, axis=0),
+                                             np.argmax(x), np.max(x, axis=1)),
+     (_with_nans(9, 70),)),
+]
+
+
 def _tolerance(dtype) -> dict:
     """float16 within 2 units in the last place near 1 (kernels round after each op as NumPy
     does; a transcendental or a longer float32 sum may land one float16 apart)."""

@@ -29,16 +29,21 @@ class Accumulators:
     def better(self, node: Node, value: str, acc: str) -> str:
         """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
         op = ">" if node.op == "argmax" else "<"
-        return f"({value} {op} {acc} or ({value} != {value} and {acc} == {acc}))"
+        return f"(({value} {op} {acc}) | (({value} != {value}) & ({acc} == {acc})))"
+
+    def _take(self, condition: str, acc: str, idx: str, value: str, position: str) -> None:
+        """acc, idx = value, position where `condition` holds: selects, not a branch (numba's
+        front end pays for every basic block; backends/selection.py)."""
+        r = self.r
+        taken = r.name("better")
+        r.emit(f"{taken} = {condition}")
+        r.emit(f"{acc} = select({taken}, {value}, {acc})")
+        r.emit(f"{idx} = select({taken}, {position}, {idx})")
 
     def combine(self, node: Node, acc: str, idx: str, value: str, acc_type, position: str) -> None:
         r = self.r
         if node.op in ("argmax", "argmin"):
-            r.emit(f"if {self.better(node, value, acc)}:")
-            r.push()
-            r.emit(f"{acc} = {value}")
-            r.emit(f"{idx} = {position}")
-            r.pop()
+            self._take(self.better(node, value, acc), acc, idx, value, position)
             return
         if r.held(acc_type) != r.held(node.dtype):
             value = f"{r.ctor(r.held(acc_type))}({value})"
@@ -48,13 +53,9 @@ class Accumulators:
         """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
         r = self.r
         if node.op in ("argmax", "argmin"):
-            tie = f"(({other} == {acc} or ({other} != {other} and {acc} != {acc})) and " \
-                  f"{other_idx} < {idx})"
-            r.emit(f"if {self.better(node, other, acc)} or {tie}:")
-            r.push()
-            r.emit(f"{acc} = {other}")
-            r.emit(f"{idx} = {other_idx}")
-            r.pop()
+            tie = f"((({other} == {acc}) | (({other} != {other}) & ({acc} != {acc}))) & " \
+                  f"({other_idx} < {idx}))"
+            self._take(f"{self.better(node, other, acc)} | {tie}", acc, idx, other, other_idx)
             return
         r.emit(f"{acc} = " + self.combined(node, other, acc, node.dtype))
 

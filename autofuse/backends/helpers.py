@@ -11,6 +11,14 @@ import re
 
 import numpy as np
 
+SELECT = re.compile(r"\bselect\(")
+
+
+def uses_select(text: str, helper_texts=()) -> bool:
+    """Whether generated code calls selection.select (its module then imports it)."""
+    return any(SELECT.search(t) for t in (text, *helper_texts))
+
+
 CALL = re.compile(r"\b(math_floor|math_ceil|math_trunc|round_even|cube_root|int_power|"
                   r"int_reciprocal|hyperbolic_tangent|exponential|logarithm)\(")
 

@@ -17,6 +17,7 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
 from . import gathering, helpers
+from .conditions import all_of, within
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -352,22 +353,23 @@ class Renderer:
                 continue
             offset = f"({i} - {start})" if start != 0 else i
             if step == 1:
-                conditions.append(f"{start} <= {i} < {plus(start, count)}")
+                conditions.append(within(start, i, plus(start, count)))
                 inner.append(offset)
             elif step > 0:
-                conditions.append(f"{start} <= {i} <= {plus(start, step * (count - 1))} and "
-                                  f"{offset} % {step} == 0")
+                conditions.append(f"{within(start, i, plus(start, step * (count - 1)), True)} & "
+                                  f"({offset} % {step} == 0)")
                 inner.append(f"{offset} // {step}")
             else:
                 last = plus(start, step * (count - 1))
-                conditions.append(f"{last} <= {i} <= {start} and ({start} - {i}) % {-step} == 0")
+                conditions.append(f"{within(last, i, start, True)} & "
+                                  f"(({start} - {i}) % {-step} == 0)")
                 inner.append(f"({start} - {i}) // {-step}")
         if not conditions:
             return self.value(update, tuple(inner))
         if self.assumed is not None:
             self.assumed += conditions
             return self.value(update, tuple(inner))
-        return self.branch(" and ".join(f"({c})" for c in conditions),
+        return self.branch(all_of(conditions),
                            lambda: self.value(update, tuple(inner)),
                            lambda: self.value(base, index))
 

@@ -105,26 +105,29 @@ _COMPLEX_DIVIDE = ("(({0} / {1}) if {1} != {ZERO} else "
                    "{COMPLEX}(complex({0}.real / {REAL_ZERO}, {0}.imag / {REAL_ZERO})))")
 
 # NaN-aware selections (Python's max/min drop NaN); ties give the second operand, as NumPy's
-# array loops do.
-_NAN_MAX = "({0} if ({0} > {1} or {0} != {0}) else {1})"
-_NAN_MIN = "({0} if ({0} < {1} or {0} != {0}) else {1})"
-_FMAX = "({0} if ({0} > {1} or {1} != {1}) else {1})"
-_FMIN = "({0} if ({0} < {1} or {1} != {1}) else {1})"
+# array loops do. Spellings of plain values select with `select` (backends/selection.py: one LLVM
+# select, where `a if c else b` is three basic blocks to numba's front end) and join booleans with
+# `&` and `|`, never `and` / `or`; a conditional expression stays where an operand must not be
+# evaluated (a division by zero, INT_MIN // -1).
+_NAN_MAX = "select(({0} > {1}) | ({0} != {0}), {0}, {1})"
+_NAN_MIN = "select(({0} < {1}) | ({0} != {0}), {0}, {1})"
+_FMAX = "select(({0} > {1}) | ({1} != {1}), {0}, {1})"
+_FMIN = "select(({0} < {1}) | ({1} != {1}), {0}, {1})"
 
 _ROWS = [
     # arithmetic
-    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} or {1})"}, complex_spell=True,
+    _ew("add", 2, {"*": "({0} + {1})", "b": "({0} | {1})"}, complex_spell=True,
         vjp=("g", "g")),
     _ew("subtract", 2, "({0} - {1})", complex_spell=True,
         vjp=("g", "-g")),
-    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} and {1})"}, complex_spell=True,
+    _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} & {1})"}, complex_spell=True,
         vjp=("g * x1", "g * x0")),
     _ew("divide", 2, "({0} / {1})", cost=4, complex_spell=_COMPLEX_DIVIDE,
         vjp=("g / x1", "-g * y / x1")),
     # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
     # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
     _ew("floor_divide", 2, {"*": "({0} // {1})", "i": "(({ZERO} - {0}) if {1} == {MINUS_ONE} else {0} // {1})",
-                            "u": "({0} // {1})", "b": "({0} and {1})"}, cost=8,
+                            "u": "({0} // {1})", "b": "({0} & {1})"}, cost=8,
         vjp=()),
     _ew("remainder", 2, {"*": "({0} % {1})", "b": "False"}, cost=8,
         vjp=("g", "-g * np.floor_divide(x0, x1)")),
@@ -144,15 +147,15 @@ _ROWS = [
         vjp=("g",)),
     _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True, complex_spell=True,
         vjp=("g * np.sign(x0)",)),
-    _ew("square", 1, {"*": "({0} * {0})", "b": "({0} and {0})"}, complex_spell=True,
+    _ew("square", 1, {"*": "({0} * {0})", "b": "{0}"}, complex_spell=True,
         vjp=("2 * g * x0",)),
     _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4,
         complex_spell="(({ONE} / {0}) if {0} != {ZERO} else {NAN})",
         vjp=("-g * y * y",)),
-    _ew("sign", 1, {"f": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else "
-                         "({0} if {0} != {0} else {ZERO})))",
-                    "i": "({ONE} if {0} > {ZERO} else ({MINUS_ONE} if {0} < {ZERO} else {ZERO}))",
-                    "u": "({ONE} if {0} > {ZERO} else {ZERO})"},
+    _ew("sign", 1, {"f": "select({0} > {ZERO}, {ONE}, select({0} < {ZERO}, {MINUS_ONE}, "
+                         "select({0} != {0}, {0}, {ZERO})))",
+                    "i": "select({0} > {ZERO}, {ONE}, select({0} < {ZERO}, {MINUS_ONE}, {ZERO}))",
+                    "u": "select({0} > {ZERO}, {ONE}, {ZERO})"},
         vjp=()),
     # exponentials and logarithms
     _ew("exp", 1, {"f": "exponential({0})", "*": "math.exp({0})"}, cost=8, transcendental=True,
@@ -218,13 +221,13 @@ _ROWS = [
     _ew("rint", 1, {"f": "round_even({0})", "*": "{0}"},
         vjp=()),
     # comparisons and selection
-    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True,
+    _ew("maximum", 2, {"f": _NAN_MAX, "*": "max({0}, {1})", "b": "({0} | {1})"}, exact_on_halves=True,
         vjp=_TIE),
-    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True,
+    _ew("minimum", 2, {"f": _NAN_MIN, "*": "min({0}, {1})", "b": "({0} & {1})"}, exact_on_halves=True,
         vjp=_TIE_MIN),
-    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} or {1})"}, exact_on_halves=True,
+    _ew("fmax", 2, {"f": _FMAX, "*": "max({0}, {1})", "b": "({0} | {1})"}, exact_on_halves=True,
         vjp=_FTIE),
-    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} and {1})"}, exact_on_halves=True,
+    _ew("fmin", 2, {"f": _FMIN, "*": "min({0}, {1})", "b": "({0} & {1})"}, exact_on_halves=True,
         vjp=_FTIE_MIN),
     _ew("less", 2, "({0} < {1})", vjp=()),
     _ew("less_equal", 2, "({0} <= {1})", vjp=()),
@@ -236,16 +239,16 @@ _ROWS = [
     _ew("isinf", 1, {"f": "math.isinf({0})", "*": "False"}, vjp=(), complex_spell="cmath.isinf({0})"),
     _ew("isfinite", 1, {"f": "math.isfinite({0})", "*": "True"}, vjp=(),
         complex_spell="cmath.isfinite({0})"),
-    Op("where", ELEMENTWISE, 3, None, {"*": "({1} if {0} else {2})", "c": "({1} if {0} else {2})"},
+    Op("where", ELEMENTWISE, 3, None, {"*": "select({0}, {1}, {2})", "c": "({1} if {0} else {2})"},
        exact_on_halves=True,
        vjp=(None, "np.where(x0, g, 0)", "np.where(x0, 0, g)")),
     # logic and bits
-    _ew("logical_and", 2, "({0} != {ZERO} and {1} != {ZERO})", complex_spell=True, vjp=()),
-    _ew("logical_or", 2, "({0} != {ZERO} or {1} != {ZERO})", complex_spell=True, vjp=()),
+    _ew("logical_and", 2, "(({0} != {ZERO}) & ({1} != {ZERO}))", complex_spell=True, vjp=()),
+    _ew("logical_or", 2, "(({0} != {ZERO}) | ({1} != {ZERO}))", complex_spell=True, vjp=()),
     _ew("logical_xor", 2, "(({0} != {ZERO}) != ({1} != {ZERO}))", complex_spell=True, vjp=()),
     _ew("logical_not", 1, "({0} == {ZERO})", complex_spell=True, vjp=()),
-    _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} and {1})"}, vjp=()),
-    _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} or {1})"}, vjp=()),
+    _ew("bitwise_and", 2, {"*": "({0} & {1})", "b": "({0} & {1})"}, vjp=()),
+    _ew("bitwise_or", 2, {"*": "({0} | {1})", "b": "({0} | {1})"}, vjp=()),
     _ew("bitwise_xor", 2, {"*": "({0} ^ {1})", "b": "({0} != {1})"}, vjp=()),
     _ew("invert", 1, {"*": "(~{0})", "b": "(not {0})"}, vjp=()),
     _ew("left_shift", 2, "({0} << {1})", vjp=()),
@@ -269,8 +272,8 @@ _ROWS = [
        vjp="extremum"),
     Op("min", REDUCE, 1, np.minimum, {}, init="{HIGHEST}", combine=_NAN_MIN.format("{0}", "{acc}"),
        vjp="extremum"),
-    Op("any", REDUCE, 1, np.logical_or, {}, init="False", combine="{acc} or {0}", vjp=()),
-    Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} and {0}", vjp=()),
+    Op("any", REDUCE, 1, np.logical_or, {}, init="False", combine="{acc} | {0}", vjp=()),
+    Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} & {0}", vjp=()),
     Op("argmax", REDUCE, 1, None, {}, vjp=()),
     Op("argmin", REDUCE, 1, None, {}, vjp=()),
     # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,

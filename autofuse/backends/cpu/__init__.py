@@ -25,6 +25,7 @@ from ...fusion.program import evaluate_group
 from ...ir.interpreter import evaluate_node
 from .. import disk_cache, sharing
 from ..literals import literal
+from ..helpers import uses_select
 from . import blas, fourier, host, native, runtime, threads
 from .source import generate
 from .sorting import by_numpy
@@ -64,6 +65,8 @@ def module_text(kernel) -> str:
         lines.append(f"{name} = {literal(value)}")
     if "cmath." in kernel.text:
         lines.insert(1, "import cmath")
+    if uses_select(kernel.text, kernel.helpers):
+        lines.insert(4, "from autofuse.backends.selection import select")
     if any("_bits_f" in helper for helper in kernel.helpers):
         lines.insert(4, "from autofuse.backends.cpu.bits import from_bits_f32, from_bits_f64, "
                         "to_bits_f32, to_bits_f64")

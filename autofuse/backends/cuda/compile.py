@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import BackendError, where
 from .. import disk_cache
 from ..literals import literal
+from ..helpers import uses_select
 from .compile_workers import compile_side_by_side, entry_name, processes
 from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
@@ -67,6 +68,9 @@ def module_text(kernel, simulator: bool) -> str:
             lines.append(f"{name} = {literal(value)}")
     if "cmath." in kernel.text:
         lines.insert(1, "import cmath")
+    if uses_select(kernel.text, kernel.helpers):
+        lines.insert(5, "from autofuse.backends.selection import " +
+                     ("select_python as select" if simulator else "select"))
     for helper in kernel.helpers:
         lines += ["", "", "@cuda.jit(device=True)", helper.strip()]
     decorator = "@cuda.jit" if simulator else "# compiled with numba.cuda.compile_ptx"

@@ -28,6 +28,7 @@ import numpy as np
 
 from ....arrays import contiguous
 from ..kernel import identifiers, storage_dtype
+from ...conditions import all_of
 
 ORIGINS = ((1000, 2000), (3000, 6000))   # (row, column) origins a read's index is evaluated at
 MAX_GRID_Y = 65535
@@ -161,7 +162,7 @@ def write(source, strip: Strip, compute, store):
     for k in range(1, lanes):
         r.emit(f"jv{k} = {ix(f'j + {k}')}")
     inside = [f"r{strip.height - 1} < {rows}"] + strip.conditions
-    r.emit(f"if {' and '.join(f'({c})' for c in inside)}:    # the whole strip inside: no branches")
+    r.emit(f"if {all_of(inside)}:    # the whole strip inside: no branches")
     r.push()
     registers = _load_strip(source, strip, contiguous)
     source.preloaded = {key: registers[(key[0],) + spot] for key, spot in strip.resident.items()}

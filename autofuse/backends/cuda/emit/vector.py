@@ -6,6 +6,7 @@ import math
 
 
 from ....ir.graph import Node
+from ...conditions import all_of
 from ...render import Renderer
 from ....arrays import contiguous
 from ..kernel import Frame, identifiers, in_bounds, storage_dtype
@@ -287,7 +288,7 @@ class Vectors:
         unique = list(dict.fromkeys(conditions))
         if not unique or any(not identifiers(c) <= known for c in unique):
             return False
-        r.emit(f"if {' and '.join(f'({c})' for c in unique)}:    # every lane inside: no branches")
+        r.emit(f"if {all_of(unique)}:    # every lane inside: no branches")
         r.lines += body
         r.emit("else:")
         r.push()
