@@ -42,6 +42,7 @@ class Entry:
     specialized: dict = field(default_factory=dict)     # argument name -> value the trace needed
     dynamic: object = None             # dynamic.Shapes: sizes taken at run time, static reasons
     loop: object = None                # ir.periods.Period: a loop simplified and fused on a few steps
+    function_key: str = ""             # the traced function's (disk_cache.function_key)
 
 
 def cost_model(backend: str):
@@ -51,9 +52,13 @@ def cost_model(backend: str):
 
 def build(fn, structure, leaves, statics, backend: str, name: str, options=None) -> Entry:
     from .backends import get_backend
+    from .backends.disk_cache import function_key
+    target, key = get_backend(backend), function_key(fn)
+    target.before_trace(key)
     entry = assemble(fn, structure, leaves, leaf_specs(leaves, statics, name), statics, backend,
                      name, options)
-    get_backend(backend).prepare(entry)
+    entry.function_key = key
+    target.prepare(entry)
     return entry
 
 

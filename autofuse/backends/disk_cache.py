@@ -68,3 +68,12 @@ def _holds(path: Path, data: bytes) -> bool:
         return path.read_bytes() == data
     except OSError:
         return False
+
+
+def function_key(fn) -> str:
+    """A traced function's name, file and first line, hashed: a key for notes about the function
+    as a whole (backends/cuda/compile_workers.py's), not for compiled code."""
+    fn = getattr(fn, "__wrapped__", fn)
+    code = getattr(fn, "__code__", None)
+    return digest(getattr(fn, "__module__", "") or "", getattr(fn, "__qualname__", repr(fn)),
+                  getattr(code, "co_filename", ""), str(getattr(code, "co_firstlineno", 0)))

@@ -281,6 +281,11 @@ def _layout_strides(group, entry) -> dict:
     return {n.id: found[n.id] for n in group.inputs if found.get(n.id) is not None}
 
 
+def before_trace(function_key: str) -> None:
+    """A build is about to trace (the CUDA backend starts its compile workers then):
+    numba compiles in this process here."""
+
+
 def prepare(entry) -> None:
     """Compile each group of `entry` (its kernel records get their strategy and source) and
     give the entry its program. Groups of one structure (a loop's sweeps) share the first one's

@@ -21,6 +21,7 @@ CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 
@@ -30,10 +31,12 @@ from ...fusion import CostModel
 from ...fusion.in_place import region_base
 from ...ir.fourier_plan import FourierLimits
 from .. import sharing
-from .compile import CompiledKernel, module_text
+from .compile import CompiledKernel, compiled_before, module_text
+from .compile_workers import caller_warm, processes, running, warm
 from .emit import attention_plan, mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.library_fft import FourierKernel, call_text, library_for_fft
+from .runtime import driver as cuda_driver
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
 from .writer import generate
@@ -95,6 +98,23 @@ def passable(dtype) -> bool:
     """Whether a scalar constant of `dtype` may be a kernel argument (backends/sharing.py): not a
     float16 one (held in a float32 register) nor a complex one (wider than a parameter slot)."""
     return dtype.kind != "c" and dtype != np.float16
+
+
+def before_trace(function_key: str) -> None:
+    """A build is about to trace: where this process has compiled no kernel yet, kernels can run
+    here, and no program of the function loaded here before (compile.note_compiled: then its
+    kernels are likely in the disk cache), start the warm compile workers, so that their start
+    (numba-cuda's imports and first compile, 1-3 s) overlaps tracing and planning
+    (compile_workers.py)."""
+    if simulating() or caller_warm() or processes() < 2 or running() or \
+            compiled_before(function_key) or not _gpu_here():
+        return
+    warm()
+
+
+@functools.cache
+def _gpu_here() -> bool:
+    return cuda_driver.available() is None
 
 
 def prepare(entry) -> None:

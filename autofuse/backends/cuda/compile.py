@@ -16,7 +16,8 @@ from ...errors import BackendError, where
 from .. import disk_cache
 from ..literals import literal
 from ..helpers import uses_select
-from .compile_workers import compile_side_by_side, entry_name, processes
+from .compile_workers import (caller_compiled, caller_warm, compile_side_by_side,
+                              entry_name, processes, running)
 from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
 
@@ -137,16 +138,18 @@ def _compile_ptx(kernel, text: str, cc) -> tuple[str, str]:
     bounds = (kernel.block, kernel.min_blocks) if kernel.min_blocks else None
     ptx, _ = cuda.compile_ptx(namespace[kernel.name], signature(kernel), cc=cc,
                               launch_bounds=bounds)
+    caller_compiled()
     return ptx, entry_name(ptx)
 
 
 def prepare_missing(kernels, device: dict) -> None:
     """PTX for the kernels of one program that the disk cache lacks, compiled side by side
-    (compile_workers.py) where there are several: a first call then waits for the slowest
-    kernel, not for their sum."""
+    (compile_workers.py) where there are several, or by a warm worker where this process has
+    not compiled yet: a first call then waits for the slowest kernel, not for their sum, nor
+    for numba's first compile in this process."""
     cc = (device["cc"][0], device["cc"][1])
     missing = [k for k in kernels if k.origin is None and k.ptx is None and not k.cached(device)]
-    if len(missing) < 2 or processes() < 2:
+    if not missing or processes() < 2 or (len(missing) < 2 and (caller_warm() or not running())):
         return
     jobs = [(k.text, k.source.name, signature(k.source), cc,
              (k.source.block, k.source.min_blocks) if k.source.min_blocks else None)
@@ -156,6 +159,27 @@ def prepare_missing(kernels, device: dict) -> None:
         kernel = missing[index]
         _COMPILED[(kernel.text, signature_text(kernel.source), cc)] = (ptx, entry)
         kernel.ptx, kernel.entry = ptx, entry
+
+
+def _note_path(function_key: str) -> Path:
+    return disk_cache.cache_dir() / "cuda" / "compiled" / function_key
+
+
+def note_compiled(function_key: str) -> None:
+    """A program of the traced function (its disk_cache.function_key) loaded: its kernels are in
+    the disk cache now."""
+    path = _note_path(function_key)
+    if function_key and not path.exists():
+        try:
+            disk_cache.write_once(path, b"")
+        except OSError:             # (a note only: a read-only cache folder keeps none)
+            pass
+
+
+def compiled_before(function_key: str) -> bool:
+    """Whether a program of the function loaded here before (its kernels are then likely in the
+    disk cache, and a build need not start compile workers before it traces)."""
+    return bool(function_key) and _note_path(function_key).exists()
 
 
 class CompiledKernel:

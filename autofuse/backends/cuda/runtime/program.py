@@ -11,7 +11,7 @@ from ....arrays import library_for
 from ....ir import fourier
 from ....debug import STATE as _DEBUG, host_call as _debug_host, run_steps as _debug_steps
 from ....errors import BackendError
-from ..compile import prepare_missing
+from ..compile import note_compiled, prepare_missing
 from ..kernel import atomic_scratch, storage_dtype
 from . import buffers as cuda_buffers
 from . import driver as cuda_driver
@@ -77,6 +77,7 @@ class CudaProgram:
 
     def __init__(self, entry, kernels, tuning):
         self.name = entry.name
+        self.function_key = entry.function_key     # (compile.note_compiled's)
         self.graph = entry.graph
         self.kernels = kernels
         self.steps = [_step(k) for k in kernels]
@@ -107,6 +108,7 @@ class CudaProgram:
             prepare_missing(self.compiled, device)
             for kernel in self.compiled:
                 kernel.load(device)
+            note_compiled(self.function_key)
             self.library = library_for(leaves)
             self.constants = {n.id: self.library.from_host(np.ascontiguousarray(
                 n.attrs["value"].array)) for n in self.graph.nodes if n.op == "constant" and n.ndim}
