@@ -55,6 +55,18 @@ def dense(x):
     return np.maximum(x @ W + BIAS, np.float32(0))
 
 
+W64, BIAS64 = W.astype(np.float64), BIAS.astype(np.float64)
+W16, BIAS16 = W.astype(np.float16), BIAS.astype(np.float16)
+
+
+def dense_float64(x):
+    return np.maximum(x @ W64 + BIAS64, 0.0)
+
+
+def dense_float16(x):
+    return np.maximum(x @ W16 + BIAS16, np.float16(0))
+
+
 CASES = [
     ("elementwise float32", bias_relu,
      lambda n: (RNG.standard_normal((n, 8)).astype(np.float32),
@@ -71,6 +83,10 @@ CASES = [
                 RNG.standard_normal(24).astype(np.float32)), 1e-5),
     ("reduction float64", row_norms, lambda n: (RNG.standard_normal((n, 20)),), 1e-12),
     ("product float32", dense, lambda n: (RNG.standard_normal((n, 24)).astype(np.float32),), 1e-5),
+    # tensor-core kernels (their size-1 axes keep their strides in a class: size 1 joins it)
+    ("product float64", dense_float64, lambda n: (RNG.standard_normal((n, 24)),), 1e-12),
+    ("product float16", dense_float16,
+     lambda n: (RNG.standard_normal((n, 24)).astype(np.float16),), 2e-2),
 ]
 
 
@@ -92,8 +108,12 @@ def main(names) -> None:
         # size 1 compiles alone for these two (a reshape of size-1 axes; a matrix-vector product)
         assert info.compiles <= (3 if name in ("broadcast column", "product float32") else 2), \
             (name, info)
-        text = f.lower(*make(7)).as_text("fused")
+        lowered = f.lower(*make(7))
+        text = lowered.as_text("fused")
         assert "# dynamic: n0" in text, text
+        if name in ("product float64", "product float16"):
+            assert lowered.kernels[0].strategy.startswith("tensor cores"), lowered.kernels[0]
+            assert "also runs size 0, 1" in text, text
         print(f"{name}: {info.compiles} compiles, {info.instances} instances: ok")
 
 

@@ -141,7 +141,8 @@ def logits(x, w):
 def test_tensor_core_products_whose_rows_vary(dtype):
     """float64 and float16 products as a class run the tensor-core kernels (their sizes and
     strides are arguments, the tile as for many rows): rows that are no multiple of a tile, a
-    size past the stand-in, size 0, against NumPy (float16: float32 sums, NumPy's rounding)."""
+    size past the stand-in, sizes 0 and 1 (its size-1 axes keep their strides in the class),
+    against NumPy (float16: float32 sums, NumPy's rounding)."""
     rng = np.random.default_rng(7)
     w = rng.standard_normal((192, 136)).astype(dtype)
     bias = rng.standard_normal(136).astype(dtype)
@@ -149,7 +150,7 @@ def test_tensor_core_products_whose_rows_vary(dtype):
     def dense(x, w, b):
         return np.maximum(x @ w + b, dtype(0))
     f = autofuse.jit(dense, backend="cuda", dynamic=True)
-    for n in (1000, 999, 0, 3, 130, 5003):
+    for n in (1000, 999, 0, 1, 3, 130, 5003):
         x = rng.standard_normal((n, 192)).astype(dtype)
         got = cupy.asnumpy(f(cupy.asarray(x), cupy.asarray(w), cupy.asarray(bias)))
         want = dense(x.astype(np.float64), w.astype(np.float64), bias.astype(np.float64))

@@ -119,12 +119,19 @@ def _main_loop(source, stages, acc, plan: Plan, zero: str) -> None:
     r.pop()
 
 
+def _kept(source, extent: int) -> bool:
+    """Whether an axis of `extent` has its size and stride arguments: one of more than 1
+    element, or any in a class kernel (its renderer keeps size-1 axes: dynamic/), whose text is
+    then the same at size 1 as at any other size."""
+    return extent != 1 or not source.renderer.ones
+
+
 def arguments(source, node, a) -> None:
     """The kernel's size arguments: batch extents (of more than 1), M, N, K, and each array's
-    element strides along its axes of more than 1 element."""
+    element strides along its axes of more than 1 element (every axis in a class kernel)."""
     sizes = source.sizes
     for d, extent in enumerate(node.shape[:-2]):
-        if extent != 1:
+        if _kept(source, extent):
             sizes.append(Size(f"B{d}", node, d))
     sizes += [Size("M", node, node.ndim - 2), Size("N", node, node.ndim - 1),
               Size("K", a, a.ndim - 1)]
@@ -132,7 +139,7 @@ def arguments(source, node, a) -> None:
         if param.by_value:
             continue
         for d, extent in enumerate(param.node.shape):
-            if extent != 1:
+            if _kept(source, extent):
                 sizes.append(Size(f"{param.name}_s{d}", param.node, d, True, param.strides))
 
 
@@ -146,14 +153,15 @@ def load(source, node, index) -> str:
     if param.by_value:
         return source.register(node, param.name)
     terms = [f"{i if i.isidentifier() else f'({i})'} * {stride(param, d)}"
-             for d, (i, extent) in enumerate(zip(index, node.shape)) if extent != 1 and i != "0"]
+             for d, (i, extent) in enumerate(zip(index, node.shape))
+             if _kept(source, extent) and i != "0"]
     return source.register(node, f"{param.name}[{' + '.join(terms) or '0'}]")
 
 
 def batch_of(source, node) -> tuple:
     """The batch coordinates of this block (from blockIdx.z over the runtime batch extents)."""
     r = source.renderer
-    names = ["0" if extent == 1 else f"b{d}" for d, extent in enumerate(node.shape[:-2])]
+    names = [f"b{d}" if _kept(source, extent) else "0" for d, extent in enumerate(node.shape[:-2])]
     kept = [d for d, name in enumerate(names) if name != "0"]
     if kept:
         r.emit("rest = cuda.blockIdx.z")
@@ -178,7 +186,7 @@ class _Stage:
         chunks = depth * width // 4
         self.rounds = -(-chunks // threads)
         self.partial = f"t < {chunks}" if chunks < threads else None
-        self.view = operand_axes(source.group, node)
+        self.view = operand_axes(source.group, node, source.renderer.ones)
         if self.view is not None and self.view[0].ndim == 0:
             self.view = None
 
@@ -351,11 +359,14 @@ def store_outputs(source, node, batch: tuple, row: str, column: str, value: str)
     index = batch + (row, column)
     kept = [i for i, extent in zip(index, node.shape) if extent != 1]
     for param in source.outputs:
-        moving = iter(kept)
-        out = tuple("0" if extent == 1 else next(moving) for extent in param.node.shape)
+        if param.node.shape == node.shape and not r.ones:
+            out = index         # (a class kernel: every axis keeps its index and stride)
+        else:
+            moving = iter(kept)
+            out = tuple("0" if extent == 1 else next(moving) for extent in param.node.shape)
         result = r.value(param.node, out)
         terms = [f"{i} * {stride(param, d)}" for d, (i, extent)
-                 in enumerate(zip(out, param.node.shape)) if extent != 1 and i != "0"]
+                 in enumerate(zip(out, param.node.shape)) if _kept(source, extent) and i != "0"]
         r.emit(f"{param.name}[{' + '.join(terms) or '0'}] = {source.stored(param.node, result)}")
 
 

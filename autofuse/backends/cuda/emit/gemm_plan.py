@@ -136,21 +136,24 @@ def structure(group, strides: dict, tuning) -> tuple | None:
     return ("gemm", plan.key, group.structure({}, sizes=pattern))
 
 
-def operand_axes(group, operand):
+def operand_axes(group, operand, ones: bool = True):
     """(the kernel parameter an operand reads directly, the parameter's axis each operand axis
-    reads, None where broadcast or of extent 1), or None where the operand is computed."""
+    reads, None where broadcast or of extent 1), or None where the operand is computed. `ones`
+    False (a class kernel: dynamic/): an axis of extent 1 that is not broadcast keeps its axis,
+    so that the kernel's text is the same at size 1 as at any other size."""
     inputs = {n.id for n in group.inputs}
     if operand.id in inputs:
-        return operand, [d if s != 1 else None for d, s in enumerate(operand.shape)]
+        return operand, [d if s != 1 or not ones else None for d, s in enumerate(operand.shape)]
     if not operand.inputs or operand.inputs[0].id not in inputs:
         return None
     source = operand.inputs[0]
     if operand.op == "transpose":
-        return source, [d if source.shape[d] != 1 else None for d in operand.attrs["perm"]]
+        return source, [d if source.shape[d] != 1 or not ones else None
+                        for d in operand.attrs["perm"]]
     if operand.op == "broadcast_to":
         lead = operand.ndim - source.ndim
-        return source, [None if d < lead or source.shape[d - lead] == 1 else d - lead
-                        for d in range(operand.ndim)]
+        return source, [None if d < lead or source.shape[d - lead] == 1 and (
+            ones or operand.shape[d] != 1) else d - lead for d in range(operand.ndim)]
     if operand.op == "reshape":
         kept = iter(d for d, s in enumerate(source.shape) if s != 1)
         return source, [None if s == 1 else next(kept) for s in operand.shape]

@@ -181,7 +181,7 @@ class _Stage:
         assert chunks % plan.threads == 0 or chunks < plan.threads, (chunks, plan.threads)
         self.rounds = -(-chunks // plan.threads)
         self.partial = f"t < {chunks}" if chunks < plan.threads else None
-        self.view = gemm.operand_axes(source.group, node)
+        self.view = gemm.operand_axes(source.group, node, source.renderer.ones)
         if self.view is not None and self.view[0].ndim == 0:
             self.view = None
 

@@ -167,7 +167,7 @@ class _Operand:
         count = self.rows * self.chunks
         self.rounds = max(1, count // plan.threads)
         self.partial = f"t < {count}" if count < plan.threads else None
-        self.view = gemm.operand_axes(source.group, node)
+        self.view = gemm.operand_axes(source.group, node, source.renderer.ones)
         if self.view is not None and self.view[0].ndim == 0:
             self.view = None
 
