@@ -144,8 +144,9 @@ def cuda_kernel(fn, *args):
 
 def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     """A cached cubin is reused only for the same module text, target and intrinsics: editing
-    intrinsics/vector.py, half.py, the mma files or register_block.py (whose device functions
-    generated kernels import) makes new entries."""
+    intrinsics/vector.py, half.py, the mma files, register_block.py, divide.py or
+    backends/selection.py (whose device functions generated kernels import) makes new
+    entries."""
     pytest.importorskip("numba_cuda")
     from autofuse.backends.cuda import compile as cuda
     monkeypatch.setattr(cuda, "_version", lambda package: "1.0")     # (CI has no cuda.core)
@@ -155,7 +156,8 @@ def test_cuda_cubin_key_covers_target_and_intrinsics(monkeypatch):
     from autofuse.backends.cuda.intrinsics import half as cuda_half
     from autofuse.backends.cuda.intrinsics import vector as cuda_vector
     assert {path.name for path in cuda._INTRINSICS} == {"vector.py", "half.py", "mma.py", "mma_shapes.py",
-                                                         "register_block.py"}
+                                                         "register_block.py", "divide.py",
+                                                         "selection.py"}
     assert all(open(m.__file__).read() in cuda._intrinsics_text()
                for m in (cuda_half, cuda_vector))
     monkeypatch.setattr(cuda, "_intrinsics_text", lambda: "# edited intrinsics")
@@ -254,3 +256,13 @@ def test_the_disk_cache_path_imports_no_numba():
     ])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_cpu_module_key_covers_the_select_intrinsic(monkeypatch):
+    """The CPU cache's key holds backends/selection.py's source: its select is compiled into the
+    cached binaries of every kernel that calls it, so editing it makes new entries."""
+    from autofuse.backends import cpu
+    path = cpu.module_path("text")
+    assert path == cpu.module_path("text")
+    monkeypatch.setattr(cpu, "_SELECTION", "# an edited select")
+    assert cpu.module_path("text") != path

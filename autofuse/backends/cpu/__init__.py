@@ -55,6 +55,8 @@ def fourier_limits(options: dict, leaves) -> FourierLimits:
 
 
 GENERATOR_VERSION = "cpu-4"
+# (the select intrinsic's source: its code is compiled into the cached binaries that call it)
+_SELECTION = (Path(__file__).parent.parent / "selection.py").read_text()
 _import_lock = threading.Lock()
 
 
@@ -79,8 +81,8 @@ def module_text(kernel) -> str:
 
 def module_path(text: str) -> Path:
     """Where the generated module `text` is cached (its name hashes the text and toolchain)."""
-    key = disk_cache.digest(text, GENERATOR_VERSION, runtime.numba_version(), np.__version__,
-                            sys.version)
+    key = disk_cache.digest(text, GENERATOR_VERSION, _SELECTION, runtime.numba_version(),
+                            np.__version__, sys.version)
     return disk_cache.cache_dir() / "cpu" / f"k_{key}.py"
 
 

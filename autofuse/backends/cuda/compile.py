@@ -28,7 +28,8 @@ GENERATOR_VERSION = "cuda-4"      # bump when generated code's meaning changes o
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = [Path(__file__).parent / "intrinsics" / name
                for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py",
-                            "register_block.py")]
+                            "register_block.py", "divide.py")] + \
+    [Path(__file__).parent.parent / "selection.py"]
 
 
 def signature_text(kernel) -> str:
