@@ -124,10 +124,10 @@ def test_a_function_loaded_before_is_noted_in_the_disk_cache(tmp_path, monkeypat
 def test_before_trace_starts_workers_only_for_a_gpu_and_a_new_function(monkeypatch, workers):
     from autofuse.backends import cuda
     monkeypatch.setenv("AUTOFUSE_COMPILE_PROCESSES", "3")
-    monkeypatch.setattr(cuda, "_gpu_here", lambda: False)
+    monkeypatch.setattr(cuda, "cuda_problem", lambda: "no GPU")
     cuda.before_trace("k")
     assert not workers.running()
-    monkeypatch.setattr(cuda, "_gpu_here", lambda: True)
+    monkeypatch.setattr(cuda, "cuda_problem", lambda: None)
     monkeypatch.setattr(cuda, "compiled_before", lambda key: key == "loaded before")
     cuda.before_trace("loaded before")
     assert not workers.running()

@@ -26,12 +26,16 @@ class Accumulators:
         else:
             r.emit(f"{acc} = {r.constant(typed_constants(r.held(acc_type))[init.strip('{}')])}")
 
+    def _logic(self) -> tuple:
+        """(or, and) as argmax/argmin's conditions join their terms: short-circuit on the CPU,
+        whose branch takes them (_take), eager on CUDA, whose selects do."""
+        return (" or ", " and ") if self.r.target == "cpu" else (" | ", " & ")
+
     def better(self, node: Node, value: str, acc: str) -> str:
         """Whether `value` replaces `acc` in argmax/argmin (NaN wins, first occurrence kept)."""
         op = ">" if node.op == "argmax" else "<"
-        if self.r.target == "cpu":
-            return f"({value} {op} {acc} or ({value} != {value} and {acc} == {acc}))"
-        return f"(({value} {op} {acc}) | (({value} != {value}) & ({acc} == {acc})))"
+        either, both = self._logic()
+        return f"(({value} {op} {acc}){either}(({value} != {value}){both}({acc} == {acc})))"
 
     def _take(self, condition: str, acc: str, idx: str, value: str, position: str) -> None:
         """acc, idx = value, position where `condition` holds. CUDA: selects, not a branch
@@ -65,15 +69,10 @@ class Accumulators:
         """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
         r = self.r
         if node.op in ("argmax", "argmin"):
-            if r.target == "cpu":
-                tie = f"(({other} == {acc} or ({other} != {other} and {acc} != {acc})) and " \
-                      f"{other_idx} < {idx})"
-                condition = f"{self.better(node, other, acc)} or {tie}"
-            else:
-                tie = f"((({other} == {acc}) | (({other} != {other}) & ({acc} != {acc}))) & " \
-                      f"({other_idx} < {idx}))"
-                condition = f"{self.better(node, other, acc)} | {tie}"
-            self._take(condition, acc, idx, other, other_idx)
+            either, both = self._logic()
+            tie = f"((({other} == {acc}){either}(({other} != {other}){both}({acc} != {acc})))" \
+                  f"{both}({other_idx} < {idx}))"
+            self._take(f"{self.better(node, other, acc)}{either}{tie}", acc, idx, other, other_idx)
             return
         r.emit(f"{acc} = " + self.combined(node, other, acc, node.dtype))
 

@@ -21,7 +21,6 @@ CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import sys
 
@@ -30,13 +29,12 @@ import numpy as np
 from ...fusion import CostModel
 from ...fusion.in_place import region_base
 from ...ir.fourier_plan import FourierLimits
-from .. import sharing
+from .. import cuda_problem, sharing
 from .compile import CompiledKernel, compiled_before, module_text
 from .compile_workers import caller_warm, processes, running, warm
 from .emit import attention_plan, mma_plan, staged_plan
 from .device import HOPPER, Device, from_attributes
 from .runtime.library_fft import FourierKernel, call_text, library_for_fft
-from .runtime import driver as cuda_driver
 from .runtime.program import CudaProgram, SimulatorProgram
 from .tuning import DEFAULT, Tuning
 from .writer import generate
@@ -107,14 +105,9 @@ def before_trace(function_key: str) -> None:
     (numba-cuda's imports and first compile, 1-3 s) overlaps tracing and planning
     (compile_workers.py)."""
     if simulating() or caller_warm() or processes() < 2 or running() or \
-            compiled_before(function_key) or not _gpu_here():
+            compiled_before(function_key) or cuda_problem() is not None:
         return
     warm()
-
-
-@functools.cache
-def _gpu_here() -> bool:
-    return cuda_driver.available() is None
 
 
 def prepare(entry) -> None:
