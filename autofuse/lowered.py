@@ -43,7 +43,9 @@ def loop_text(entry) -> str:
     where = f" from {first.origin}" if first.origin else ""
     return (f"# loop: {loop.repeats} steps of {loop.length} traced ops{where}; simplified and "
             f"fused on steps 0-{STEADY} and the last, steps {STEADY + 1}-{loop.repeats - 2} "
-            f"copied from step {STEADY}")
+            f"copied from step {STEADY}"
+            + ("; each kernel holds one step's values (its steps were not alike when kernels "
+               "spanned several)" if loop.held else ""))
 
 
 class Lowered:

@@ -1,7 +1,7 @@
 """The cost model: a few named numbers, and the bytes a group of ops moves fused and unfused."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, OPS
@@ -61,6 +61,13 @@ class CostModel:
     # read through the batch is stored at 1009 rows, recomputed per row at 2; its columns are
     # one kernel up to max_row rows, materialized past). Static builds: none.
     varying: tuple = ()
+    # A loop's steps each kernel may span (fusion/rolled.py): where a loop's steps did not come
+    # out alike (one kernel recomputing a value carried through every step: conjugate gradient's
+    # x, read only after the loop), stages.roll partitions them again with each kernel held to
+    # one step's values. 0: no bound. `steps`: node id -> its step (after the loop counts as the
+    # last), for the graph being partitioned.
+    max_steps: int = 0
+    steps: dict = field(default=None, compare=False, hash=False, repr=False)
 
     def extent(self, size: int) -> int:
         """`size` as a fusion rule counts it: its stand-in where it varies."""

@@ -145,10 +145,26 @@ def budget_reason(ops: int, work: int, widest: int, cost: CostModel, depth: int 
     return None
 
 
+def steps_reason(nodes, cost: CostModel) -> str | None:
+    """Whether one kernel may hold `nodes`, given the loop steps a kernel may span
+    (CostModel.max_steps; values from before the loop count in every step)."""
+    if not cost.max_steps:
+        return None
+    found = {s for s in (cost.steps.get(n.id, -1) for n in nodes) if s >= 0}
+    if not found or max(found) - min(found) < cost.max_steps:
+        return None
+    return (f"the kernel would hold values of several steps of the loop; its steps were not "
+            f"alike when kernels spanned several, so each kernel holds "
+            f"{'one step' if cost.max_steps == 1 else f'{cost.max_steps} steps'}")
+
+
 def can_fuse(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel,
              indices: frozenset, depth: int = 0) -> str | None:
     """May `p` join `g`, computed there at `indices` (work.evaluations), `depth` branch levels
     deep (work.nesting)? None if so, else why not."""
+    reason = steps_reason((p, *g.members.values()), cost)
+    if reason is not None:
+        return reason
     reason = edge_reason(p, g, users, is_output, cost)
     if reason is None:
         reductions = len(g.reductions) + (p.kind == REDUCE)
@@ -171,6 +187,9 @@ def merge_reason(groups: list[Group], combine, count, users: dict, outputs: set,
     reductions = len(set().union(*({n.id for n in g.reductions} for g in groups)))
     if ops > cost.max_ops or reductions > cost.max_reductions:
         return budget_reason(ops, 0, 0, cost, reductions=reductions), None
+    reason = steps_reason([n for g in groups for n in g.members.values()], cost)
+    if reason is not None:
+        return reason, None
     merged = combine()
     for p in merged.members.values():
         if not readers_in(p, merged, users):
@@ -338,5 +357,5 @@ def _misaligned(node: Node, derived: set, shape: tuple, axes: tuple) -> bool:
     return any(s.id in derived and s.shape == outer for s in node.inputs)
 
 
-__all__ = ["can_fuse", "merge_reason", "edge_reason", "budget_reason", "descendants", "readers_in",
+__all__ = ["can_fuse", "merge_reason", "steps_reason", "edge_reason", "budget_reason", "descendants", "readers_in",
            "axes_text", "LAYOUT"]

@@ -36,6 +36,12 @@ def _steps(graph: Graph, copy_of: dict, original: dict) -> dict[int, int]:
     return step
 
 
+def loop_steps(graph: Graph, copy_of: dict, original: dict) -> dict[int, int]:
+    """Each node's step as a kernel's span counts it (CostModel.steps): what follows the loop
+    counts as its last step, whose kernels it may join."""
+    return {k: min(s, AFTER) for k, s in _steps(graph, copy_of, original).items()}
+
+
 def _same(a: Node, b: Node) -> bool:
     return (a.op == b.op and a.attrs == b.attrs and a.shape == b.shape and a.dtype == b.dtype
             and a.origin == b.origin and len(a.inputs) == len(b.inputs))

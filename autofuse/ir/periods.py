@@ -32,6 +32,7 @@ class Period:
     start: int          # position (in graph.nodes) of the first node of the first step
     length: int         # nodes a step
     repeats: int        # steps
+    held: int = 0       # steps a kernel may span, where that bound made the steps alike; 0: none
 
     @property
     def end(self) -> int:
