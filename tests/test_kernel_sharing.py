@@ -154,6 +154,17 @@ def shifted_sums(x):
     return [np.sum(x[i:i + 4] ** 2, axis=0) for i in range(6)]
 
 
+def shifted_products(image, kernel):
+    """A convolution as a sum of products of shifted slices (NPBench's conv2d): each product
+    reads the image and the kernel at other starts."""
+    height, width = image.shape[1] - kernel.shape[0] + 1, image.shape[2] - kernel.shape[1] + 1
+    out = np.zeros((image.shape[0], height, width, kernel.shape[3]), image.dtype)
+    for i in range(kernel.shape[0]):
+        for j in range(kernel.shape[1]):
+            out += image[:, i:i + height, j:j + width, :] @ kernel[i, j]
+    return out
+
+
 def reversed_rows(x):
     """Reversed slices read at moving starts."""
     out = np.zeros_like(x)
@@ -223,6 +234,24 @@ def test_shared_reduction_kernels_with_lifted_constants():
     assert shared and all(f"{sharing.PREFIX}k0" in k.source for k in shared)
 
 
+def test_products_of_shifted_slices_share_one_kernel():
+    """The products of a convolution written with shifted slices differ only in their slices'
+    starts: the CUDA general product kernel takes them as arguments, so the nine products
+    compile as at most two kernels (the first adds to zeros), and the shared kernel's PTX for
+    sm_90 builds."""
+    rng = np.random.default_rng(9)
+    image = rng.random((1, 3, 40, 20)).astype(np.float32)   # (products of 38 rows: tiled)
+    kernel = rng.random((3, 3, 20, 20)).astype(np.float32)
+    low = autofuse.jit(shifted_products, backend="cuda").lower(image, kernel)
+    products = [k for k in low.kernels if k.group.kind == "output"]
+    assert len(products) == 9
+    assert len({k.source for k in products}) <= 2
+    shared = [k for k in products if "passed as arguments" in k.reason]
+    assert len(shared) >= 7
+    assert f"{sharing.PREFIX}off0" in shared[0].source
+    assert ".entry" in shared[0].ptx
+
+
 @pytest.mark.sim
 def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
     import subprocess
@@ -232,13 +261,16 @@ def test_lifted_offsets_in_the_cuda_simulator(tmp_path):
         "import numpy as np, autofuse, sys\n"
         f"sys.path[:0] = [{str(__import__('pathlib').Path(__file__).parent)!r}, "
         f"{str(__import__('pathlib').Path(__file__).parent.parent)!r}]\n"
-        "from test_kernel_sharing import ewma, blocks, reversed_rows, masked_means\n"
+        "from test_kernel_sharing import ewma, blocks, reversed_rows, masked_means, "
+        "shifted_products\n"
         "from simulated import quick_barriers\n"
         "quick_barriers()\n"
         "rng = np.random.default_rng()\n"
         "for fn, args in [(ewma, (rng.random((9, 33)), 0.3)),\n"
         "                 (blocks, (rng.random((5, 8)).astype(np.float32),)),\n"
         "                 (reversed_rows, (rng.random((6, 5)),)),\n"
+        "                 (shifted_products, (rng.random((1, 3, 40, 20)).astype(np.float32),\n"
+        "                                     rng.random((3, 3, 20, 20)).astype(np.float32))),\n"
         "                 (masked_means, (rng.random(512).astype(np.float32),\n"
         "                                 rng.random(512).astype(np.float32), 20))]:\n"
         "    static = ('bins',) if fn is masked_means else ()\n"

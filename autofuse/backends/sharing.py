@@ -73,15 +73,17 @@ class Lifted:
         return dataclasses.replace(self, node=node)
 
 
-def plan(groups: list, strides: dict, scalars=lambda dtype: True) -> dict:
+def plan(groups: list, strides: dict, scalars=lambda dtype: True,
+         liftable=lambda group: group.kind in LIFTABLE) -> dict:
     """{group id: frozenset of places} its kernel takes as arguments (group.structure's
     `lifted`): for each family of groups equal up to their slice starts and their elementwise
     ops' scalar constants (those whose dtype `scalars` accepts; None: none), the places that
-    differ between its members."""
+    differ between its members. Only groups `liftable` accepts (a backend's kernels for them
+    read starts and constants through the renderer) join a family."""
     wildcard = EVERY if scalars is not None else EVERY_START
     families: dict = {}
     for group in groups:
-        if group.kind in LIFTABLE:
+        if liftable(group):
             families.setdefault(group.structure(strides, lifted=wildcard), []).append(group)
     lifted = {}
     for members in families.values():

@@ -110,6 +110,19 @@ def before_trace(function_key: str) -> None:
     warm()
 
 
+def liftable(group) -> bool:
+    """Whether the kernel of `group` reads slice starts and constants through the renderer, so
+    that they can be its arguments (backends/sharing.py): those sharing's LIFTABLE names, and a
+    product's general kernels (emit/matmul.py: its operands and epilogue through their index
+    maps; the tensor-core and compact kernels refuse slices of their operands). Not a staged
+    product or attention, whose plans read their operands' layout. A convolution written as a
+    sum of products of shifted slices (`out += x[:, i:i + h, j:j + w] @ k[i, j]`) then compiles
+    one product kernel, not one a shift."""
+    if group.kind == "output":
+        return not staged_plan.marked(group) and not attention_plan.marked(group)
+    return group.kind in sharing.LIFTABLE
+
+
 def prepare(entry) -> None:
     """Plan and write each group's kernel (the entry's kernel records get the strategy, reason,
     source, launch and PTX), and give the entry its program. Groups of one structure (a loop's
@@ -118,7 +131,8 @@ def prepare(entry) -> None:
     strides = {} if simulator else getattr(entry, "input_strides", {})
     tuning, device = tuning_of(entry.options), device_for(simulator)
     kernels, first = [], {}
-    lifted = sharing.plan([record.group for record in entry.kernels], strides, passable)
+    lifted = sharing.plan([record.group for record in entry.kernels], strides, passable,
+                          liftable)
     users, results = entry.graph.users(), {node.id for node in entry.graph.outputs}
     for record in entry.kernels:
         group = record.group
