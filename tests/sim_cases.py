@@ -376,6 +376,21 @@ CASES = [
     ("general_block_off", lambda x, w, b: np.maximum(x @ w + b, 0),
      (f32(37, 21), f32(21, 19), f32(19)),
      {**GENERAL, "REGISTER_BLOCK": False, "strategy": "tiled 128x128x16"}),
+    # ... its epilogue of more than Tuning.epilogue_loop ops written once, in a loop over the
+    # accumulators staged a row of the thread's block at a time: ragged sizes and batches, reads
+    # of other arrays, two outputs, float64, and a tile whose rows and columns are all ragged
+    ("general_looped_epilogue", lambda x, w, r, s: np.tanh((x @ w + r) * 2 - s) + r * s,
+     (f32(37, 21), f32(21, 19), f32(37, 19), f32(19)),
+     {**GENERAL, "strategy": "tiled 128x128x16, 8x8 per thread, epilogue looped"}),
+    ("general_looped_epilogue_batched", lambda a, b, r: (np.maximum(a @ b + r, 0) * 3 - r,
+                                                         a @ b),
+     (f32(2, 3, 17, 9), f32(9, 11), f32(3, 1, 11)),
+     {**GENERAL, "EPILOGUE_LOOP": 2, "strategy": "tiled 128x128x16, 8x8 per thread, epilogue"}),
+    ("general_looped_epilogue_float64", lambda x, w, r: np.exp(-(x @ w - r) ** 2) * r + 1,
+     (f32(33, 20).astype(np.float64), f32(20, 18).astype(np.float64),
+      f32(33, 18).astype(np.float64)),
+     {**GENERAL, "MMA": False, "EPILOGUE_LOOP": 3,
+      "strategy": "tiled 128x128x16, 8x8 per thread, epilogue looped"}),
     # short rows written out element by element in a thread's columns kernel (each element
     # loaded once for the row's max, sum and outputs), rows of 10 and of 3 x 4, an arg-reduction
     # (the first of equal values), NaN rows; ROWS_PER_SM 1 so that 300 rows take a thread each

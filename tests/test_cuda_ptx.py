@@ -616,6 +616,34 @@ def test_general_product_register_block_keeps_the_arithmetic_in_registers():
     assert len(re.findall(r"\bld\.shared\.f32\b", ptx)) == 16 * 16
 
 
+def test_general_product_long_epilogue_is_written_once():
+    """An epilogue of more than Tuning.epilogue_loop ops (here a sum of eight other arrays, as
+    NPBench's conv2d written with shifted slices adds its products) is written once, in a loop
+    over the accumulators staged through A's slab, not once for each of a thread's 64 outputs:
+    a few hundred lines, the FMAs as before, and no local memory (the staging reads the
+    accumulators by constant indices)."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((70, 33), dtype=np.float32),
+            rng.standard_normal((33, 45), dtype=np.float32)]
+    args += [rng.standard_normal((70, 45), dtype=np.float32) for _ in range(8)]
+
+    def fn(x, w, *rest):
+        out = x @ w
+        for r in rest:
+            out = out + r
+        return out
+    (kernel,) = lowered(fn, args, gemm=False).kernels
+    assert kernel.strategy.endswith("epilogue looped over staged rows"), kernel.strategy
+    assert kernel.source.count("\n") < 400
+    assert kernel.source.count("a9[") == 1
+    ptx = kernel.ptx
+    assert ".local" not in ptx and "ld.local" not in ptx
+    assert len(re.findall(r"\bfma\.rn\.f32\b", ptx)) >= 16 * 64
+    (written,) = lowered(fn, args, gemm=False, epilogue_loop=0).kernels
+    assert not written.strategy.endswith("looped over staged rows")
+    assert written.source.count("a9[") == 64
+
+
 def test_a_run_of_outputs_loads_the_shared_input_once():
     """x.T @ g with g of 10 columns (emit/runs.py): a thread's 10 outputs take one load of x and
     10 of g an element and 10 FMAs, into registers, under launch bounds that leave room for them."""

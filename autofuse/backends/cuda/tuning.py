@@ -111,6 +111,11 @@ class Tuning:
     register_block: bool = True       # ... float32/float64: the accumulators a local array, a K
     #                                   step one intrinsic call (intrinsics/register_block.py:
     #                                   the same PTX arithmetic, numba's front end 5x faster)
+    epilogue_loop: int = 4            # ... an epilogue of more ops than this (a sum of products'
+    #                                   results) applied once in the text, in a loop over the
+    #                                   accumulators staged through shared memory a row of the
+    #                                   thread's at a time, not written out for each of them (0:
+    #                                   always written out)
     tiles_side: int = 128             # float32 tiles kernel: tiles_side x tiles_side a block, or
     tiles_narrow: int = 64            # tiles_wide x tiles_narrow where the result has at most
     tiles_wide: int = 256             # tiles_narrow columns (or rows)
