@@ -48,9 +48,14 @@ def write(source, plan: Plan):
     r.emit(f"row0 = cuda.blockIdx.y * {tm}")
     r.emit(f"col0 = cuda.blockIdx.x * {tn}")
     r.emit(f"smem = cuda.shared.array({area}, {nb}{align})")
-    acc = [[f"c{x}_{y}" for y in range(8)] for x in range(8)]
-    for row in acc:
-        r.emit(" = ".join(row) + f" = {zero}")
+    # NOTE: the accumulators a local array indexed by constants (registers after SROA), a K
+    # step one intrinsic call (intrinsics/register_block.py): 64 scalars in tuple assignments
+    # cost numba's front end ~20 s a kernel, for the same PTX arithmetic
+    acc = [[f"acc[{8 * x + y}]" for y in range(8)] for x in range(8)]
+    r.globals["fill64"] = ("block", "filled", 64)
+    r.globals["outer8x8v"] = ("block", "outer_values", 8, 8)
+    r.emit(f"acc = cuda.local.array(64, {nb})")
+    r.emit(f"fill64(acc, {zero})")
     stages = [_Stage(source, "a", a, plan.stage_a, "row0", "M", tm, 0, depth, threads, batch),
               _Stage(source, "b", b, plan.stage_b, "col0", "N", tn, sb, depth, threads, batch)]
     for stage in stages:
@@ -87,8 +92,8 @@ def _main_loop(source, stages, acc, plan: Plan, zero: str) -> None:
     r.push()
     # NOTE: a slab's K steps are written out (`unroll` of them; a while loop over the shared
     # offsets where fewer than `depth`): numba's range loop cost ~17 integer instructions a step
-    # in the PTX, against 64 FMAs. A step's 64 FMAs are 8 tuple assignments (a row of the
-    # thread's 8 x 8 block each), so the slab takes 12 lines a step.
+    # in the PTX, against 64 FMAs. A step's 64 FMAs are one intrinsic call, so the slab takes 5
+    # lines a step.
     unroll = min(source.tuning.gemm_unroll, depth)
     r.emit(f"sa0 = cur * {tm} + tm * 4")
     r.emit(f"sb0 = {sb} + cur * {tn} + tn * 4")
@@ -101,9 +106,8 @@ def _main_loop(source, stages, acc, plan: Plan, zero: str) -> None:
             for chunk in range(2):
                 names = ", ".join(f"{side}{4 * chunk + i}_" for i in range(4))
                 r.emit(f"{names} = sload4(smem, {base} + {u * width + chunk * width // 2})")
-        for x in range(8):
-            sums = ", ".join(f"{acc[x][y]} + a{x}_ * b{y}_" for y in range(8))
-            r.emit(f"{', '.join(acc[x])} = {sums}")
+        values = ", ".join([f"a{x}_" for x in range(8)] + [f"b{y}_" for y in range(8)])
+        r.emit(f"outer8x8v(acc, {values})")
     if unroll < depth:
         r.emit(f"sa0 += {unroll * tm}")
         r.emit(f"sb0 += {unroll * tn}")

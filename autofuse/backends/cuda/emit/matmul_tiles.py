@@ -103,9 +103,13 @@ def write(source):
         source.delinearize("cuda.blockIdx.z", list(batch_names), list(batch))
     r.emit(f"sa = cuda.shared.array(({2 * tiles.depth}, {tiles.tm}), {nb}{align})")
     r.emit(f"sb = cuda.shared.array(({2 * tiles.depth}, {tiles.tn}), {nb}{align})")
-    acc = [[f"c{x}_{y}" for y in range(8)] for x in range(8)]
-    for row in acc:
-        r.emit(" = ".join(row) + f" = {zero}")
+    # NOTE: the accumulators a local array indexed by constants, a K step one intrinsic call
+    # (intrinsics/register_block.py): the same PTX, a third of numba's front-end time
+    acc = [[f"acc[{8 * x + y}]" for y in range(8)] for x in range(8)]
+    r.globals["fill64"] = ("block", "filled", 64)
+    r.globals["outer8x8v"] = ("block", "outer_values", 8, 8)
+    r.emit(f"acc = cuda.local.array(64, {nb})")
+    r.emit(f"fill64(acc, {zero})")
     r.emit(f"aligned = (address({pa.name}) | address({pb.name})) % 16 == 0")
     # Staging: per slab a thread moves 4 elements of each operand that are consecutive in memory:
     # along K where K is the operand's contiguous axis (A, or B read transposed: 4 shared
@@ -134,9 +138,8 @@ def write(source):
                 for chunk in range(2):
                     names = ", ".join(f"{side}{4 * chunk + i}_" for i in range(4))
                     r.emit(f"{names} = sload4(s{side}, {base} + {kk * width + chunk * half})")
-            for x in range(8):
-                for y in range(8):
-                    r.emit(f"{acc[x][y]} += a{x}_ * b{y}_")
+            values = ", ".join([f"a{x}_" for x in range(8)] + [f"b{y}_" for y in range(8)])
+            r.emit(f"outer8x8v(acc, {values})")
 
     # NOTE: slab s lives in shared rows (s % 2) * depth: the next slab is written to the other
     # half after this slab's FMAs, and the one barrier per slab orders both (reads of a half

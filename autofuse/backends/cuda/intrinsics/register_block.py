@@ -3,7 +3,8 @@ outer product, as numba intrinsics: `filled(count)` sets the array's `count` ele
 `outer_product(rows, cols)` reads `rows` values of A and `cols` of B from row k of two shared
 slabs (A's at columns tm + spacing * i, B's at tn + spacing * j) and adds their products to the
 accumulators, acc[i * cols + j] += a[i] * b[j], in that order (an fmul then an fadd, as numba
-lowers `c += a * b`: NVVM contracts them to the same fma).
+lowers `c += a * b`: NVVM contracts them to the same fma); `outer_values(rows, cols)` does the
+same for values a kernel already read (the tiles and compact kernels' 16-byte shared loads).
 
 Why: written out as Python statements, a slab of a 8 x 8 block is 16 shared reads and 64 `+=`
 a K step, over a thousand statements for a 16-deep slab, and numba's front end (SSA, liveness,
@@ -86,7 +87,30 @@ def _intrinsics():
             return types.void(acc, sa, sb, k, tm, tn, spacing), codegen
         return outer
 
-    return {"filled": filled, "outer_product": outer_product}
+    def outer_values(rows: int, cols: int):
+        """outer(acc, a_0 .. a_{rows-1}, b_0 .. b_{cols-1}): acc[i * cols + j] += a_i * b_j, the
+        values already in registers (read from shared memory by vector loads)."""
+        @intrinsic
+        def outer(typingctx, acc, *values):
+            if not isinstance(acc, types.Array) or acc.dtype not in (types.float32, types.float64) \
+                    or len(values) != rows + cols or any(v != acc.dtype for v in values):
+                return None
+
+            def codegen(context, builder, signature, args):
+                acc_type, acc_value = signature.args[0], args[0]
+                values = cgutils.unpack_tuple(builder, args[1])     # (the *values, a tuple)
+                a, b = values[:rows], values[rows:]
+                intp = context.get_value_type(types.intp)
+                for i in range(rows):
+                    for j in range(cols):
+                        at = element(context, builder, acc_type, acc_value,
+                                     [ir.Constant(intp, i * cols + j)])
+                        builder.store(builder.fadd(builder.load(at), builder.fmul(a[i], b[j])), at)
+                return context.get_dummy_value()
+            return types.void(acc, types.StarArgTuple.from_types(values)), codegen
+        return outer
+
+    return {"filled": filled, "outer_product": outer_product, "outer_values": outer_values}
 
 
 if config.ENABLE_CUDASIM:

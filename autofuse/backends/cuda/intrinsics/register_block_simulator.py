@@ -20,4 +20,12 @@ def functions() -> dict:
                     acc[i * cols + j] += a[i] * b[j]
         return outer
 
-    return {"filled": filled, "outer_product": outer_product}
+    def outer_values(rows: int, cols: int):
+        def outer(acc, *values):
+            a, b = values[:rows], values[rows:]
+            for i in range(rows):
+                for j in range(cols):
+                    acc[i * cols + j] += a[i] * b[j]
+        return outer
+
+    return {"filled": filled, "outer_product": outer_product, "outer_values": outer_values}
