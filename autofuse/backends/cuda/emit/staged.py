@@ -60,11 +60,22 @@ def write(source, plan: Plan):
         for operand in moving:
             operand.fetch(batch, "0", zero)
         _close(r, partial)
+    # NOTE: float32 and float64 accumulators a local array indexed by constants, a K step one
+    # intrinsic call (intrinsics/register_block.py): the same PTX, less of numba's front end
+    block = node.dtype in (np.float32, np.float64) and r.held(node.dtype) == node.dtype
+    if block:
+        r.globals[f"fill{plan.rx * plan.ry}"] = ("block", "filled", plan.rx * plan.ry)
+        r.globals[f"outer{plan.rx}x{plan.ry}v"] = ("block", "outer_values", plan.rx, plan.ry)
+        r.emit(f"acc = cuda.local.array({plan.rx * plan.ry}, {nb})")
     r.emit(f"while wb < {steps}:")
     r.push()
-    acc = [[f"c{x}_{y}" for y in range(plan.ry)] for x in range(plan.rx)]
-    for row in acc:
-        r.emit(" = ".join(row) + f" = {zero}")
+    if block:
+        acc = [[f"acc[{plan.ry * x + y}]" for y in range(plan.ry)] for x in range(plan.rx)]
+        r.emit(f"fill{plan.rx * plan.ry}(acc, {zero})")
+    else:
+        acc = [[f"c{x}_{y}" for y in range(plan.ry)] for x in range(plan.rx)]
+        for row in acc:
+            r.emit(" = ".join(row) + f" = {zero}")
     if rounds > 1:
         r.emit(f"for k0 in range(0, {k}, {plan.depth}):")
         r.push()
@@ -161,6 +172,10 @@ def _steps(source, plan: Plan, acc, region: str) -> None:
             else:
                 for i, name in enumerate(names):
                     r.emit(f"{name} = smem[{source.ix(f'{at} + {i}' if i else at)}]")
+        if acc[0][0].startswith("acc["):
+            values = ", ".join([f"a{x}_" for x in range(rx)] + [f"b{y}_" for y in range(ry)])
+            r.emit(f"outer{rx}x{ry}v(acc, {values})")
+            continue
         # NOTE: one statement an FMA (a line a row of the thread's block): numba typed the
         # tuple assignment of a row's sums slower (a first call's compile), for the same PTX
         for x in range(rx):
