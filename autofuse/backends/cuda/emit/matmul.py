@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....fusion.legality import operand_chain
 from ....ir.graph import Node
 from ..kernel import KernelSource
-from . import gemm, gemm_plan, mma_gemm, mma_pipeline, mma_plan
+from . import gemm, gemm_plan, looped_epilogue, mma_gemm, mma_pipeline, mma_plan
 from . import matmul_tiles as cuda_matmul
 
 
@@ -148,10 +147,15 @@ class Matmul:
                     r.emit(f"{registers[x][y]} += a{x}_ * b{y}_")
         r.emit("cuda.syncthreads()")
         r.pop()
-        looped = block and self.tuning.epilogue_loop and \
-            epilogue_ops(self.group) > self.tuning.epilogue_loop
+        looped = block and looped_epilogue.applies(self, self.group)
         if looped:
-            self._looped_epilogue(registers, batch_names, side, tile, depth, threads, nb, m, n)
+            # (A's slab is free after the last one; it has room where depth >= side)
+            looped_epilogue.write(
+                self, registers, lambda x, y: ("tm", f"tn + {side * y}"), (side, tile), threads,
+                f"row0 + x * {side} + i", batch_names,
+                lambda text: self.register_value(text, node),
+                lambda index: [self.store(param, index) for param in self.outputs],
+                "sa" if side <= depth else None)
         else:
             for x in range(micro):
                 r.emit(f"gi{x} = row0 + tm + {side * x}")
@@ -170,48 +174,7 @@ class Matmul:
         batch_size = int(np.prod(batch, dtype=np.int64))
         grid = (max(1, -(-n // tile)), max(1, -(-m // tile)), max(1, batch_size))
         return self.finish(f"tiled {tile}x{tile}x{depth}, {micro}x{micro} per thread"
-                           + (", epilogue looped over staged rows" if looped else ""),
-                           threads, grid)
-
-    def _looped_epilogue(self, registers: list, batch_names: list, side: int, tile: int,
-                         depth: int, threads: int, nb: str, m: int, n: int) -> None:
-        """The epilogue written once: for each row x of a thread's block, the block's rows
-        row0 + side * x + (0 .. side - 1) are staged in shared memory (A's slab, free after the
-        last one, where it has as many rows; each thread's 8 values by constant indices, so the
-        accumulators stay in registers), then the block walks them, consecutive threads on
-        consecutive columns, applying the epilogue and storing."""
-        r = self.renderer
-        node = self.group.matmul
-        micro = len(registers)
-        if side <= depth:
-            r.emit("se = sa")
-        else:
-            r.emit(f"se = cuda.shared.array(({side}, {tile}), {nb})")
-        r.emit(f"for x in range({micro}):")
-        r.push()
-        for x in range(micro):
-            r.emit(f"{'if' if x == 0 else 'elif'} x == {x}:")
-            r.push()
-            for y in range(micro):
-                r.emit(f"se[tm, tn + {side * y}] = {registers[x][y]}")
-            r.pop()
-        r.emit("cuda.syncthreads()")
-        r.emit(f"for e in range(t, {side * tile}, {threads}):")
-        r.push()
-        r.emit(f"i = e // {tile}")
-        r.emit(f"gi = row0 + x * {side} + i")
-        r.emit(f"j = e - i * {tile}")
-        r.emit("gj = col0 + j")
-        r.emit(f"if gi < {m} and gj < {n}:")
-        r.push()
-        r.special[node.id] = lambda index, name=self.register_value("se[i, j]", node): name
-        index = tuple(batch_names) + ("gi", "gj")
-        for param in self.outputs:
-            self.store(param, index)
-        r.pop()
-        r.pop()
-        r.emit("cuda.syncthreads()")
-        r.pop()
+                           + looped_epilogue.strategy(looped), threads, grid)
 
     def register_value(self, register: str, node: Node) -> str:
         """A matmul accumulator as a value of the result's dtype: numba accumulates bools and
@@ -224,14 +187,6 @@ class Matmul:
         if dtype.kind in "iu" and dtype.itemsize < 8 or self.renderer.held(dtype) != dtype:
             return self.renderer.convert(dtype, register, op_result=True)
         return register
-
-
-def epilogue_ops(group) -> int:
-    """The ops of a product group's epilogue: its members past the product, not feeding an
-    operand (inline constants and broadcasts of them are free)."""
-    chain = operand_chain(group) | {group.matmul.id}
-    return sum(1 for member in group.nodes if member.id not in chain
-               and member.op not in ("constant", "broadcast_to"))
 
 
 def register_block(dtype, held, tuning) -> bool:
