@@ -294,18 +294,6 @@ CASES = [
     ("matmul_vector_batched", lambda a, w: (a @ w, np.tanh(a @ w) * 2),
      (f32(2, 40, 16), f32(16, 24)), TILED),
     ("matmul_vector_misaligned", lambda x, w: x @ w - 1, (_misaligned(24, 16), f32(16, 20)), TILED),
-    # ... its epilogue of more than Tuning.epilogue_loop ops looped over staged rows: a GELU over
-    # a ragged tile, and a batch with two outputs (the loop taken at a bound of 1)
-    ("matmul_vector_looped_gelu",
-     lambda x, w, b: 0.5 * (x @ w + b) * (1 + np.tanh(0.79788456 * ((x @ w + b) + 0.044715
-                                                                    * (x @ w + b) ** 3))),
-     (f32(130, 36), f32(36, 68), f32(68)),
-     {**TILED, "strategy": "tiled 128x128x8, 8x8 per thread, 16-byte loads, double-buffered, "
-      "epilogue looped"}),
-    ("matmul_vector_looped_batched", lambda a, w: (a @ w, np.tanh(a @ w) * 2 - a @ w),
-     (f32(2, 40, 16), f32(16, 24)),
-     {**TILED, "EPILOGUE_LOOP": 1, "strategy": "tiled 128x128x8, 8x8 per thread, 16-byte loads, "
-      "double-buffered, epilogue looped"}),
     ("matmul_vector_transposed_b", lambda x, w, b: x @ w.T + b, (f32(130, 36), f32(132, 36), f32(132))),
     ("matmul_vector_transposed_a", lambda x, w: x.T @ w, (f32(36, 132), f32(36, 64))),
     ("matmul_vector_transposed_both", lambda x, w: np.tanh(x.T @ w.T), (f32(20, 68), f32(40, 20))),

@@ -644,26 +644,6 @@ def test_general_product_long_epilogue_is_written_once():
     assert written.source.count("a9[") == 64
 
 
-def test_tiles_product_gelu_epilogue_is_written_once():
-    """The float32 tiles kernel loops a long epilogue (a tanh GELU after the bias) likewise:
-    under 300 lines (it was 907 for mlp_gelu's product), no local memory, 8 K steps of 64 FMAs."""
-    rng = np.random.default_rng(1)
-    args = (rng.standard_normal((512, 256), dtype=np.float32),
-            rng.standard_normal((256, 512), dtype=np.float32),
-            rng.standard_normal(512, dtype=np.float32))
-
-    def fn(x, w, b):
-        h = x @ w + b
-        return 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h ** 3)))
-    (kernel,) = lowered(fn, args).kernels
-    assert kernel.strategy.endswith("double-buffered, epilogue looped over staged rows"), \
-        kernel.strategy
-    assert kernel.source.count("\n") < 300
-    ptx = kernel.ptx
-    assert ".local" not in ptx and "ld.local" not in ptx
-    assert len(re.findall(r"\bfma\.rn\.f32\b", ptx)) >= 8 * 64
-
-
 def test_a_run_of_outputs_loads_the_shared_input_once():
     """x.T @ g with g of 10 columns (emit/runs.py): a thread's 10 outputs take one load of x and
     10 of g an element and 10 FMAs, into registers, under launch bounds that leave room for them."""

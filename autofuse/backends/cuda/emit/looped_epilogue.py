@@ -7,8 +7,10 @@ GELU) is most of the kernel's source and of numba's compile (NPBench's conv2d wr
 slices: 1,637 lines, 26 s to PTX). Here pass x stages every thread's row x of its block (by
 constant indices into the accumulators, which stay in registers), the block walks the staged
 rows with consecutive threads on consecutive columns (coalesced stores), and the epilogue is in
-the text once. The general (emit/matmul.py) and tiles (emit/matmul_tiles.py) kernels call it
-where an epilogue has more than Tuning.epilogue_loop ops.
+the text once. The general kernel (emit/matmul.py) calls it where an epilogue has more than
+Tuning.epilogue_loop ops. It costs warm time where the epilogue's loads matter (written out, a
+thread's 64 results' loads are all in flight at once): conv2d's last product 4-6% on an H200, and
+4-40% where the float32 tiles kernel tried it, which therefore writes its epilogues out.
 """
 from __future__ import annotations
 
