@@ -67,7 +67,7 @@ class CostModel:
     # one step's values. 0: no bound. `steps`: node id -> its step (after the loop counts as the
     # last), for the graph being partitioned.
     max_steps: int = 0
-    steps: dict = field(default=None, compare=False, hash=False, repr=False)
+    steps: dict | None = field(default=None, compare=False, hash=False, repr=False)
 
     def extent(self, size: int) -> int:
         """`size` as a fusion rule counts it: its stand-in where it varies."""

@@ -32,12 +32,12 @@ def applies(source, group) -> bool:
 
 
 def write(source, registers: list, staged_at, shape: tuple, threads: int, global_row: str,
-          batch: tuple, value, store, shared: str | None = None) -> None:
+          batch: tuple, value, shared: str | None = None) -> None:
     """The looped epilogue. `registers[x][y]`: a thread's result (x, y); `staged_at(x, y)`: the
     (row, column) texts where it is staged in pass x; `shape`: the staged rows x columns;
     `global_row`: the result row of staged row `i` in pass `x` (text); `value(text)`: the
-    product's value from its staged element; `store(index)`: every output stored at the result
-    index; `shared`: an existing shared array with room for `shape` (else one is declared)."""
+    product's value from its staged element; `shared`: an existing shared array with room for
+    `shape` (else one is declared). Every output is stored at the result index."""
     r = source.renderer
     node = source.group.matmul
     rows, columns = shape
@@ -65,7 +65,8 @@ def write(source, registers: list, staged_at, shape: tuple, threads: int, global
     r.emit(f"if gi < {m} and gj < {n}:")
     r.push()
     r.special[node.id] = lambda index, name=value("se[i, j]"): name
-    store(tuple(batch) + ("gi", "gj"))
+    for param in source.outputs:
+        source.store(param, tuple(batch) + ("gi", "gj"))
     r.pop()
     r.pop()
     r.emit("cuda.syncthreads()")

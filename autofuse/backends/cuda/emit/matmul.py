@@ -153,9 +153,7 @@ class Matmul:
             looped_epilogue.write(
                 self, registers, lambda x, y: ("tm", f"tn + {side * y}"), (side, tile), threads,
                 f"row0 + x * {side} + i", batch_names,
-                lambda text: self.register_value(text, node),
-                lambda index: [self.store(param, index) for param in self.outputs],
-                "sa" if side <= depth else None)
+                lambda text: self.register_value(text, node), "sa" if side <= depth else None)
         else:
             for x in range(micro):
                 r.emit(f"gi{x} = row0 + tm + {side * x}")

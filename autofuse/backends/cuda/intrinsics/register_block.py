@@ -32,6 +32,15 @@ def _intrinsics():
         return cgutils.get_item_pointer(context, builder, array_type, made, indices,
                                         wraparound=False)
 
+    def accumulate(context, builder, acc_type, acc_value, a: list, b: list) -> None:
+        """acc[i * len(b) + j] += a[i] * b[j] (an fmul then an fadd), every index a constant."""
+        intp = context.get_value_type(types.intp)
+        for i, left in enumerate(a):
+            for j, right in enumerate(b):
+                at = element(context, builder, acc_type, acc_value,
+                             [ir.Constant(intp, i * len(b) + j)])
+                builder.store(builder.fadd(builder.load(at), builder.fmul(left, right)), at)
+
     def index(context, builder, value, value_type):
         return context.cast(builder, value, value_type, types.intp)
 
@@ -76,13 +85,8 @@ def _intrinsics():
                         values.append(builder.load(element(context, builder, array_type, array,
                                                            [k_at, column])))
                     return values
-                a = row(sa_type, sa_value, tm_at, rows)
-                b = row(sb_type, sb_value, tn_at, cols)
-                for i in range(rows):
-                    for j in range(cols):
-                        at = element(context, builder, acc_type, acc_value,
-                                     [ir.Constant(intp, i * cols + j)])
-                        builder.store(builder.fadd(builder.load(at), builder.fmul(a[i], b[j])), at)
+                accumulate(context, builder, acc_type, acc_value,
+                           row(sa_type, sa_value, tm_at, rows), row(sb_type, sb_value, tn_at, cols))
                 return context.get_dummy_value()
             return types.void(acc, sa, sb, k, tm, tn, spacing), codegen
         return outer
@@ -99,13 +103,7 @@ def _intrinsics():
             def codegen(context, builder, signature, args):
                 acc_type, acc_value = signature.args[0], args[0]
                 values = cgutils.unpack_tuple(builder, args[1])     # (the *values, a tuple)
-                a, b = values[:rows], values[rows:]
-                intp = context.get_value_type(types.intp)
-                for i in range(rows):
-                    for j in range(cols):
-                        at = element(context, builder, acc_type, acc_value,
-                                     [ir.Constant(intp, i * cols + j)])
-                        builder.store(builder.fadd(builder.load(at), builder.fmul(a[i], b[j])), at)
+                accumulate(context, builder, acc_type, acc_value, values[:rows], values[rows:])
                 return context.get_dummy_value()
             return types.void(acc, types.StarArgTuple.from_types(values)), codegen
         return outer
