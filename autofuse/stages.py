@@ -62,11 +62,6 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     return entry
 
 
-# A loop's few steps held to one step a kernel may move at most this many times the bytes they
-# move unbounded (stages.roll)
-HELD_BYTES = 1.05
-
-
 def roll(graph: Graph, simplified, cost):
     """(graph, history, fused program, period) of a traced loop simplified and partitioned on a
     few of its steps and written out for all (ir/periods.py, fusion/rolled.py), or None where
@@ -98,16 +93,15 @@ def roll(graph: Graph, simplified, cost):
     # NOTE: a kernel spanning steps (a value carried through every step and read only after the
     # loop, fused whole into the last step's kernel) keeps the steps from coming out alike; held
     # to one step, each step stores that value, as NumPy does, and the loop compiles once. Taken
-    # where the few steps move at most HELD_BYTES times the bytes they move unbounded (mandelbrot's
-    # escape counts, summed once after the loop unbounded, would be stored every step: 1.4x the
-    # bytes, 1.4x the time on an H200), and of those the grouping whose whole program moves the
-    # fewest bytes (a grouping of several traced steps keeps the values between them on chip)
+    # where the few steps move at most CostModel.held_bytes times the bytes they move unbounded,
+    # and of those the grouping whose whole program moves the fewest bytes (a grouping of several
+    # traced steps keeps the values between them on chip)
     best = None
     for period, simple, history, copy_of, original, unbounded in tried:
         held = dataclasses.replace(cost, max_steps=1,
                                    steps=loop_steps(simple, copy_of, original))
         fused = partition(simple, held)
-        if fused.bytes_fused() > HELD_BYTES * unbounded:
+        if fused.bytes_fused() > cost.held_bytes * unbounded:
             continue
         whole = expand(simple, fused, copy_of, original, period)
         if whole is None:

@@ -357,5 +357,5 @@ def _misaligned(node: Node, derived: set, shape: tuple, axes: tuple) -> bool:
     return any(s.id in derived and s.shape == outer for s in node.inputs)
 
 
-__all__ = ["can_fuse", "merge_reason", "steps_reason", "edge_reason", "budget_reason", "descendants", "readers_in",
-           "axes_text", "LAYOUT"]
+__all__ = ["can_fuse", "merge_reason", "steps_reason", "edge_reason", "budget_reason",
+           "descendants", "readers_in", "axes_text", "LAYOUT"]
