@@ -14,6 +14,7 @@ time, so its loop over the tile is one loop whatever the tile, and its stores ar
 from __future__ import annotations
 
 from ..kernel import Grid, Size
+from . import accumulators
 from .gemm_plan import Plan, operand_axes
 
 
@@ -51,11 +52,8 @@ def write(source, plan: Plan):
     # NOTE: the accumulators a local array indexed by constants (registers after SROA), a K
     # step one intrinsic call (intrinsics/register_block.py): 64 scalars in tuple assignments
     # cost numba's front end ~20 s a kernel, for the same PTX arithmetic
-    acc = [[f"acc[{8 * x + y}]" for y in range(8)] for x in range(8)]
-    r.globals["fill64"] = ("block", "filled", 64)
-    r.globals["outer8x8v"] = ("block", "outer_values", 8, 8)
-    r.emit(f"acc = cuda.local.array(64, {nb})")
-    r.emit(f"fill64(acc, {zero})")
+    acc = accumulators.declare(r, 8, 8, nb)
+    r.emit(accumulators.fill(8, 8, zero))
     stages = [_Stage(source, "a", a, plan.stage_a, "row0", "M", tm, 0, depth, threads, batch),
               _Stage(source, "b", b, plan.stage_b, "col0", "N", tn, sb, depth, threads, batch)]
     for stage in stages:
@@ -106,8 +104,7 @@ def _main_loop(source, stages, acc, plan: Plan, zero: str) -> None:
             for chunk in range(2):
                 names = ", ".join(f"{side}{4 * chunk + i}_" for i in range(4))
                 r.emit(f"{names} = sload4(smem, {base} + {u * width + chunk * width // 2})")
-        values = ", ".join([f"a{x}_" for x in range(8)] + [f"b{y}_" for y in range(8)])
-        r.emit(f"outer8x8v(acc, {values})")
+        r.emit(accumulators.step(8, 8))
     if unroll < depth:
         r.emit(f"sa0 += {unroll * tm}")
         r.emit(f"sb0 += {unroll * tn}")

@@ -7,7 +7,7 @@ import numpy as np
 
 from ....ir.graph import Node
 from ..kernel import KernelSource
-from . import gemm, gemm_plan, looped_epilogue, mma_gemm, mma_pipeline, mma_plan
+from . import accumulators, gemm, gemm_plan, looped_epilogue, mma_gemm, mma_pipeline, mma_plan
 from . import matmul_tiles as cuda_matmul
 
 
@@ -68,11 +68,8 @@ class Matmul:
             # NOTE: the block in a local array, a K step one intrinsic call (intrinsics/
             # register_block.py): the same arithmetic for NVVM, a tenth of the statements for
             # numba's front end. Constant indices keep the array in registers.
-            registers = [[f"acc[{x * micro + y}]" for y in range(micro)] for x in range(micro)]
-            r.globals[f"fill{micro * micro}"] = ("block", "filled", micro * micro)
-            r.globals[f"outer{micro}x{micro}"] = ("block", "outer_product", micro, micro)
-            r.emit(f"acc = cuda.local.array({micro * micro}, {nb})")
-            r.emit(f"fill{micro * micro}(acc, {zero})")
+            registers = accumulators.declare(r, micro, micro, nb, values=False)
+            r.emit(accumulators.fill(micro, micro, zero))
         else:
             registers = [[f"c{x}_{y}" for y in range(micro)] for x in range(micro)]
             for row in registers:
@@ -191,9 +188,8 @@ def register_block(dtype, held, tuning) -> bool:
     """Whether the general kernel keeps a thread's accumulators in a local array updated by one
     intrinsic call a K step (Tuning.register_block): float32 and float64 products, whose
     accumulators, shared slabs and result are all of the result's dtype; other dtypes keep
-    scalar registers (numba widens narrow ints and bools, complex needs its own arithmetic)."""
-    floats = (np.dtype(np.float32), np.dtype(np.float64))
-    return tuning.register_block and np.dtype(dtype) in floats and np.dtype(held) == np.dtype(dtype)
+    scalar registers (accumulators.applies)."""
+    return tuning.register_block and accumulators.applies(dtype, held)
 
 
 def fitted_tile(tile: int, depth: int, micro: int, itemsize: int, shared: int) -> tuple:

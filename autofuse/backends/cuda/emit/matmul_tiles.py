@@ -27,6 +27,7 @@ import numpy as np
 from ....arrays import contiguous
 from ...render import broadcast_index
 from ..kernel import storage_dtype
+from . import accumulators
 
 
 class Tiles:
@@ -105,11 +106,8 @@ def write(source):
     r.emit(f"sb = cuda.shared.array(({2 * tiles.depth}, {tiles.tn}), {nb}{align})")
     # NOTE: the accumulators a local array indexed by constants, a K step one intrinsic call
     # (intrinsics/register_block.py): the same PTX, a third of numba's front-end time
-    acc = [[f"acc[{8 * x + y}]" for y in range(8)] for x in range(8)]
-    r.globals["fill64"] = ("block", "filled", 64)
-    r.globals["outer8x8v"] = ("block", "outer_values", 8, 8)
-    r.emit(f"acc = cuda.local.array(64, {nb})")
-    r.emit(f"fill64(acc, {zero})")
+    acc = accumulators.declare(r, 8, 8, nb)
+    r.emit(accumulators.fill(8, 8, zero))
     r.emit(f"aligned = (address({pa.name}) | address({pb.name})) % 16 == 0")
     # Staging: per slab a thread moves 4 elements of each operand that are consecutive in memory:
     # along K where K is the operand's contiguous axis (A, or B read transposed: 4 shared
@@ -138,8 +136,7 @@ def write(source):
                 for chunk in range(2):
                     names = ", ".join(f"{side}{4 * chunk + i}_" for i in range(4))
                     r.emit(f"{names} = sload4(s{side}, {base} + {kk * width + chunk * half})")
-            values = ", ".join([f"a{x}_" for x in range(8)] + [f"b{y}_" for y in range(8)])
-            r.emit(f"outer8x8v(acc, {values})")
+            r.emit(accumulators.step(8, 8))
 
     # NOTE: slab s lives in shared rows (s % 2) * depth: the next slab is written to the other
     # half after this slab's FMAs, and the one barrier per slab orders both (reads of a half

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....arrays import contiguous
+from . import accumulators
 from .staged_operands import Operand
 from .staged_plan import Plan
 
@@ -62,16 +63,13 @@ def write(source, plan: Plan):
         _close(r, partial)
     # NOTE: float32 and float64 accumulators a local array indexed by constants, a K step one
     # intrinsic call (intrinsics/register_block.py): the same PTX, less of numba's front end
-    block = node.dtype in (np.float32, np.float64) and r.held(node.dtype) == node.dtype
+    block = accumulators.applies(node.dtype, r.held(node.dtype))
     if block:
-        r.globals[f"fill{plan.rx * plan.ry}"] = ("block", "filled", plan.rx * plan.ry)
-        r.globals[f"outer{plan.rx}x{plan.ry}v"] = ("block", "outer_values", plan.rx, plan.ry)
-        r.emit(f"acc = cuda.local.array({plan.rx * plan.ry}, {nb})")
+        acc = accumulators.declare(r, plan.rx, plan.ry, nb)
     r.emit(f"while wb < {steps}:")
     r.push()
     if block:
-        acc = [[f"acc[{plan.ry * x + y}]" for y in range(plan.ry)] for x in range(plan.rx)]
-        r.emit(f"fill{plan.rx * plan.ry}(acc, {zero})")
+        r.emit(accumulators.fill(plan.rx, plan.ry, zero))
     else:
         acc = [[f"c{x}_{y}" for y in range(plan.ry)] for x in range(plan.rx)]
         for row in acc:
@@ -98,7 +96,7 @@ def write(source, plan: Plan):
                           zero, suffix="n")
         _close(r, f"wn < {plan.items}")
     if rounds:
-        _steps(source, plan, acc, region)
+        _steps(source, plan, acc, region, block)
     if rounds > 1:
         r.pop()
     _open(r, partial)
@@ -151,8 +149,9 @@ def _item(source, plan: Plan, batch: tuple, step: str, suffix: str) -> None:
             r.emit(f"rest = rest // {node.shape[d]}")
 
 
-def _steps(source, plan: Plan, acc, region: str) -> None:
-    """The FMAs over the staged K round, `unroll` steps written out a loop iteration."""
+def _steps(source, plan: Plan, acc, region: str, block: bool) -> None:
+    """The FMAs over the staged K round, `unroll` steps written out a loop iteration (`block`:
+    the accumulators are a local array, a step one intrinsic call: emit/accumulators.py)."""
     r = source.renderer
     rx, ry, unroll = plan.rx, plan.ry, plan.unroll
     sa, sb = plan.tm + plan.pad_a, plan.tn + plan.pad_b
@@ -172,9 +171,8 @@ def _steps(source, plan: Plan, acc, region: str) -> None:
             else:
                 for i, name in enumerate(names):
                     r.emit(f"{name} = smem[{source.ix(f'{at} + {i}' if i else at)}]")
-        if acc[0][0].startswith("acc["):
-            values = ", ".join([f"a{x}_" for x in range(rx)] + [f"b{y}_" for y in range(ry)])
-            r.emit(f"outer{rx}x{ry}v(acc, {values})")
+        if block:
+            r.emit(accumulators.step(rx, ry))
             continue
         # NOTE: one statement an FMA (a line a row of the thread's block): numba typed the
         # tuple assignment of a row's sums slower (a first call's compile), for the same PTX
