@@ -48,7 +48,7 @@ class JitFunction:
                         "max_ops": max_ops, "matmul_precision": matmul_precision,
                         "fft_limits": fft_limits}
         self._binder = Binder(fn, static_argnames, static_argnums)
-        self._flat = self._binder.simple    # positional calls may take the fast path
+        self._flat = self._binder.positional    # positional calls may take the fast path
         self._cache: dict = {}
         self._fast: dict = {}          # fast_key of a flat positional call -> caller(entry)
         # structure -> leaves a trace needed by value (Python ints deciding shapes, axes, loop

@@ -36,6 +36,11 @@ class Binder:
         # program, and a call of another length has another fast key)
         self.simple = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                           for p in parameters) and not self.static_names
+        # (so do a function's positional calls where it takes `*args` besides: its arguments are
+        # its leaves in order, and a call of another length has another fast key)
+        self.positional = not self.static_names and all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+            for p in parameters)
         self.arity = len(parameters)
 
     def bind(self, args: tuple, kwargs: dict):

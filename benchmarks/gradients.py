@@ -74,70 +74,121 @@ def attention(k, q, kk, v, r):
     return ((e / k.sum(e, -1)) @ v * r).sum()
 
 
+def adam_step(k, value_and_grad, w, m, v, x, y):
+    """One Adam step of a logistic regression: the loss's gradient and the update in one program."""
+    def loss(w, x, y):
+        p = 1.0 / (1.0 + k.xp.exp(-(x @ w)))
+        return -(y * k.xp.log(p + 1e-7) + (1.0 - y) * k.xp.log(1.0 - p + 1e-7)).mean()
+    value, g = value_and_grad(loss)(w, x, y)
+    m = 0.9 * m + 0.1 * g
+    v = 0.999 * v + 0.001 * (g * g)
+    update = (m / (1.0 - 0.9 ** 3)) / (k.xp.sqrt(v / (1.0 - 0.999 ** 3)) + 1e-8)
+    return w - 1e-3 * update, m, v, value
+
+
 def _f32(rng, *shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
 def programs(rng, cpu: bool):
-    """(name, loss, inputs, argnums, floor bytes)."""
+    """(name, loss, inputs, argnums, floor bytes); argnums None: a whole step (adam_step),
+    floor its inputs read and its arrays written once."""
     s = 4 if cpu else 1
     b, v = 4096 // s, 4096 // s
     z = _f32(rng, b, v)
     t = np.eye(v, dtype=np.float32)[rng.integers(0, v, b)]
     rows, width = 8192 // s, 1024
     x, w, bias, r = _f32(rng, rows, width), _f32(rng, width), _f32(rng, width), _f32(rng, rows, width)
+    n, d = 16384 // s, 1024
+    step = (_f32(rng, d, scale=0.1), _f32(rng, d, scale=0.01), np.abs(_f32(rng, d, scale=0.01)),
+            _f32(rng, n, d), (rng.random(n) > 0.5).astype(np.float32))
     out = [("softmax-CE", softmax_ce, (z, t), (0,)),
            ("layernorm", layernorm, (x, w, bias, r), (0, 1, 2)),
            ("RMSNorm", rmsnorm, (x, w, r), (0, 1))]
-    if not cpu:
-        n, d, hidden = 4096, 1024, 4096
-        mlp = (_f32(rng, d, hidden, scale=d ** -0.5), _f32(rng, hidden),
-               _f32(rng, hidden, d, scale=hidden ** -0.5), _f32(rng, n, d), _f32(rng, n, d))
-        heads, length = 16, 1024
-        qkv = tuple(_f32(rng, heads, length, 64) for _ in range(3)) + (_f32(rng, heads, length, 64),)
-        out += [("GELU MLP block", gelu_mlp, mlp, (0, 1, 2)),
-                ("attention", attention, qkv, (0, 1, 2))]
-    return [(name, fn, args, nums, sum(a.nbytes for a in args) + sum(args[i].nbytes for i in nums))
-            for name, fn, args, nums in out]
+    n, d, hidden = 4096 // s, 1024 // s, 4096 // s
+    mlp = (_f32(rng, d, hidden, scale=d ** -0.5), _f32(rng, hidden),
+           _f32(rng, hidden, d, scale=hidden ** -0.5), _f32(rng, n, d), _f32(rng, n, d))
+    heads, length = 16 // s, 1024 // s
+    qkv = tuple(_f32(rng, heads, length, 64) for _ in range(4))
+    out += [("GELU MLP block", gelu_mlp, mlp, (0, 1, 2)),
+            ("attention", attention, qkv, (0, 1, 2)),
+            ("Adam step", adam_step, step, None)]
+    return [(name, fn, args, nums, _floor(args, nums)) for name, fn, args, nums in out]
+
+
+def _floor(args, argnums) -> int:
+    read = sum(a.nbytes for a in args)
+    if argnums is None:                       # a step: w, m, v written
+        return read + sum(a.nbytes for a in args[:3])
+    return read + sum(args[i].nbytes for i in argnums)
+
+
+def _ours(fn, argnums, k, **options):
+    """autofuse's callable for a program, and its result as (value, [gradients or new arrays])."""
+    if argnums is None:
+        step = autofuse.jit(lambda *a: fn(k, autofuse.value_and_grad, *a), **options)
+        return step, lambda res: (res[3], list(res[:3]))
+    return (autofuse.value_and_grad(lambda *a: fn(k, *a), argnums=argnums, **options),
+            lambda res: res)
+
+
+def _torch_value_and_grad(torch):
+    def value_and_grad(f):
+        grad_and_value = torch.func.grad_and_value(f)
+        return lambda *a: grad_and_value(*a)[::-1]
+    return value_and_grad
 
 
 def _peers(name, fn, host, argnums):
-    """{system: (call, sync, to_host)} of the peers that run here."""
+    """{system: (call, sync, to_host)} of the peers that run here; to_host gives (value, arrays)."""
     found = {}
     try:
         import jax
         import jax.numpy as jnp
         jk = Lib(jnp)           # its own name: the torch twin's `k` below must not reach it
-        jf = jax.jit(jax.value_and_grad(lambda *a: fn(jk, *a), argnums=argnums))
+        if argnums is None:
+            jf = jax.jit(lambda *a: fn(jk, jax.value_and_grad, *a))
+            unpack = lambda res: (np.asarray(res[3]), [np.asarray(g) for g in res[:3]])   # noqa: E731
+        else:
+            jf = jax.jit(jax.value_and_grad(lambda *a: fn(jk, *a), argnums=argnums))
+            unpack = lambda res: (np.asarray(res[0]), [np.asarray(g) for g in res[1]])   # noqa: E731
         on_jax = [jax.device_put(a) for a in host]
-        found["jax.jit"] = (lambda: jf(*on_jax), jax.block_until_ready,
-                            lambda res: (np.asarray(res[0]), [np.asarray(g) for g in res[1]]))
+        found["jax.jit"] = (lambda: jf(*on_jax), jax.block_until_ready, unpack)
     except Exception as error:
         found["jax.jit"] = error
     try:
         import torch
         k = Lib(torch, torch_like=True)
         on_torch = [torch.from_numpy(a).cuda() for a in host]
-        try:
-            tf = torch.compile(torch.func.grad_and_value(lambda *a: fn(k, *a), argnums=argnums))
-            tf(*on_torch)                                      # compiles, or fails here
+        if argnums is None:
+            tf = torch.compile(lambda *a: fn(k, _torch_value_and_grad(torch), *a))
             call = lambda: tf(*on_torch)                       # noqa: E731
-            unpack = lambda res: (res[1].item(), [g.cpu().numpy() for g in res[0]])   # noqa: E731
-        except Exception:
-            leaves = [on_torch[i].requires_grad_() for i in argnums]
-            cf = torch.compile(lambda *a: fn(k, *a))
+            unpack = lambda res: (res[3].item(), [g.cpu().numpy() for g in res[:3]])   # noqa: E731
+        else:
+            try:
+                tf = torch.compile(torch.func.grad_and_value(lambda *a: fn(k, *a), argnums=argnums))
+                tf(*on_torch)                                      # compiles, or fails here
+                call = lambda: tf(*on_torch)                       # noqa: E731
+                unpack = lambda res: (res[1].item(), [g.cpu().numpy() for g in res[0]])   # noqa: E731
+            except Exception:
+                leaves = [on_torch[i].requires_grad_() for i in argnums]
+                cf = torch.compile(lambda *a: fn(k, *a))
 
-            def call():
-                for leaf in leaves:
-                    leaf.grad = None
-                loss = cf(*on_torch)
-                loss.backward()
-                return loss, [leaf.grad for leaf in leaves]
-            unpack = lambda res: (res[0].item(), [g.cpu().numpy() for g in res[1]])   # noqa: E731
+                def call():
+                    for leaf in leaves:
+                        leaf.grad = None
+                    loss = cf(*on_torch)
+                    loss.backward()
+                    return loss, [leaf.grad for leaf in leaves]
+                unpack = lambda res: (res[0].item(), [g.cpu().numpy() for g in res[1]])   # noqa: E731
         found["torch.compile"] = (call, lambda _: torch.cuda.synchronize(), unpack)
     except Exception as error:
         found["torch.compile"] = error
     return found
+
+
+def _first_line(error) -> str:
+    return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:150]}"
 
 
 def gpu(args):
@@ -150,41 +201,47 @@ def gpu(args):
               "copy_bandwidth_TBps": bandwidth / 1e12, "rows": []}
     k = Lib(np)
     for name, fn, host, argnums, floor in programs(rng, cpu=False):
+        if args.only and name not in args.only.split(","):
+            continue
         row = {"program": name, "floor_ms": floor / bandwidth * 1000, "times": {}, "notes": {}}
-        vg = autofuse.value_and_grad(lambda *a, fn=fn: fn(k, *a), argnums=argnums)
+        ours, unpack_ours = _ours(fn, argnums, k)
         inputs = [cupy.asarray(a) for a in host]
         cupy.cuda.Device().synchronize()
         started = time.perf_counter()
-        vg.lower(*inputs)               # trace, simplify, partition, write the kernels' source
+        ours.lower(*inputs)             # trace, simplify, partition, write the kernels' source
         row["build_s"] = time.perf_counter() - started
-        value, grads = vg(*inputs)      # + compile (PTX, link), load, run
+        value, arrays = unpack_ours(ours(*inputs))      # + compile (PTX, link), load, run
         cupy.cuda.Device().synchronize()
         row["first_call_s"] = time.perf_counter() - started
-        expected = [cupy.asnumpy(g) for g in grads]
-        reference = float(fn(k, *[a.astype(np.float64) for a in host]))
-        entries = {"autofuse": (lambda: vg(*inputs), lambda _: cupy.cuda.Device().synchronize())}
-        row["kernels"] = [f"{x.kind}:{x.strategy}" for x in vg.lower(*inputs).kernels]
+        expected = [cupy.asnumpy(g) for g in arrays]
+        reference, wanted = _reference(name, fn, host, argnums, k)
+        for got, want in zip(expected, wanted):
+            np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-3 * max(1.0, np.abs(want).max()))
+        entries = {"autofuse": (lambda: ours(*inputs), lambda _: cupy.cuda.Device().synchronize())}
+        row["kernels"] = [f"{x.kind}:{x.strategy}" for x in ours.lower(*inputs).kernels]
         for system, got in _peers(name, fn, host, argnums).items():
             if isinstance(got, Exception):
-                row["notes"][system] = f"{type(got).__name__}: {str(got).splitlines()[0][:150]}"
+                row["notes"][system] = _first_line(got)
                 continue
             call, sync, unpack = got
             try:
+                started = time.perf_counter()
                 res = call()
                 sync(res)
-                v, gs = unpack(res)
+                row.setdefault("peer_first_call_s", {})[system] = time.perf_counter() - started
+                _, gs = unpack(res)
                 for g, e in zip(gs, expected):
                     np.testing.assert_allclose(g, e, rtol=2e-2, atol=2e-3 * max(1.0, np.abs(e).max()))
                 entries[system] = (call, sync)
             except Exception as error:
-                row["notes"][system] = f"{type(error).__name__}: {str(error).splitlines()[0][:150]}"
+                row["notes"][system] = _first_line(error)
         row["value_error"] = abs(float(value) - reference) / max(1.0, abs(reference))
         rounds = time_rounds(entries, rounds=args.rounds, short=2)
         row["times"] = {s: float(np.median(v)) for s, v in rounds.items()}
         report["rows"].append(row)
-        print(json.dumps({key: row[key] for key in ("program", "floor_ms", "times", "notes",
-                                                     "build_s", "first_call_s", "kernels")}),
-              flush=True)
+        print(json.dumps({key: row.get(key) for key in (
+            "program", "floor_ms", "times", "notes", "build_s", "first_call_s",
+            "peer_first_call_s", "kernels")}), flush=True)
         _write(report, args.out)        # each row as it comes (a run cut short keeps them)
     return report
 
@@ -195,13 +252,41 @@ def _write(report, out) -> None:
         json.dump(report, file, indent=1)
 
 
+def _reference(name, fn, host, argnums, k):
+    """(the loss in float64, the gradients or new arrays written by hand in float64)."""
+    wide = [a.astype(np.float64) for a in host]
+    if argnums is None:
+        return float(_manual_adam(*wide)[3]), list(_manual_adam(*wide)[:3])
+    return float(fn(k, *wide)), _manual(name, wide)
+
+
+def _gelu_parts(h):
+    c, a = 0.7978845608028654, 0.044715
+    t = np.tanh(c * (h + a * h * h * h))
+    return 0.5 * h * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * h * (1.0 - t * t) * c * (1.0 + 3.0 * a * h * h)
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _manual_adam(w, m, v, x, y):
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    loss = -(y * np.log(p + 1e-7) + (1.0 - y) * np.log(1.0 - p + 1e-7)).mean()
+    dz = (-(y / (p + 1e-7)) + (1.0 - y) / (1.0 - p + 1e-7)) * p * (1.0 - p) / len(y)
+    g = dz @ x
+    m = 0.9 * m + 0.1 * g
+    v = 0.999 * v + 0.001 * (g * g)
+    update = (m / (1.0 - 0.9 ** 3)) / (np.sqrt(v / (1.0 - 0.999 ** 3)) + 1e-8)
+    return w - 1e-3 * update, m, v, loss
+
+
 def _manual(name, host):
     """NumPy gradients written by hand, the CPU baseline."""
     if name == "softmax-CE":
         z, t = host
-        e = np.exp(z - z.max(-1, keepdims=True))
-        p = e / e.sum(-1, keepdims=True)
-        return [(p - t) / z.shape[0]]
+        return [(_softmax(z) - t) / z.shape[0]]
     if name == "layernorm":
         x, w, b, r = host
         xc = x - x.mean(-1, keepdims=True)
@@ -210,11 +295,25 @@ def _manual(name, host):
         dxh = r * w
         dx = (dxh - dxh.mean(-1, keepdims=True) - xh * (dxh * xh).mean(-1, keepdims=True)) * inv
         return [dx, (r * xh).sum(0), r.sum(0)]
-    x, w, r = host
-    inv = 1 / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
-    xh = x * inv
-    dxh = r * w
-    return [(dxh - xh * (dxh * xh).mean(-1, keepdims=True)) * inv, (r * xh).sum(0)]
+    if name == "RMSNorm":
+        x, w, r = host
+        inv = 1 / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+        xh = x * inv
+        dxh = r * w
+        return [(dxh - xh * (dxh * xh).mean(-1, keepdims=True)) * inv, (r * xh).sum(0)]
+    if name == "GELU MLP block":
+        w1, b1, w2, x, r = host
+        h = x @ w1 + b1
+        g, slope = _gelu_parts(h)
+        dh = (r @ w2.T) * slope
+        return [x.T @ dh, dh.sum(0), g.T @ r]
+    if name == "attention":
+        q, kk, v, r = host
+        p = _softmax((q @ np.swapaxes(kk, -1, -2)) * 0.125)
+        dp = r @ np.swapaxes(v, -1, -2)
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * 0.125
+        return [ds @ kk, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(p, -1, -2) @ r]
+    raise KeyError(name)
 
 
 def cpu(args):
@@ -223,14 +322,21 @@ def cpu(args):
               "rows": []}
     k = Lib(np)
     for name, fn, host, argnums, _ in programs(rng, cpu=True):
-        vg = autofuse.value_and_grad(lambda *a, fn=fn: fn(k, *a), argnums=argnums)
+        if args.only and name not in args.only.split(","):
+            continue
+        ours, unpack_ours = _ours(fn, argnums, k)
+        by_hand = ((lambda: _manual_adam(*host)) if argnums is None
+                   else (lambda name=name, host=host: _manual(name, host)))
         started = time.perf_counter()
-        _, grads = vg(*host)
+        _, arrays = unpack_ours(ours(*host))
         first = time.perf_counter() - started
-        for g, e in zip(grads, _manual(name, host)):
+        wanted = _manual_adam(*host)[:3] if argnums is None else by_hand()
+        for g, e in zip(arrays, wanted):
             np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-3 * max(1.0, np.abs(e).max()))
         times = {}
-        for system, call in (("autofuse", lambda: vg(*host)), ("numpy by hand", lambda: _manual(name, host))):
+        for _ in range(2):
+            ours(*host), by_hand()                  # warm: caches, thread pools
+        for system, call in (("autofuse", lambda: ours(*host)), ("numpy by hand", by_hand)):
             samples = []
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -248,6 +354,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", default="", help="comma-separated program names")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     args.out = os.path.abspath(args.out or os.path.join(

@@ -205,3 +205,27 @@ def test_functions_with_defaults_take_the_fast_path_when_called_positionally():
     jitted = autofuse.jit(scaled)
     np.testing.assert_allclose(jitted(x, scale=0.5), x * 0.5)
     assert not jitted._fast
+
+
+def test_functions_of_star_args_take_the_fast_path():
+    """`lambda *a: ...` and a gradient of one (value_and_grad's wrapper takes *args): each call
+    length has its own fast key, with the answers of the full path."""
+    def total(*arrays):
+        out = arrays[0]
+        for a in arrays[1:]:
+            out = out + a
+        return out
+    x, y = np.arange(6.0), np.linspace(0, 1, 6)
+    jitted = autofuse.jit(total)
+    for args in ((x,), (x, y), (x, y, y)):
+        for _ in range(2):
+            np.testing.assert_allclose(jitted(*args), total(*args))
+        assert jitted._fast_key(args) in jitted._fast, len(args)
+    assert jitted.cache_info().hits == 3
+    both = autofuse.value_and_grad(lambda *a: (a[0] * a[1]).sum(), argnums=(0, 1))
+    for _ in range(3):
+        value, (dx, dy) = both(x, y)
+        np.testing.assert_allclose(value, (x * y).sum())
+        np.testing.assert_allclose(dx, y)
+        np.testing.assert_allclose(dy, x)
+    assert both._fast

@@ -55,6 +55,15 @@ class CostModel:
     # (CUDA); the CPU counts direct readers only, since its column kernels would otherwise split
     # a z-score's sqrt(var) + 1 out of the pass that reads it (legality.outer_broadcast).
     broadcast_chains: bool = False
+    # ... counting too (where a value is read across them) the kept axes that a reduction's
+    # kernel runs its threads across, after a reduced axis: each column's thread of a column
+    # kernel computes a per-row value again, where a row kernel's inner loop computes it once a
+    # row. Such a value counts by what computing it from the reductions and inputs before it
+    # costs (the pointwise ops it is made of), not by its own op alone: the logistic loss's
+    # gradient read down x's columns in `x.T @ dz` recomputed an exp and four divisions 1,024
+    # times an element (86 us of an Adam step's 120 on an H200; 18 us stored), RMSNorm's
+    # 1/sqrt(mean) in its weight gradient's column sums 36 -> 28 us.
+    broadcast_across: bool = False
     # Extents that vary in a shape class build (dynamic/builder.py builds it at stand-in sizes,
     # then at 2, 3, ...), as (size, its stand-in) pairs: a rule counting such an extent counts
     # the stand-in, so every build partitions as the stand-ins' does (a batchnorm's 1/sqrt(var)

@@ -69,14 +69,22 @@ def read_maps(p: Node, g: Group, users: dict) -> set:
 
 
 def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False,
-                    counted=lambda size: size) -> int:
+                    counted=lambda size: size, across: bool = False) -> int:
     """How many times `g` would compute each element of `p`: the extents of the axes its
     readers broadcast it along that come before an axis it varies along (`A @ v` reads v again
     for every row of A). A value broadcast only along later axes (a row's mean or 1/std) is the
     same through a row's inner loop, which computes it once. With `chains`, readers of the same
     size (a cast, a division, a transpose on the way to the broadcast) pass the count on:
     exp(l - m) / s - y read through a transpose and broadcast computes the exp as often as the
-    broadcast reads; without, only reshapes do. `counted` counts an axis (CostModel.extent)."""
+    broadcast reads; without, only reshapes do. `counted` counts an axis (CostModel.extent).
+    With `across`, a later axis counts too where `g` reduces an earlier axis and keeps it (a
+    column reduction's threads run across it, each computing the row's value again); a group
+    that reduces no such axis counts 1."""
+    space = g.reduce_space if across else None
+    crossed = () if space is None else tuple(
+        d for d in range(len(space[0])) if d not in space[1] and d > min(space[1]))
+    if across and not crossed:
+        return 1
     worst, stack, seen = 1, [p], {p.id}
     while stack:
         node = stack.pop()
@@ -93,9 +101,26 @@ def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False,
             shape = (1,) * (reader.ndim - node.ndim) + tuple(node.shape)
             varying = [d for d, extent in enumerate(shape) if extent > 1]
             if varying:
-                worst = max(worst, math.prod(counted(reader.shape[d]) for d, extent in enumerate(shape)
-                                             if extent == 1 and d < varying[-1]))
+                crossing = crossed if crossed and reader.shape == space[0] else ()
+                worst = max(worst, math.prod(
+                    counted(reader.shape[d]) for d, extent in enumerate(shape)
+                    if extent == 1 and (d < varying[-1] or d in crossing)))
     return worst
+
+
+def recompute_cost(p: Node, limit: int) -> int:
+    """What computing `p` costs from the reductions, inputs and other non-pointwise values before
+    it: the OPS costs of `p` and the elementwise ops it is made of, through layout ops (counted up
+    to `limit`; bounded work)."""
+    total, stack, seen = 0, [p], {p.id}
+    while stack and total < limit:
+        node = stack.pop()
+        total += OPS[node.op].cost if node.kind == ELEMENTWISE else 0
+        for source in node.inputs:
+            if source.id not in seen and source.kind in (ELEMENTWISE, LAYOUT):
+                seen.add(source.id)
+                stack.append(source)
+    return total
 
 
 def operand_chain(g: Group) -> set:
@@ -239,13 +264,16 @@ def edge_reason(p: Node, g: Group, users: dict, is_output: bool, cost: CostModel
             for user in readers_in(p, g, users)):
         return ("{p} is the array a slice assignment of this kernel writes a small region of: "
                 "written in place, into {p}'s memory, the kernel computes that region alone")
-    if cost.broadcast_recompute and p.kind == ELEMENTWISE and p.ndim and p.size and \
-            OPS[p.op].cost >= max(COSTLY_OP, cost.broadcast_recompute_cost):
-        times = outer_broadcast(p, g, users, cost.broadcast_chains, cost.extent)
+    bound = max(COSTLY_OP, cost.broadcast_recompute_cost)
+    if cost.broadcast_recompute and p.kind == ELEMENTWISE and p.ndim and p.size:
+        times = outer_broadcast(p, g, users, cost.broadcast_chains, cost.extent) \
+            if OPS[p.op].cost >= bound else 1
+        if times < cost.broadcast_recompute and cost.broadcast_across and \
+                recompute_cost(p, bound) >= bound:
+            times = outer_broadcast(p, g, users, cost.broadcast_chains, cost.extent, across=True)
         if times >= cost.broadcast_recompute:
             return (f"{{p}} would be computed {times} times an element in this kernel (read "
-                    f"through a broadcast along an outer axis); computing it once and storing it "
-                    f"costs less")
+                    f"through a broadcast); computing it once and storing it costs less")
     if p.kind in (ELEMENTWISE, LAYOUT):
         maps = read_maps(p, g, users)
         if len(maps) > 1:

@@ -40,7 +40,8 @@ from .tuning import DEFAULT, Tuning
 from .writer import generate
 
 COST = CostModel(max_row=32 * 1024, region_updates=True, max_reductions=8,
-                 broadcast_recompute=64, broadcast_recompute_cost=8, broadcast_chains=True)
+                 broadcast_recompute=64, broadcast_recompute_cost=8, broadcast_chains=True,
+                 broadcast_across=True)
 # np.fft's cost rule here (ir/fourier_plan.py), not yet measured on a GPU: estimated from an H100's
 # 3.35 TB/s and ~60 TFLOP/s float32, the library step's stored input and result (16 bytes an
 # element of complex64 each way) cost about what 64 complex multiply-adds do, and a launch

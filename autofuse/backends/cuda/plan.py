@@ -14,6 +14,7 @@ import numpy as np
 
 from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
+from ...ir.ops import ELEMENTWISE, OPS
 from .device import Device
 from .emit import attention_plan, runs, scans, sorting, staged_plan, tiles, two_stage_plan
 from .tuning import Tuning
@@ -36,6 +37,8 @@ class Plan:
     staged: staged_plan.Plan | None = None  # staged products: emit/staged_plan.py's plan
     attention: object = None          # attention: emit/attention_plan.py's plan (or MmaPlan)
     run: runs.Run | None = None       # columns and two-stage columns: a thread's run of outputs
+    scalar: bool = False              # split: an element a thread a step, no vectors (its
+    #                                   arithmetic, not its loads, bounds it)
 
 
 def _refuse_complex_scan(group: Group) -> None:
@@ -94,6 +97,12 @@ def _scatter(group: Group) -> Plan:
                 f"base plus sums")
 
 
+def _arithmetic(group: Group, size: int) -> int:
+    """The OPS costs of the group's pointwise ops computed for each of `size` elements."""
+    return sum(OPS[m.op].cost for m in group.members.values()
+               if m.kind == ELEMENTWISE and m.size == size)
+
+
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                dynamic: bool = False, strides: dict | None = None) -> Plan:
     shape, axes = group.reduce_space
@@ -131,9 +140,14 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                         **sizes)
         return Plan("rows", f"the reduced axes are the last ({inner} elements a row) and the "
                     f"rows vary in number: a block a row, the row held on chip", **sizes)
-    if outer == 1 and inner >= threshold and independent:
+    if outer == 1 and independent and inner >= threshold:
         return Plan("split", f"one output over {inner} elements (at least {threshold}): every "
                     f"block takes a share, the last combines", **sizes)
+    work = inner * _arithmetic(group, inner) if outer == 1 and independent else 0
+    if work >= (256 * 16 if simulator else tuning.split_work):
+        return Plan("split", f"one output over {inner} elements whose arithmetic (about "
+                    f"{work // inner} units an element) is too much for one block: every block "
+                    f"takes an element a thread, the last combines", scalar=True, **sizes)
     # a thread's run of outputs along a short kept axis (emit/runs.py): not where outputs of the
     # reduced space's shape are stored as the loop goes, nor for a shape class
     run = None if dynamic or row_outputs else \

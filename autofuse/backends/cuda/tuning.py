@@ -33,6 +33,10 @@ class Tuning:
     tile_threads: int = 512           # ... by blocks of this many threads
     # -- reductions ------------------------------------------------------------------------
     split_elements: int = 1 << 16     # full reductions over at least this many are split
+    split_work: int = 1 << 18         # ... or whose elements times the arithmetic each takes (the
+    #                                   OPS costs of its pointwise ops) reach this: a logistic
+    #                                   loss and its gradient over 16384 values, ~60 units an
+    #                                   element, took 16 us in one block on an H200
     split_blocks_per_sm: int = 8      # blocks of a split reduction an SM (one wave)
     reduce_vectors: int = 4           # split reductions: 16-byte vectors a thread loads a step
     reduce_spread: str = "block"      # ... placed a block apart ("grid", "chunk": see vector_spread)

@@ -48,7 +48,7 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
         shape, axes, outer, inner = plan.shape, list(plan.axes), plan.outer, plan.inner
         row_outputs = [p for p in self.outputs if p.node.id in plan.row_outputs]
         if plan.strategy == "split":
-            return self.split(shape, axes, inner, row_outputs)
+            return self.split(shape, axes, inner, row_outputs, plan.scalar)
         if plan.strategy == "two-stage" and plan.run is not None:
             return run_two_stage.write(self, shape, axes, outer, inner, plan.layout, plan.run)
         if plan.strategy == "two-stage":

@@ -11,14 +11,17 @@ from ..kernel import KernelSource
 class Split:
     """Methods of the kernel writer (writer.KernelWriter); see the module docstring."""
 
-    def split(self, shape, axes, inner, row_outputs=()) -> KernelSource:
+    def split(self, shape, axes, inner, row_outputs=(), scalar=False) -> KernelSource:
         """A full reduction across a wave of blocks (Tuning.split_blocks); the last block combines their partials.
         Outputs of the reduced space's shape (`row_outputs`, which need no reduction's result)
-        are stored as the loop computes them (a vector at a time on the vector path)."""
+        are stored as the loop computes them (a vector at a time on the vector path). `scalar`:
+        an element a thread a step, where arithmetic bounds the kernel (plan.Plan.scalar)."""
         r = self.renderer
         nodes = self.group.reductions
         block = 32 if self.simulator else self.tuning.threads
         blocks = 3 if self.simulator else self.tuning.split_blocks(self.device)
+        if not (self.dynamic or self.simulator):    # no block without an element a thread
+            blocks = max(1, min(blocks, -(-inner // block)))
         self.once_loads = self.tuning.reduce_loads
         self.split_reduction = True
         r.emit(f"t = {self.ix('cuda.threadIdx.x')}")
@@ -45,7 +48,7 @@ class Split:
                 self.store(param, element, flat)
 
         self.identity_shape = shape
-        lanes = self.reduce_lanes(shape, inner, block, row_outputs)
+        lanes = 0 if scalar else self.reduce_lanes(shape, inner, block, row_outputs)
         vectors = self.vector_reads(shape, lanes, [n.inputs[0] for n in nodes] +
                                     [p.node for p in row_outputs]) if lanes else {}
         # NOTE: a class kernel over one axis (whose size may vary) takes the whole vectors, then
