@@ -77,6 +77,14 @@ def _scale_rows_in_place(x):
     return x
 
 
+def _logistic_terms(z, y):
+    """A logistic loss over 200 values and its gradient: arithmetic enough (an exp, two logs and
+    divisions a value) that the sum splits over blocks an element a thread, dz stored as it goes."""
+    p = 1 / (1 + np.exp(-z))
+    dz = (p - y) / (p * (1 - p) + 1e-3)
+    return -(y * np.log(p + 1e-7) + (1 - y) * np.log(1 - p + 1e-7)).sum(), dz
+
+
 def _softmax_rows(x):
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
@@ -238,6 +246,7 @@ CASES = [
     # bool type, from a misaligned base or a length no vector divides (element by element),
     # blocks over chunks of their own
     ("split_row_outputs", lambda x: (np.exp(x), np.exp(x).sum(), x.argmax()), (f32(40, 64),)),
+    ("split_arithmetic", _logistic_terms, (f32(200), np.abs(f32(200)) % 1), {"strategy": "split"}),
     ("split_row_outputs_transposed", lambda x, w: ((y := np.tanh(x) * 0.5 + w.T * 0.25),
                                                    (y * y).sum()), (f32(40, 64), f32(64, 40))),
     ("split_row_outputs_narrow", lambda x: (x.astype(np.float16), x > 0, (x * x).sum()),

@@ -218,3 +218,45 @@ def test_joint_programs_run_under_the_cuda_simulator(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert done.stdout.split() == ["softmax_ce:", "ok", "rmsnorm:", "ok", "mlp_tiled:", "ok",
                                    "mlp_compact:", "ok"], done.stdout
+
+
+def adam_step(w, m, v, x, y):
+    """One Adam step of a logistic regression, its gradient taken inside the jitted step."""
+    def loss(w, x, y):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        return -(y * np.log(p + 1e-7) + (1.0 - y) * np.log(1.0 - p + 1e-7)).mean()
+    value, g = autofuse.value_and_grad(loss)(w, x, y)
+    m = 0.9 * m + 0.1 * g
+    v = 0.999 * v + 0.001 * (g * g)
+    return w - 1e-3 * (m / 0.1) / (np.sqrt(v / 0.001) + 1e-8), m, v, value
+
+
+def _adam_by_hand(w, m, v, x, y):
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    value = -(y * np.log(p + 1e-7) + (1.0 - y) * np.log(1.0 - p + 1e-7)).mean()
+    dz = (-(y / (p + 1e-7)) + (1.0 - y) / (1.0 - p + 1e-7)) * p * (1.0 - p) / len(y)
+    g = dz @ x
+    m = 0.9 * m + 0.1 * g
+    v = 0.999 * v + 0.001 * (g * g)
+    return w - 1e-3 * (m / 0.1) / (np.sqrt(v / 0.001) + 1e-8), m, v, value
+
+
+def test_an_adam_step_is_three_kernels_with_the_row_gradient_stored_once():
+    """value_and_grad inside a jitted Adam step: the answer of the step written by hand, and on
+    CUDA x @ w's rows, the loss and dz (split over blocks: an exp, logs and divisions a value),
+    then dz @ x with the update; dz is stored, not recomputed for each of x's columns."""
+    rng = rng_for(44)
+    args = [rng.standard_normal(8) * 0.1, rng.standard_normal(8) * 0.01,
+            np.abs(rng.standard_normal(8)) * 0.01, rng.standard_normal((30, 8)),
+            (rng.random(30) > 0.5).astype(np.float64)]
+    step = autofuse.jit(adam_step)
+    for got, want in zip(step(*args), _adam_by_hand(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-12)
+    big = [_f32(rng, 1024), _f32(rng, 1024), np.abs(_f32(rng, 1024)), _f32(rng, 16384, 1024),
+           (rng.random(16384) > 0.5).astype(np.float32)]
+    low = step.lower(*big, backend="cuda")
+    assert [k.strategy.split(",")[0] for k in low.kernels] == ["rows", "split", "two-stage columns"]
+    column = [g for g in low.fused.groups if g.reduce_space == ((16384, 1024), (0,))]
+    assert len(column) == 1 and not any(n.op in ("exp", "log", "divide") and n.shape == (16384,)
+                                        for n in column[0].nodes)
+    assert "would be computed 1024 times an element" in low.fused.as_text()

@@ -445,8 +445,9 @@ def test_float16_rows_hold_as_many_bytes_a_thread_as_float32_rows():
 def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
     """compile._unless_spilling keeps the bounded cubin unless it spills (more than the bytes it
     tolerates: a class kernel's few); then it links the PTX again with one block an SM fewer,
-    down to half the blocks asked, and at last without .minnctapersm, keeping the first that
-    does not spill (else the one that spills least)."""
+    down to half the blocks asked (never to one: bound to one block a tiled product took more
+    registers than unbounded), and at last without launch bounds (.minnctapersm and .maxntid),
+    keeping the first that does not spill (else the one that spills least)."""
     from autofuse.backends.cuda.runtime import driver as cuda_driver
     from autofuse.backends.cuda import compile as backend
     ptx = ".visible .entry k(\n.maxntid 256, 1, 1\n.minnctapersm 5\n{\nret;\n}\n"
@@ -475,8 +476,16 @@ def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
         assert backend._unless_spilling(b"b5", ptx, "sm_90", "k", 5) == expected
         assert [int(m.group(1)) if (m := re.search(r"\.minnctapersm (\d+)", text)) else 0
                 for text in linked] == tried
-        assert all(".maxntid 256, 1, 1\n" in text and text.count("\n") >= ptx.count("\n") - 1
-                   for text in linked)
+        assert all(".maxntid 256, 1, 1\n" in text and text.count("\n") == ptx.count("\n")
+                   for text in linked if ".minnctapersm" in text)
+        assert all(".maxntid" not in text and text.count("\n") == ptx.count("\n")
+                   for text in linked if ".minnctapersm" not in text)
+    two = ptx.replace(".minnctapersm 5", ".minnctapersm 2")
+    linked.clear()
+    monkeypatch.setattr(cuda_driver, "local_bytes", lambda cubin, entry: {b"b2": 8, b"free": 0}[cubin])
+    assert backend._unless_spilling(b"b2", two, "sm_90", "k", 2) == (b"free", 0)
+    assert len(linked) == 1 and ".maxntid" not in linked[0]
+    assert backend._unless_spilling(b"b2", two, "sm_90", "k", 2, 16) == (b"b2", 2)
 
 
 def test_float16_float32_mode_rounds_only_stores_and_casts():
@@ -702,3 +711,22 @@ def test_product_tiles_the_kernels_cannot_lay_out_are_refused(changes):
     with pytest.raises(TuningError, match="Tuning.tiles_"):
         Tuning(**changes)
     assert Tuning(tiles_narrow=0).tiles_narrow == 0 and TUNING.replace(tiles_wide=512)
+
+
+def test_a_full_reduction_heavy_in_arithmetic_splits_an_element_a_thread():
+    """16,384 values of a logistic loss (an exp, two logs, divisions each) split over 64 blocks,
+    an element a thread; a plain sum of as many stays one block; a split kernel launches no
+    block without an element of its own."""
+    z = np.linspace(-3, 3, 1 << 14).astype(np.float32)
+    y = (z > 0).astype(np.float32)
+
+    def loss(z, y):
+        p = 1 / (1 + np.exp(-z))
+        return -(y * np.log(p + 1e-7) + (1 - y) * np.log(1 - p + 1e-7)).sum()
+    (kernel,) = lowered(loss, (z, y)).kernels
+    assert kernel.strategy == "split" and kernel.launch["grid"][0] == (1 << 14) // 256
+    assert "an element a thread" in kernel.reason
+    (plain,) = lowered(lambda z: z.sum(), (z,)).kernels
+    assert plain.strategy.startswith("rows")
+    (sum_,) = lowered(lambda x: (x * x).sum(), (np.ones(100_000, np.float32),)).kernels
+    assert sum_.strategy.startswith("split") and sum_.launch["grid"][0] == -(-100_000 // 256)

@@ -174,3 +174,42 @@ def test_transcendental_recompute_through_a_chain_to_a_broadcast():
         np.testing.assert_allclose(program.evaluate([x, w, y])[0],
                                    softmax_regression_gradient(x, w, y))
     assert "computed 64 times an element" in "\n".join(partition(graph, chained).explanations())
+
+
+def logistic_gradient(x, w, y):
+    """The logistic loss's gradient x.T @ dz, dz a chain of an exp and divisions a row."""
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    dz = (p - y) / (p * (1.0 - p) + 1e-3) / len(y)
+    return dz @ x
+
+
+def test_a_costly_per_row_value_read_across_a_column_kernel_is_stored():
+    """dz @ x is a column reduction: each column's thread computes dz's row again. Counted across
+    the kept axis (CUDA's broadcast_across), a dz whose chain costs an exp and divisions is
+    computed once and stored; without it (the CPU's model) it stays in the column kernel. A
+    cheap per-row value (a scaling) stays either way, as does one read along a row kernel."""
+    rng = np.random.default_rng(3)
+    x, w, y = rng.standard_normal((512, 96)), rng.standard_normal(96), rng.random(512)
+    graph = lowered(logistic_gradient, x, w, y).graph
+    base = dict(broadcast_recompute=64, broadcast_recompute_cost=8, broadcast_chains=True)
+    for cost, stored in ((CostModel(**base, broadcast_across=True), True),
+                         (CostModel(**base), False)):
+        program = partition(graph, cost)
+        check_explanations(program)
+        (column,) = [g for g in program.groups if g.reduce_space is not None
+                     and g.reduce_space[1] == (0,)]
+        assert any(n.op == "exp" for n in column.nodes) != stored
+        np.testing.assert_allclose(program.evaluate([x, w, y])[0], logistic_gradient(x, w, y))
+    text = "\n".join(partition(graph, CostModel(**base, broadcast_across=True)).explanations())
+    assert "computed 96 times an element in this kernel (read through a broadcast)" in text
+
+    def scaled_columns(x, s):
+        return (x * (s * 2.0)[:, None]).sum(0)
+
+    def rows_of(x, s):
+        return (x * np.exp(s)[:, None]).sum(1)
+    for fn in (scaled_columns, rows_of):
+        graph = lowered(fn, x, y).graph
+        program = partition(graph, CostModel(**base, broadcast_across=True))
+        assert len(program.groups) == 1, fn.__name__
+        np.testing.assert_allclose(program.evaluate([x, y])[0], fn(x, y))

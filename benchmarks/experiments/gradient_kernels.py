@@ -45,6 +45,7 @@ def main():
     parser.add_argument("--overlap", type=int, default=1,
                         help="0: autofuse launches plainly (its kernels' traced durations then do "
                              "not include waiting for the kernel before them)")
+    parser.add_argument("--tuning", default="", help="Tuning fields, e.g. tiles_min_blocks=2")
     parser.add_argument("--cost", default="",
                         help="CUDA cost model fields for this run, e.g. broadcast_across=0 "
                              "(an experiment: the backend's COST replaced in this process)")
@@ -60,16 +61,19 @@ def main():
     for name, fn, host, argnums, _ in gradients.programs(rng, cpu=False):
         if name not in args.only.split(","):
             continue
-        options = {}
-        if not args.overlap:
-            from autofuse.backends.cuda.tuning import Tuning
-            options["tuning"] = Tuning(overlap=False)
+        from autofuse.backends.cuda.tuning import Tuning
+        fields = dict(item.split("=") for item in args.tuning.split(",") if item)
+        options = {"tuning": Tuning(overlap=bool(args.overlap),
+                                    **{k: int(v) for k, v in fields.items()})}
         ours, _ = gradients._ours(fn, argnums, k, **options)
         inputs = [cupy.asarray(a) for a in host]
         systems = {"autofuse": (lambda: ours(*inputs), lambda _: cupy.cuda.Device().synchronize())}
         for system, got in gradients._peers(name, fn, host, argnums).items():
             if not isinstance(got, Exception):
                 systems[system] = got[:2]
+        systems["autofuse"][0]()
+        for kernel in ours.lower(*inputs).kernels:
+            print(f"  {kernel.name}: {kernel.kind}:{kernel.strategy} {kernel.launch}")
         for round_ in range(args.rounds):
             for system, (call, sync) in systems.items():
                 if system not in args.systems.split(","):

@@ -31,6 +31,12 @@ class Tuning:
     transpose_tiles: bool = True      # 2-D transposed reads through shared-memory tiles
     tile_t: int = 64                  # ... of tile_t x tile_t elements
     tile_threads: int = 512           # ... by blocks of this many threads
+    tiles_min_blocks: int = 2         # float32 tiled products: launch bounds of this many blocks
+    #                                   an SM (0: none), kept where ptxas spills at most
+    tiles_spill_bytes: int = 16       # ... this many bytes a thread. A GELU MLP's gradient on an
+    #                                   H200: three of its five products took 145-163 registers
+    #                                   unbounded (one block an SM, 1.31 ms each against 0.86 for
+    #                                   the others); bounded, 128 with 8 bytes spilled, 0.86-0.88
     # -- reductions ------------------------------------------------------------------------
     split_elements: int = 1 << 16     # full reductions over at least this many are split
     split_work: int = 1 << 18         # ... or whose elements times the arithmetic each takes (the

@@ -170,9 +170,11 @@ def write(source):
     batch_size = int(np.prod(batch, dtype=np.int64))
     grid = (max(1, -(-n // tiles.tn)), max(1, -(-m // tiles.tm)), max(1, batch_size))
     written = source.finish(f"tiled {tiles.tm}x{tiles.tn}x{tiles.depth}, 8x8 per thread, 16-byte "
-                            "loads, double-buffered", tiles.threads, grid)
+                            "loads, double-buffered", tiles.threads, grid,
+                            source.tuning.tiles_min_blocks)
     if source.dynamic:
         written.launch_rule = ("tiles", tiles.tm, tiles.tn)
+    written.spill_bytes = source.tuning.tiles_spill_bytes
     return written
 
 
