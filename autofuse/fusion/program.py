@@ -62,8 +62,9 @@ class FusedProgram:
                 "ratio": unfused / fused if fused else 1.0}
 
     def explanations(self) -> list[str]:
-        """One sentence per edge between groups: why it was not fused."""
-        return [d.text(self.names) for d in self.decisions]
+        """One sentence per edge between groups: why it was not fused (once, where the consumer
+        is recomputed in several kernels that each read the producer for the same reason)."""
+        return list(dict.fromkeys(d.text(self.names) for d in self.decisions))
 
     # -- text ------------------------------------------------------------------------------------
     def group_header(self, group: Group) -> str:

@@ -70,7 +70,7 @@ def main():
         systems = {"autofuse": (lambda: ours(*inputs), lambda _: cupy.cuda.Device().synchronize())}
         for system, got in gradients._peers(name, fn, host, argnums).items():
             if not isinstance(got, Exception):
-                systems[system] = got[:2]
+                systems[system] = tuple(got[:2])
         systems["autofuse"][0]()
         for kernel in ours.lower(*inputs).kernels:
             print(f"  {kernel.name}: {kernel.kind}:{kernel.strategy} {kernel.launch}")
