@@ -287,8 +287,26 @@ def test_gradients_of_random_programs_match_finite_differences(seed):
     """The fuzzer's random programs (tests/programs.py: broadcasts, layouts, reductions, matmuls,
     in-place updates) with their float inputs in float64, differentiated through every float
     result: a wrong rule or a partition that cannot hold the joint program shows here."""
-    from programs import FUZZ_KINDS_BEFORE_GATHERS, seeded_program
-    program = seeded_program(seed, kinds=FUZZ_KINDS_BEFORE_GATHERS)     # gathers: no gradient rule
+    from programs import FUZZ_KINDS_BEFORE_GATHERS
+    _random_program_gradients(seed, FUZZ_KINDS_BEFORE_GATHERS)
+
+
+@pytest.mark.parametrize("seed", range(160))
+def test_gradients_of_random_programs_with_gathers(seed):
+    """The same with gathers drawn (integer-array indexing, np.take, take_along_axis; an index
+    read twice accumulates its cotangent) and updates at gathered indices: the seeds that draw
+    one (about a quarter)."""
+    from programs import WITH_GATHERS
+    _random_program_gradients(seed, WITH_GATHERS, drawn=("np.take(", "np.take_along_axis(",
+                                                         ".astype(np.int64) - 1]",
+                                                         ".astype(np.int32) - 1]"))
+
+
+def _random_program_gradients(seed, kinds, drawn=None):
+    from programs import seeded_program
+    program = seeded_program(seed, kinds=kinds)
+    if drawn is not None and not any(text in program.source for text in drawn):
+        pytest.skip("no statement of the kind asked for")
     args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in program.inputs(seed)]
     floats = tuple(i for i, a in enumerate(args) if a.dtype.kind == "f" and a.size)
     outs = program.fn(*[a.copy() for a in args])
@@ -302,3 +320,25 @@ def test_gradients_of_random_programs_match_finite_differences(seed):
         if not np.isfinite(loss(*args)):
             pytest.skip("the loss is not finite here (a division by zero, say)")
     check(loss, *args, argnums=floats, rtol=1e-4, atol=1e-6)
+
+
+_W = rng_for(90).standard_normal((4, 7))
+_IDX = np.array([0, 3, 3, -1])
+GATHERS = {
+    "rows": lambda x: (x[_IDX] * _W).sum(),
+    "take along axis 1": lambda x: (np.take(x, np.array([6, 0, 0, -2]), axis=1) ** 2).sum(),
+    "two index arrays": lambda x: np.sin(x[np.array([1, 2, 2]), np.array([0, -1, -1])]).sum(),
+    "take_along_axis": lambda x: (np.take_along_axis(x, np.argsort(x, axis=1)[:, :3], axis=1)
+                                  * np.arange(3)).sum(),
+    "of a computed value": lambda x: (np.exp(x)[_IDX][:, 2:] * _W[:, 2:]).sum(),
+    "empty index": lambda x: x[np.array([], np.int64)].sum() + x.sum(),
+}
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+@pytest.mark.parametrize("name", sorted(GATHERS))
+def test_gather_gradients_add_back_where_each_index_read(name, backend):
+    """A gather's rule: the cotangent of each read added at the position read (indices read
+    twice get both; negative ones from the end; kept axes by their coordinates)."""
+    x = rng_for(91).standard_normal((5, 7))
+    check(GATHERS[name], x, backend=backend)

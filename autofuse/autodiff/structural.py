@@ -139,8 +139,36 @@ def scatter_add_rule(node, g):
     return [g, None, gathered]
 
 
+def gather_rule(node, g):
+    """The data's cotangent is the result's added where the gather read it (np.add.at on a flat
+    zero array of the data's size, so indices read more than once accumulate); the indices get
+    none. A read position's flat index: each indexed axis's index (a negative one from the end),
+    each kept axis's coordinate along the result axis it follows, in C order."""
+    data, *indices = node.inputs
+    if not data.size or not node.size:
+        return [zeros(data.shape, g.dtype)] + [None] * len(indices)
+    indexed, kept = node.attrs["indexed"], node.attrs["kept"]
+    others = [d for d in range(data.ndim) if d not in indexed]
+    flat, stride = None, 1
+    for d in reversed(range(data.ndim)):
+        size = data.shape[d]
+        if d in indexed:
+            index = fresh(indices[indexed.index(d)])
+            index = np.where(index < 0, index + size, index)
+        else:
+            index = _emit("iota", [], {"shape": node.shape, "axis": kept[others.index(d)],
+                                       "dtype": np.dtype(np.int64)})
+        term = index if stride == 1 else index * stride
+        flat = term if flat is None else flat + term
+        stride *= size
+    positions = _emit("reshape", [flat], {"shape": (node.size,)})
+    values = _emit("reshape", [g], {"shape": (node.size,)})
+    added = _emit("scatter_add", [zeros((data.size,), g.dtype), positions, values])
+    return [_emit("reshape", [added], {"shape": data.shape})] + [None] * len(indices)
+
+
 RULES = {"sum": sum_rule, "prod": prod_rule, "extremum": extremum_rule,
          "broadcast_to": broadcast_to_rule, "transpose": transpose_rule, "reshape": reshape_rule,
          "slice": slice_rule, "setslice": setslice_rule, "concatenate": concatenate_rule,
          "matmul": matmul_rule, "scan": scan_rule,
-         "scatter_add": scatter_add_rule}
+         "scatter_add": scatter_add_rule, "gather": gather_rule}

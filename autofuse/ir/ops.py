@@ -299,7 +299,7 @@ _ROWS = [
     # along data axes attrs indexed; each other data axis follows a result axis (attrs kept).
     # A negative index counts from the end; out of range reads a clamped index (the tracer has
     # the call check them, trace/checks.py)
-    Op("gather", LAYOUT, None),
+    Op("gather", LAYOUT, None, vjp="gather"),
     # a discrete Fourier transform over attrs axes as np.fft computes it (ir/fourier.py: attrs
     # function fft / ifft / rfft / irfft, lengths, norm); a library step or traced kernels
     Op("fft", TRANSFORM, 1, vjp=None),
