@@ -2,7 +2,8 @@
 the CUDA backend, executed by numba's simulator at small sizes, against the NumPy backend in
 float64: softmax cross-entropy (one rows kernel with the loss's row sums), RMSNorm, a GELU
 MLP block whose first product keeps its result and computes the GELU as its epilogue (the tiled
-and the compact product kernels), and a table read at indices (its gradient a scatter-add).
+and the compact product kernels), a table read at indices (its gradient a scatter-add), and
+sorted rows and medians (back through each row's stable order).
 Prints one "name: ok" line a case."""
 import numpy as np
 
@@ -41,6 +42,11 @@ def embedding(table, rows, r, columns):
     return (np.tanh(table[rows]) * r).sum() + (np.take(table, columns, axis=1) ** 2).sum()
 
 
+def order_statistics(x, w):
+    """Sorted rows and their medians: the gradient goes back through each row's stable order."""
+    return (np.sort(x, axis=1)[:, -3:] * w[:, None]).sum() + (np.median(x, axis=0) * 2).sum()
+
+
 MLP = (f32(12, 20, scale=0.3), f32(20), f32(20, 9, scale=0.3), f32(11, 12), f32(11, 9))
 CASES = [
     ("softmax_ce", softmax_ce, (f32(6, 37), np.eye(37, dtype=np.float32)[rng.integers(0, 37, 6)]),
@@ -50,6 +56,7 @@ CASES = [
     ("mlp_compact", gelu_mlp, MLP, (0, 1, 2), COMPACT, 7),
     ("embedding", embedding, (f32(10, 6), np.array([3, 0, 3, -1, 9, 3, 2]), f32(7, 6),
                               np.array([5, -6, 5])), (0,), None, None),
+    ("order_statistics", order_statistics, (f32(6, 9), f32(6)), (0, 1), None, None),
 ]
 
 

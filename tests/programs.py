@@ -193,8 +193,8 @@ FUZZ_SORT = ["np.sort({a}, axis={axis})", "np.argsort({a}, axis={axis}, kind='st
              "np.median({a}, axis={axis})", "np.quantile({a}, 0.3, axis={axis})",
              "np.percentile({a}, [25, 90], axis={axis}, method='nearest')",
              "np.nanmedian({a}, axis={axis})"]
-# Sorts are drawn where asked (kinds=WITH_SORTS): sort has no gradient rule, and the autodiff
-# test differentiates the default draws.
+# Sorts are drawn where asked (kinds=WITH_SORTS), so the golden snapshot's random programs keep
+# the default draws; test_autodiff differentiates these too.
 WITH_SORTS = FUZZ_KINDS + ["sort"]
 # Gathers at indices computed in range of any axis (-1 or 0 from a comparison; an argmin along
 # the axis)
@@ -203,8 +203,8 @@ FUZZ_GATHER = ["{a}[({b} > 0).astype(np.int64) - 1]", "{a}[..., ({b} > 0).astype
                "np.take({a}, ({b} > {b}).astype(np.uint8))",
                "np.take_along_axis({a}, np.argmin({a}, axis=-1, keepdims=True), axis=-1)",
                "{a} * 1; {t}[({b} > 0).astype(np.int64) - 1] += 1"]
-# Gathers are drawn where asked (kinds=WITH_GATHERS): gather has no gradient rule, and the
-# golden snapshot's random programs keep the default draws
+# Gathers are drawn where asked (kinds=WITH_GATHERS), so the golden snapshot's random programs
+# keep the default draws; test_autodiff differentiates these too.
 WITH_GATHERS = FUZZ_KINDS + ["gather"]
 FUZZ_KINDS_BEFORE_GATHERS = FUZZ_KINDS
 # Complex intermediates from any value (NEP 50: a float32 operand gives complex64), drawn where

@@ -342,3 +342,32 @@ def test_gather_gradients_add_back_where_each_index_read(name, backend):
     twice get both; negative ones from the end; kept axes by their coordinates)."""
     x = rng_for(91).standard_normal((5, 7))
     check(GATHERS[name], x, backend=backend)
+
+
+SORTS = {
+    "sort rows": lambda x: (np.sort(x, axis=1) * _W7).sum(),
+    "sort columns": lambda x: (np.sort(x, axis=0) * _W7).sum(),
+    "sort flattened": lambda x: (np.sort(x, axis=None) * _W7.ravel()).sum(),
+    "median": lambda x: (np.median(x, axis=1) * _W7[:, 0]).sum(),
+    "quantiles": lambda x: (np.quantile(x, [0.3, 0.8], axis=0) * _W7[:2]).sum(),
+    "percentile of a computed value": lambda x: np.percentile(np.exp(x), 40),
+    "nanmedian": lambda x: np.nanmedian(np.where(x > 1.5, np.nan, x), axis=0).sum(),
+}
+_W7 = rng_for(92).standard_normal((5, 7))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+@pytest.mark.parametrize("name", sorted(SORTS))
+def test_sort_gradients_go_back_to_where_each_value_came_from(name, backend):
+    """np.sort's rule (and through it median, quantiles, percentiles): a sorted value's
+    cotangent added at its place in the input, by the row's stable order."""
+    x = rng_for(93).standard_normal((5, 7))
+    check(SORTS[name], x, backend=backend)
+
+
+@pytest.mark.parametrize("seed", range(160))
+def test_gradients_of_random_programs_with_sorts(seed):
+    """The fuzzer's programs with sorts and order statistics drawn (the seeds that draw one)."""
+    from programs import WITH_SORTS
+    _random_program_gradients(seed, WITH_SORTS, drawn=("np.sort(", "np.median(", "np.quantile(",
+                                                       "np.percentile(", "np.nanmedian("))

@@ -1,10 +1,13 @@
-"""Vector-Jacobian rules of the ops that are not elementwise: reductions, layout ops, matmul.
+"""Vector-Jacobian rules of the ops that are not elementwise: reductions, layout ops, matmul,
+scatter-adds, gathers and sorts.
 
 Each rule takes the node, its cotangent (a Tracer of the node's shape) and returns one Tracer or
 None per input. The op table names the rule (`Op.vjp`); elementwise rules are expressions in the
 table itself (autodiff/reverse.py evaluates them).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -139,36 +142,59 @@ def scatter_add_rule(node, g):
     return [g, None, gathered]
 
 
+def _added_back(g, shape, index_along) -> Tracer:
+    """An array of `shape` holding g's values added where they were read: `index_along(d)` is,
+    for each element of g, the index along axis d of the position it was read from. np.add.at on
+    a flat zero array (positions read more than once accumulate), reshaped."""
+    flat, stride = None, 1
+    for d in reversed(range(len(shape))):
+        index = index_along(d)
+        term = index if stride == 1 else index * stride
+        flat = term if flat is None else flat + term
+        stride *= shape[d]
+    size = math.prod(shape)
+    positions = _emit("reshape", [flat], {"shape": (g.size,)})
+    values = _emit("reshape", [g], {"shape": (g.size,)})
+    added = _emit("scatter_add", [zeros((size,), g.dtype), positions, values])
+    return _emit("reshape", [added], {"shape": tuple(shape)})
+
+
+def _coordinates(shape, axis) -> Tracer:
+    return _emit("iota", [], {"shape": tuple(shape), "axis": axis, "dtype": np.dtype(np.int64)})
+
+
 def gather_rule(node, g):
-    """The data's cotangent is the result's added where the gather read it (np.add.at on a flat
-    zero array of the data's size, so indices read more than once accumulate); the indices get
-    none. A read position's flat index: each indexed axis's index (a negative one from the end),
-    each kept axis's coordinate along the result axis it follows, in C order."""
+    """The data's cotangent is the result's added where the gather read it (indices read twice
+    get both); the indices get none. A read position's index along an indexed axis is its index
+    (a negative one from the end), along a kept axis its coordinate on the result axis it
+    follows."""
     data, *indices = node.inputs
     if not data.size or not node.size:
         return [zeros(data.shape, g.dtype)] + [None] * len(indices)
     indexed, kept = node.attrs["indexed"], node.attrs["kept"]
     others = [d for d in range(data.ndim) if d not in indexed]
-    flat, stride = None, 1
-    for d in reversed(range(data.ndim)):
-        size = data.shape[d]
-        if d in indexed:
-            index = fresh(indices[indexed.index(d)])
-            index = np.where(index < 0, index + size, index)
-        else:
-            index = _emit("iota", [], {"shape": node.shape, "axis": kept[others.index(d)],
-                                       "dtype": np.dtype(np.int64)})
-        term = index if stride == 1 else index * stride
-        flat = term if flat is None else flat + term
-        stride *= size
-    positions = _emit("reshape", [flat], {"shape": (node.size,)})
-    values = _emit("reshape", [g], {"shape": (node.size,)})
-    added = _emit("scatter_add", [zeros((data.size,), g.dtype), positions, values])
-    return [_emit("reshape", [added], {"shape": data.shape})] + [None] * len(indices)
+
+    def index_along(d):
+        if d not in indexed:
+            return _coordinates(node.shape, kept[others.index(d)])
+        index = fresh(indices[indexed.index(d)])
+        return np.where(index < 0, index + data.shape[d], index)
+    return [_added_back(g, data.shape, index_along)] + [None] * len(indices)
+
+
+def sort_rule(node, g):
+    """A sorted row's cotangent goes back to where each value came from: the stable order of the
+    row (the one the sort took: NaN last, ties in their order)."""
+    x = node.inputs[0]
+    if not x.size:
+        return [zeros(x.shape, g.dtype)]
+    order = _emit("argsort", [fresh(x)])
+    last = x.ndim - 1
+    return [_added_back(g, x.shape, lambda d: order if d == last else _coordinates(x.shape, d))]
 
 
 RULES = {"sum": sum_rule, "prod": prod_rule, "extremum": extremum_rule,
          "broadcast_to": broadcast_to_rule, "transpose": transpose_rule, "reshape": reshape_rule,
          "slice": slice_rule, "setslice": setslice_rule, "concatenate": concatenate_rule,
          "matmul": matmul_rule, "scan": scan_rule,
-         "scatter_add": scatter_add_rule, "gather": gather_rule}
+         "scatter_add": scatter_add_rule, "gather": gather_rule, "sort": sort_rule}

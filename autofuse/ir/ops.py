@@ -293,7 +293,7 @@ _ROWS = [
     Op("concatenate", LAYOUT, None, vjp="concatenate"),
     # sorts along the last axis (the tracer moves any other axis there): values, or the stable
     # order of them (argsort); NaN last, as NumPy (ir/sorting.py holds their reference and keys)
-    Op("sort", SORT, 1, vjp=None),
+    Op("sort", SORT, 1, vjp="sort"),
     Op("argsort", SORT, 1, vjp=()),
     # gather(data, index0, ...): data read where int64 indices (all of the result's shape) say,
     # along data axes attrs indexed; each other data axis follows a result axis (attrs kept).
