@@ -371,3 +371,18 @@ def test_gradients_of_random_programs_with_sorts(seed):
     from programs import WITH_SORTS
     _random_program_gradients(seed, WITH_SORTS, drawn=("np.sort(", "np.median(", "np.quantile(",
                                                        "np.percentile(", "np.nanmedian("))
+
+
+@pytest.mark.parametrize("fn", [lambda x: np.abs(np.fft.fft(x)).sum(),
+                                lambda x: (np.exp(1j * x).real * x).sum(),
+                                lambda x: np.abs(x + 0j).sum() + x.sum()])
+def test_a_path_through_complex_values_raises_rather_than_dropping_it(fn):
+    """Complex values have no gradient rules yet: a path through one raises, naming the op and
+    the line, instead of contributing nothing (a silently wrong gradient)."""
+    x = rng_for(94).standard_normal(8)
+    with pytest.raises(autofuse.UnsupportedError, match="passes through complex values"):
+        autofuse.grad(fn)(x)
+    # a complex value off every path to the output changes nothing
+    value, grad = autofuse.value_and_grad(lambda x, z: (x * x).sum() + np.abs(z).sum() * 0)(
+        x, x + 1j)
+    np.testing.assert_allclose(grad, 2 * x)

@@ -29,15 +29,28 @@ def _compiled(expression: str):
 
 
 def _between(nodes, sources: set, sinks: set) -> list:
-    """The nodes on a path from a source to a sink, in graph order."""
-    reached = set(sources)
+    """The nodes on a path from a source to a sink, in graph order. Integer and bool values stop
+    a path; a complex one on it raises (its rules are not written: dropping the path would give
+    a wrong gradient)."""
+    reached, through = set(sources), set()
     for node in nodes:
-        if any(i.id in reached for i in node.inputs) and differentiable(node.dtype):
-            reached.add(node.id)
-    needed = set(sinks) & reached
+        if any(i.id in reached or i.id in through for i in node.inputs):
+            if differentiable(node.dtype):
+                reached.add(node.id)
+            elif np.dtype(node.dtype).kind == "c":
+                through.add(node.id)        # ... and whatever reads it, to find it on a path
+            if any(i.id in through for i in node.inputs) and node.id in reached:
+                through.add(node.id)
+    needed = set(sinks) & (reached | through)
     for node in reversed(nodes):
         if node.id in needed:
-            needed.update(i.id for i in node.inputs if i.id in reached)
+            needed.update(i.id for i in node.inputs if i.id in reached or i.id in through)
+    for node in nodes:
+        if node.id in needed and np.dtype(node.dtype).kind == "c":
+            raise UnsupportedError(
+                f"autofuse.grad: the path from a differentiated argument to the output passes "
+                f"through complex values ({node.op} at {node.origin or 'an unknown line'}), "
+                f"whose gradients are not supported{where()}")
     return [node for node in nodes if node.id in needed]
 
 
