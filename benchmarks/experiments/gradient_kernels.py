@@ -17,7 +17,7 @@ sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, ".."))
 
 import gradients  # noqa: E402
-from kernel_trace import summary, trace  # noqa: E402
+from kernel_trace import line, trace  # noqa: E402
 
 
 def gpu_clock(call, calls: int) -> float:
@@ -80,11 +80,8 @@ def main():
                     continue
                 kernels, wall = trace(call, sync, args.calls)
                 clock = gpu_clock(call, args.calls)
-                s = summary(kernels, args.calls)
-                listed = "; ".join(f"{n} x{c} {d:.1f}us" for n, (c, d) in s["kernels"].items())
-                print(f"{name:16s} {system:14s} round {round_}: wall {wall * 1000:7.1f}us"
-                      f" gpu clock {clock:7.1f}us span {s['span_us']:7.1f}us busy {s['busy_us']:7.1f}us"
-                      f" gap {s['gap_us']:5.2f}us | {listed}", flush=True)
+                print(line(name, system, round_, kernels, wall, args.calls,
+                           f" gpu clock {clock:7.1f}us"), flush=True)
 
 
 if __name__ == "__main__":

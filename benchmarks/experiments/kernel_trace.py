@@ -56,6 +56,17 @@ def summary(kernels, calls: int) -> dict:
             "gap_us": statistics.median(gaps) if gaps else 0.0, "busy_us": busy, "span_us": span}
 
 
+def line(name: str, system: str, round_: int, kernels, wall: float, calls: int,
+         extra: str = "") -> str:
+    """One round's line: wall time a call, then `extra`, the span, busy time and median gap of
+    the kernels, and each kernel's count a call and median duration."""
+    s = summary(kernels, calls)
+    listed = "; ".join(f"{n} x{k} {d:.1f}us" for n, (k, d) in s["kernels"].items())
+    return (f"{name:16s} {system:14s} round {round_}: wall {wall * 1000:7.1f}us{extra}"
+            f" span {s['span_us']:7.1f}us busy {s['busy_us']:7.1f}us"
+            f" gap {s['gap_us']:5.2f}us | {listed}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", required=True, help="comma-separated workload names")
@@ -72,11 +83,7 @@ def main():
         for round_ in range(args.rounds):
             for system, (call, sync) in systems.items():
                 kernels, wall = trace(call, sync, args.calls)
-                s = summary(kernels, args.calls)
-                listed = "; ".join(f"{n} x{k} {d:.1f}us" for n, (k, d) in s["kernels"].items())
-                print(f"{workload.name:16s} {system:14s} round {round_}: wall {wall * 1000:7.1f}us"
-                      f" span {s['span_us']:7.1f}us busy {s['busy_us']:7.1f}us"
-                      f" gap {s['gap_us']:5.2f}us | {listed}", flush=True)
+                print(line(workload.name, system, round_, kernels, wall, args.calls), flush=True)
 
 
 if __name__ == "__main__":
