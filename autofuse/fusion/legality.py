@@ -19,6 +19,7 @@ from .sorting import into_sort_group, sort_into
 from .work import index_map
 
 OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
+RECOMPUTE_VISITS = 64       # recompute_cost's walk: a chain of layout ops costs nothing to count
 
 
 def axes_text(axes: tuple) -> str:
@@ -111,9 +112,9 @@ def outer_broadcast(p: Node, g: Group, users: dict, chains: bool = False,
 def recompute_cost(p: Node, limit: int) -> int:
     """What computing `p` costs from the reductions, inputs and other non-pointwise values before
     it: the OPS costs of `p` and the elementwise ops it is made of, through layout ops (counted up
-    to `limit`; bounded work)."""
+    to `limit`, over at most RECOMPUTE_VISITS nodes: bounded work on every edge)."""
     total, stack, seen = 0, [p], {p.id}
-    while stack and total < limit:
+    while stack and total < limit and len(seen) <= RECOMPUTE_VISITS:
         node = stack.pop()
         total += OPS[node.op].cost if node.kind == ELEMENTWISE else 0
         for source in node.inputs:
