@@ -23,15 +23,6 @@ class Matmul:
         # NOTE: operand chains (layout ops) are evaluated on the host as NumPy views; epilogue
         # inputs stay kernel arguments.
         epilogue_inputs = [a for a in self.inputs if not self._feeds_only_operands(a.node, operands)]
-        blas = node.dtype.kind == "f"
-        swapped = [blas and _swaps_last(arg.chain) for arg in operands]
-        operands = [_without_last(arg) if swap else arg for arg, swap in zip(operands, swapped)]
-        self.inputs = operands + epilogue_inputs
-        self.argname = {a.node.id: f"a{k}" for k, a in enumerate(self.inputs)}
-        self._zero_d_views()
-        for arg in operands:
-            arg.view = "operand"
-        r = self.renderer
         batch = node.shape[:-2]
         m, n = node.shape[-2:]
         row_bytes = max(1, n * node.dtype.itemsize)
@@ -44,6 +35,23 @@ class Matmul:
             share = -(-m // planned_cores())
             rows = max(rows, min(share, m, MATMUL_TILE_MAX_BYTES // row_bytes))
         blocks = -(-m // rows)
+        # NOTE: an operand that is a transpose of the last two axes is passed untransposed and
+        # read as `.T` (BLAS transposes it): the host's contiguous copy of the transposed view
+        # (np.ascontiguousarray) cost more than the product (attention's gradient, 4 x 256 x 256
+        # @ 256 x 64: 0.9-1.7 ms against 0.45 for its other products). Not A where the product
+        # has several row tiles: a tile of it would be a slice of the columns, which numba's
+        # np.dot copies (and warns of).
+        blas = node.dtype.kind == "f"
+        whole = not self.dynamic and blocks == 1
+        swapped = [blas and _swaps_last(arg.chain) and (k == 1 or whole)
+                   for k, arg in enumerate(operands)]
+        operands = [_without_last(arg) if swap else arg for arg, swap in zip(operands, swapped)]
+        self.inputs = operands + epilogue_inputs
+        self.argname = {a.node.id: f"a{k}" for k, a in enumerate(self.inputs)}
+        self._zero_d_views()
+        for arg in operands:
+            arg.view = "operand"
+        r = self.renderer
         if self.dynamic:
             # NOTE: M may be a kernel argument (dynamic/): tiles of a fixed height, their count
             # computed in the kernel.
@@ -66,13 +74,8 @@ class Matmul:
         r.emit(f"hi = min({m}, lo + {rows})")
         prefix = "".join(f"{i}, " for i in batch_index)
         if blas:
-            # NOTE: an operand that is a transpose of the last two axes is passed untransposed
-            # and read as `.T` (BLAS transposes it): the host's contiguous copy of the transposed
-            # view (np.ascontiguousarray) cost more than the product (attention's gradient,
-            # 4 x 256 x 256 @ 256 x 64: 0.9-1.7 ms against 0.45 for its other products)
-            whole = not self.dynamic and rows >= m
-            a = _operand("a0", prefix, "lo:hi", swapped[0], whole)
-            b = _operand("a1", prefix, None, swapped[1], True)
+            a = _operand("a0", prefix, "lo:hi", swapped[0])
+            b = _operand("a1", prefix, None, swapped[1])
             r.emit(f"tile = np.dot({a}, {b})")
         else:
             a, b = "a0", "a1"
@@ -146,15 +149,12 @@ def _without_last(arg: Argument) -> Argument:
     return Argument(arg.node if chain else arg.chain[-1].inputs[0], "operand", chain)
 
 
-def _operand(name: str, prefix: str, rows, swapped: bool, whole: bool) -> str:
-    """An operand of a tile's np.dot: the batch entry's matrix (`rows` of it where given), read
-    transposed where the host passed it untransposed (then all of it where the tile is `whole`:
-    a slice of its columns would be copied)."""
+def _operand(name: str, prefix: str, rows, swapped: bool) -> str:
+    """An operand of a tile's np.dot: the batch entry's matrix (`rows` of it where given), or,
+    where the host passed it untransposed, all of it read transposed (the tile is all of it)."""
     batch = prefix.rstrip(", ")
-    if not swapped:
-        if rows is None:
-            return f"{name}[{batch}]" if batch else name
-        return f"{name}[{prefix}{rows}]"
-    if rows is None or whole:
+    if swapped:
         return f"{name}[{batch}].T" if batch else f"{name}.T"
-    return f"{name}[{prefix}:, {rows}].T"
+    if rows is None:
+        return f"{name}[{batch}]" if batch else name
+    return f"{name}[{prefix}{rows}]"
