@@ -34,13 +34,14 @@ def _between(nodes, sources: set, sinks: set) -> list:
     a wrong gradient)."""
     reached, through = set(sources), set()
     for node in nodes:
-        if any(i.id in reached or i.id in through for i in node.inputs):
-            if differentiable(node.dtype):
-                reached.add(node.id)
-            elif np.dtype(node.dtype).kind == "c":
-                through.add(node.id)        # ... and whatever reads it, to find it on a path
-            if any(i.id in through for i in node.inputs) and node.id in reached:
-                through.add(node.id)
+        via_complex = any(i.id in through for i in node.inputs)
+        if not via_complex and not any(i.id in reached for i in node.inputs):
+            continue
+        if differentiable(node.dtype):
+            reached.add(node.id)
+        # a complex value, and whatever reads one, to find it on a path
+        if via_complex and differentiable(node.dtype) or np.dtype(node.dtype).kind == "c":
+            through.add(node.id)
     needed = set(sinks) & (reached | through)
     for node in reversed(nodes):
         if node.id in needed:

@@ -34,8 +34,10 @@ def main():
     for name, fn, host, argnums, _ in gradients.programs(rng, cpu=False):
         if name not in args.only.split(","):
             continue
-        host = [a[: max(1, len(a) // args.scale)] if a.ndim > 1 or name == "Adam step" and
-                a.shape == host[-1].shape else a for a in host]
+        # (the batch's rows cut: the arrays whose first axis is the last argument's, which is
+        # the batch's in the row programs and the Adam step)
+        rows = host[-1].shape[0]
+        host = [a[: max(1, rows // args.scale)] if a.shape[0] == rows else a for a in host]
         ours, _ = gradients._ours(fn, argnums, k)
         inputs = [cupy.asarray(a) for a in host]
         ours(*inputs)
