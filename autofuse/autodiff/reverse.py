@@ -50,8 +50,9 @@ def _between(nodes, sources: set, sinks: set) -> list:
         if node.id in needed and np.dtype(node.dtype).kind == "c":
             raise UnsupportedError(
                 f"autofuse.grad: the path from a differentiated argument to the output passes "
-                f"through complex values ({node.op} at {node.origin or 'an unknown line'}), "
-                f"whose gradients are not supported{where()}")
+                f"through complex values ({node.op}, {node.dtype}{list(node.shape)}, at "
+                f"{node.origin or 'an unknown line'}), whose gradients are not supported"
+                f"{where()}")
     return [node for node in nodes if node.id in needed]
 
 
