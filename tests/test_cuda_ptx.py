@@ -730,3 +730,44 @@ def test_a_full_reduction_heavy_in_arithmetic_splits_an_element_a_thread():
     assert plain.strategy.startswith("rows")
     (sum_,) = lowered(lambda x: (x * x).sum(), (np.ones(100_000, np.float32),)).kernels
     assert sum_.strategy.startswith("split") and sum_.launch["grid"][0] == -(-100_000 // 256)
+
+
+def test_a_bound_if_needed_is_written_into_the_ptx_only_where_the_kernel_does_not_fit(monkeypatch):
+    """compile._least_bound (float32 tiled products): PTX compiled without launch bounds is linked
+    as it is where ptxas's registers (granted in eights) let the blocks asked share an SM and
+    nothing spills; otherwise the bounds are written after the kernel's parameters and the PTX
+    linked again under _unless_spilling's rule."""
+    from autofuse.backends.cuda.runtime import driver as cuda_driver
+    from autofuse.backends.cuda import compile as backend
+    ptx = ".visible .entry k(\n.param .u64 a\n)\n{\nret;\n}\n"
+    linked = []
+
+    def link(text, arch):
+        linked.append(text)
+        found = re.search(r"\.minnctapersm (\d+)", text)
+        return f"b{found.group(1)}".encode() if found else b"free"
+
+    monkeypatch.setattr(backend, "link", link)
+    used = {b"free": {"registers": 125, "local_bytes": 0}, b"b2": {"registers": 128,
+                                                                    "local_bytes": 8}}
+    monkeypatch.setattr(cuda_driver, "cubin_resources", lambda cubin, entry: used[cubin])
+    monkeypatch.setattr(cuda_driver, "local_bytes", lambda cubin, entry: used[cubin]["local_bytes"])
+    assert backend._least_bound(ptx, "sm_90", "k", 2, 256, 16, 65536) == (b"free", 0)
+    assert linked == [ptx]
+    for registers in (129, 157):
+        used[b"free"]["registers"] = registers
+        linked.clear()
+        assert backend._least_bound(ptx, "sm_90", "k", 2, 256, 16, 65536) == (b"b2", 2)
+        assert linked[1] == ptx.replace(")\n{", ")\n.maxntid 256, 1, 1\n.minnctapersm 2\n{")
+    used[b"free"].update(registers=96, local_bytes=4)     # fits, but spills: the bound is tried
+    assert backend._least_bound(ptx, "sm_90", "k", 2, 256, 16, 65536) == (b"b2", 2)
+
+
+def test_tiled_products_reach_nvvm_without_launch_bounds():
+    """A float32 tiled product's PTX carries no launch bounds (NVVM wrote slower code knowing of
+    a bound the kernel fit anyway); its source says the bound applies only where needed."""
+    x, w = np.empty((512, 256), np.float32), np.empty((256, 512), np.float32)
+    (kernel,) = lowered(lambda x, w: x @ w, (x, w)).kernels
+    assert kernel.strategy.startswith("tiled")
+    assert ".maxntid" not in kernel.ptx and ".minnctapersm" not in kernel.ptx
+    assert "unless they fit without" in kernel.source

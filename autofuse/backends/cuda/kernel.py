@@ -117,6 +117,8 @@ class KernelSource:
     signature: list = field(default_factory=list)  # numba types, in parameter order
     min_blocks: int = 0              # launch bounds: blocks an SM the registers must allow (0: any)
     spill_bytes: int = 0             # ... kept where ptxas spills at most this many bytes a thread
+    bound_if_needed: bool = False    # ... only where the kernel linked without bounds does not fit
+    #                                  min_blocks blocks an SM (compile._least_bound)
     overlaps: bool = False           # waits for the stream's kernel before it (OVERLAP): may be
     #                                  launched with programmatic stream serialization
     reason: str = ""                 # why its strategy (plan.Plan.reason)

@@ -175,6 +175,7 @@ def write(source):
     if source.dynamic:
         written.launch_rule = ("tiles", tiles.tm, tiles.tn)
     written.spill_bytes = source.tuning.tiles_spill_bytes
+    written.bound_if_needed = True
     return written
 
 

@@ -126,14 +126,18 @@ def resources(function) -> dict:
                                    ("local_bytes", names.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))}
 
 
-def local_bytes(cubin: bytes, entry: str) -> int:
-    """Bytes of local memory a thread of kernel `entry` in `cubin` uses: the module is loaded to
-    ask, then unloaded."""
+def cubin_resources(cubin: bytes, entry: str) -> dict:
+    """`resources` of kernel `entry` in `cubin`: the module is loaded to ask, then unloaded."""
     module, function = _load(cubin, entry)
     try:
-        return resources(function)["local_bytes"]
+        return resources(function)
     finally:
         check(driver().cuModuleUnload(module), "cuModuleUnload")
+
+
+def local_bytes(cubin: bytes, entry: str) -> int:
+    """Bytes of local memory a thread of kernel `entry` in `cubin` uses."""
+    return cubin_resources(cubin, entry)["local_bytes"]
 
 
 class Config:
