@@ -100,6 +100,27 @@ CASES += [
      (real(f32, 300, 4), real(f32, 5, 4)), {"THREADS": 8, "strategy": "columns, 5 outputs"}),
 ]
 
+# a strip of outputs a thread along a long kept axis (emit/runs.choose_strip): pairwise distances
+# read y's row once for 4 rows of x; a consumer of the strip's results, a 3-D batch with the
+# strip on the middle axis, a reversed x, float64 rows of 3, a max reduction, and an axis that
+# is no multiple of 4 (no strip: values only). 32 threads a block, so that some 5,000 outputs
+# fill the simulated H100's columns
+STRIP = {"THREADS": 32, "strategy": "columns, 4 outputs a thread along axis"}
+CASES += [
+    ("strip_distances", lambda x, y: np.sqrt(((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)),
+     (real(f32, 160, 8), real(f32, 32, 8)), dict(STRIP, strategy="columns, 4 outputs a thread "
+                                                 "along axis 0, rows of 8 written out")),
+    ("strip_batched_middle", lambda x, y: np.abs(x[:, :, None, :] - y[:, None, :, :]).max(-1),
+     (real(f32, 2, 80, 4), real(f32, 2, 32, 4)), dict(STRIP, strategy="columns, 4 outputs a "
+                                                      "thread along axis 1")),
+    ("strip_reversed_f64", lambda x, y: ((x[::-1, None, :] - y[None, :, :]) ** 2).sum(-1) + 1,
+     (real(f64, 160, 3), real(f64, 33, 3)), STRIP),
+    ("strip_long_rows", lambda x, y: (x[:, None, :] * y[None, :, :]).sum(-1) * 0.5,
+     (real(f32, 136, 20), real(f32, 40, 20)), STRIP),
+    ("strip_ragged_axis", lambda x, y: ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1),
+     (real(f32, 162, 5), real(f32, 32, 5)), {"THREADS": 32}),
+]
+
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -57,6 +57,11 @@ CASES = [
      lambda: (ties(1 << 20, 4), f32(8)), "two-stage columns", None),
     ("pixels_run", lambda x, m: x @ m.T, lambda: (f32(1 << 22, 3), f32(4, 3)),
      "columns, 4 outputs a thread", None),
+    # a strip of outputs a thread along a long axis (runs.choose_strip): pairwise distances
+    ("strip_distances", lambda x, y: ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1),
+     lambda: (f32(8192, 8), f32(4096, 8)), "columns, 4 outputs a thread along axis 0", None),
+    ("strip_distances_rows_of_3", lambda x, y: np.sqrt(((x[:, None] - y[None]) ** 2).sum(-1)),
+     lambda: (f32(4096, 3), f32(4000, 3)), "columns, 4 outputs a thread along axis 0", None),
     # x @ w with w of a few columns, x read a row a thread: a block's rows of x staged through
     # shared memory (emit/run_tiles.py), chunks that divide the row or not, rows that do not fill
     # the last block, float64, an epilogue along the run

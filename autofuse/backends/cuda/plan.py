@@ -204,6 +204,12 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
             return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
                         f"(no input near its size): {run.reason}, the reduced axes looped",
                         run=run, **sizes)
+        strip = None if run is not None or dynamic or not independent else \
+            runs.choose_strip(group, tuple(shape), axes, tuning.output_strip, strides or {})
+        if strip is not None and outer // strip.size >= slots:
+            return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
+                        f"(no input near its size): {strip.reason}, the reduced axes looped",
+                        run=strip, **sizes)
         return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast product "
                     f"(no input near its size): a thread an output, the reduced axes looped",
                     **sizes)

@@ -68,6 +68,10 @@ class Tuning:
     #                                   for all of them (x of x.T @ g, g of 10 columns; emit/runs.py)
     output_run_spread: int = 16       # ... and neighbouring threads read it at most this many
     #                                   bytes apart; two-stage kernels with a run: launch bounds
+    output_strip: int = 4             # columns of a broadcast product: a thread computes this many
+    #                                   outputs along a long kept axis where an input does not vary
+    #                                   along it and lanes read it elements apart (pairwise
+    #                                   distances' y rows; emit/runs.choose_strip)
     output_run_registers: int = 64    # giving a thread this many registers (0: none), and this
     output_run_steps: int = 1         # many elements a thread a step
     run_stage_bytes: int = 64         # a run whose shared input is read a row a thread (x @ w):

@@ -74,7 +74,8 @@ def generate(group: Group, name: str, input_strides: dict, simulator: bool = Fal
                          dynamic, lifted, into)
     except runs.RunIndexError:       # a consumer of a run's results the run cannot index
         return _generate(group, name, input_strides, simulator, round_halves,
-                         tuning.replace(output_run=0), device, dynamic, lifted, into)
+                         tuning.replace(output_run=0, output_strip=0), device, dynamic, lifted,
+                         into)
 
 
 def _generate(group, name, input_strides, simulator, round_halves, tuning, device, dynamic,

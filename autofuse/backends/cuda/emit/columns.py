@@ -62,7 +62,16 @@ class Columns:
             r.emit(f"o = {self.ix('cuda.grid(1)')}")
             r.emit(f"while o < {threads}:")
             r.push()
-            self._outer_index([d for d in outer_axes if run is None or d != run.axis], shape, "o")
+            if run is not None and run.strip:      # the axis counted in strips of run.size
+                strips = list(shape)
+                strips[run.axis] //= run.size
+                self._outer_index(outer_axes, strips, "o")
+                for position in runs.positions(run):
+                    r.emit(f"{run.name(position)} = "
+                           f"{self.ix(f'i{run.axis} * {run.size} + {position}')}")
+            else:
+                self._outer_index([d for d in outer_axes if run is None or d != run.axis],
+                                  shape, "o")
         for node in self.group.reductions:
             accs = [(r.name("acc"), r.name("k"), r.name("red")) for _ in runs.positions(run)]
             for acc, idx, _ in accs:
@@ -113,7 +122,8 @@ class Columns:
         r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
         r.pop()
         blocks = max(1, min(-(-threads // self.tuning.threads), 65535))
-        strategy = "columns" if run is None else f"columns, {run.size} outputs a thread"
+        strategy = "columns" if run is None else \
+            f"columns, {run.size} outputs a thread" + (f" along axis {run.axis}" if run.strip else "")
         if elements is not None:
             strategy += f", rows of {len(elements)} written out"
         source = self.finish(strategy, self.tuning.threads, (blocks, 1, 1))

@@ -49,13 +49,19 @@ class Run:
     size: int            # its length: the outputs a thread
     reason: str
     staged: Staged | None = None
+    strip: bool = False  # `size` consecutive indices of a longer axis (choose_strip), named
+    #                      i<axis>p<position>, where a whole axis's positions are its numbers
+
+    def name(self, position: int) -> str:
+        """The index a position of the run stands at in the kernel's text."""
+        return f"i{self.axis}p{position}" if self.strip else str(position)
 
     def at(self, index: tuple, position: int | None) -> tuple:
         """`index` (names of the reduced space's or an output's axes) at one position of the run."""
         if position is None:
             return tuple(index)
         name = f"i{self.axis}"
-        return tuple(str(position) if part == name else part for part in index)
+        return tuple(self.name(position) if part == name else part for part in index)
 
     def result(self, results: list, shape, axes):
         """The renderer's special lookup of a reduction whose result at position j is
@@ -65,9 +71,10 @@ class Run:
         def lookup(index):
             place = self.axis if len(index) == len(shape) else outer_axes.index(self.axis)
             part = index[place]
-            if not part.isdigit():
+            names = [self.name(position) for position in range(self.size)]
+            if part not in names:
                 raise RunIndexError(f"a run's reduction read at {index}")
-            return results[int(part)]
+            return results[names.index(part)]
         return lookup
 
 
@@ -108,6 +115,36 @@ def choose(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
     axis, size, shared = best
     return Run(axis, size, f"a thread {size} outputs along axis {axis}, each element of "
                            f"{shared} read once for all of them")
+
+
+def choose_strip(group: Group, shape: tuple, axes: tuple, size: int,
+                 strides: dict) -> Run | None:
+    """A strip of `size` consecutive outputs a thread along a kept axis other than the lanes'
+    (the innermost kept one), where some input the reductions read does not vary along it but
+    is read by neighbouring threads elements apart (a warp's load spans several sectors): y of the pairwise distances ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1), each
+    thread's short row y[j, :] loaded once for `size` rows i instead of once for each. The axis
+    must be a multiple of `size` (no position is guarded); sums, products, maxima and minima of
+    numbers only; the axis nearest the lanes' of those that qualify."""
+    if size < 2 or any(n.op not in ("sum", "prod", "max", "min") or n.dtype.kind not in "iuf"
+                       or n.inputs[0].dtype.kind not in "iuf" for n in group.reductions):
+        return None
+    kept = [d for d in range(len(shape)) if d not in axes]
+    if len(kept) < 2:
+        return None
+    fast = kept[-1]
+    for axis in reversed(kept[:-1]):
+        if shape[axis] % size or shape[axis] < 2 * size:
+            continue
+        for node, (place, near) in _reached(group, (axis, fast)):
+            if place is not None or near is None or node.size <= 1:
+                continue
+            step = abs((strides.get(node.id) or contiguous(node.shape))[near])
+            if step > 1:
+                return Run(axis, size, f"a thread {size} outputs along axis {axis}, its row of "
+                           f"the input of shape {node.shape} (neighbouring threads "
+                           f"{step * node.dtype.itemsize} bytes apart) read once for all of them",
+                           strip=True)
+    return None
 
 
 def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
