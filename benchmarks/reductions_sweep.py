@@ -157,8 +157,9 @@ def points() -> list[Workload]:
     for shape, axis in (((4096, 8192), 0), ((8192, 1000), -1)):
         found.append(_point(f"softmax({axis}) {shape[0]}x{shape[1]}", f16, [shape], [shape],
                             *softmax(axis)))
-    found.append(_point("softmax(-1) 32768x256", f32, [(32768, 256)], [(32768, 256)],
-                        *softmax(-1)))
+    for rows, length in ((131072, 64), (65536, 128), (32768, 256)):
+        found.append(_point(f"softmax(-1) {rows}x{length}", f32, [(rows, length)],
+                            [(rows, length)], *softmax(-1)))
     found.append(_point("x+r layernorm(-1) 8192x1024", f16, [(8192, 1024)] * 2, [(8192, 1024)],
                         *residual_layernorm(-1)))
     found += [
@@ -171,7 +172,7 @@ def points() -> list[Workload]:
         _point("kmeans argmin 2^21 k=16 d=4", f32, [(1 << 21, 4), (16, 4)],
                [(1 << 21,), (1 << 21,)], assign, assign_torch),
     ]
-    for length in (64, 100, 255, 1000, 1023, 1024, 4097, 8192, 30000, 65536):
+    for length in (16, 32, 64, 100, 128, 255, 1000, 1023, 1024, 4097, 8192, 30000, 65536):
         shape = (ELEMENTS // length, length)
         found.append(_point(f"sum(-1) {shape[0]}x{length}", f32, [shape], [shape[:1]],
                             *total("sum", -1)))

@@ -53,8 +53,8 @@ CASES = [
     ("column_tiles_several_tiles_a_block", softmax(0), (f32(30, 70),),
      {"strategy": "column tiles", "ROW_GRID": 2, "calls": 2}),
     # row tiles: short rows, a warp or less a row, ragged, dependent passes, arg-reductions
-    ("row_tiles_sum", lambda x: x.sum(-1), (f32(9, 37),), {"strategy": "row tiles, 2x16", **ROW_TILES}),
-    ("row_tiles_softmax", softmax(-1), (f32(7, 100),), {"strategy": "row tiles, 1x32", **ROW_TILES}),
+    ("row_tiles_sum", lambda x: x.sum(-1), (f32(9, 37),), {"strategy": "row tiles, 4x8", **ROW_TILES}),
+    ("row_tiles_softmax", softmax(-1), (f32(7, 200),), {"strategy": "row tiles, 1x32", **ROW_TILES}),
     ("row_tiles_arg", lambda x: (x.argmax(-1), x.min(-1), x.argmin(-1)), (f32(5, 64),),
      {"strategy": "row tiles", **ROW_TILES}),
     ("row_tiles_two_axes", lambda x: np.exp(x).sum((1, 2)), (f32(3, 4, 33),),
@@ -66,6 +66,20 @@ CASES = [
      {"strategy": "row tiles", **ROW_TILES}),
     ("row_tiles_several_tiles_a_block", layernorm(-1), (f32(9, 40), f32(9, 40)),
      {"strategy": "row tiles", "ROW_GRID": 2, **ROW_TILES}),
+    # row tiles of 8 elements a lane (Tuning.row_tile_items): rows of 64 (8 lanes a row), 100
+    # (16 lanes, the last ones' elements past the row's end), 16 (2 lanes), arg-reductions
+    # beside a max, float16, float64 with a row vector broadcast
+    ("row_tiles_eight_a_lane", lambda x: np.exp(x).sum(-1), (f32(9, 64),),
+     {"strategy": "row tiles, 4x8", **ROW_TILES}),
+    ("row_tiles_eight_ragged", softmax(-1), (f32(6, 100),),
+     {"strategy": "row tiles, 2x16", **ROW_TILES}),
+    ("row_tiles_two_lanes", lambda x: (x.argmax(-1), x.max(-1), x.argmin(-1)),
+     (np.round(f32(40, 16) * 2),), {"strategy": "row tiles, 16x2", **ROW_TILES}),
+    ("row_tiles_eight_half", lambda x: x.sum(-1), (f16(6, 48),),
+     {"strategy": "row tiles", **ROW_TILES}),
+    ("row_tiles_eight_f64", lambda x, w: (x * w).sum(-1),
+     (f32(5, 36).astype(np.float64), f32(36).astype(np.float64)),
+     {"strategy": "row tiles", **ROW_TILES}),
     # a short reduction feeding another, written out (ir/unroll.py): k-means' assignment (a
     # block a point: some 30 points take the kernel that 300 take)
     ("unrolled_kmeans", lambda x, c: (((x[:, None] - c[None]) ** 2).sum(-1).argmin(-1),

@@ -109,7 +109,8 @@ class Tuning:
     row_vector_tail: bool = True      # rows not a multiple of block x lanes as vectors too
     row_tile_least: int = 16          # rows of this many elements ...
     row_tile_elements: int = 512      # ... up to this many: row tiles (a warp or less a row,
-    row_tile_items: int = 4           # each lane about this many elements)
+    row_tile_items: int = 8           # each lane about this many elements; 4 ran sums over rows
+    #                                   of 16-128 1.1-1.55x slower on an H200, BENCHMARKS.md)
     # -- scans (emit/scans.py) ----------------------------------------------------------------
     scan_threads: int = 256           # threads a block of a rows or look-back scan
     scan_items: int = 8               # consecutive elements a thread scans serially a round
