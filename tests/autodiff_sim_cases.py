@@ -3,7 +3,8 @@ the CUDA backend, executed by numba's simulator at small sizes, against the NumP
 float64: softmax cross-entropy (one rows kernel with the loss's row sums), RMSNorm, a GELU
 MLP block whose first product keeps its result and computes the GELU as its epilogue (the tiled
 and the compact product kernels), a table read at indices (its gradient a scatter-add), and
-sorted rows and medians (back through each row's stable order).
+sorted rows and medians (back through each row's stable order), and paths through complex values
+(a short transform's spectrum, complex arithmetic; autodiff/complexes.py).
 Prints one "name: ok" line a case."""
 import numpy as np
 
@@ -47,6 +48,12 @@ def order_statistics(x, w):
     return (np.sort(x, axis=1)[:, -3:] * w[:, None]).sum() + (np.median(x, axis=0) * 2).sum()
 
 
+def spectrum(x, w):
+    """A power spectrum weighted by frequency, and complex arithmetic along the path."""
+    z = np.fft.rfft(x, axis=-1)
+    return (np.abs(z) ** 2 * w).sum() + (np.exp(1j * x) * (x + 2j)).real.sum()
+
+
 MLP = (f32(12, 20, scale=0.3), f32(20), f32(20, 9, scale=0.3), f32(11, 12), f32(11, 9))
 CASES = [
     ("softmax_ce", softmax_ce, (f32(6, 37), np.eye(37, dtype=np.float32)[rng.integers(0, 37, 6)]),
@@ -57,6 +64,7 @@ CASES = [
     ("embedding", embedding, (f32(10, 6), np.array([3, 0, 3, -1, 9, 3, 2]), f32(7, 6),
                               np.array([5, -6, 5])), (0,), None, None),
     ("order_statistics", order_statistics, (f32(6, 9), f32(6)), (0, 1), None, None),
+    ("complex_spectrum", spectrum, (f32(4, 16), f32(9)), (0, 1), None, None),
 ]
 
 

@@ -373,16 +373,65 @@ def test_gradients_of_random_programs_with_sorts(seed):
                                                        "np.percentile(", "np.nanmedian("))
 
 
-@pytest.mark.parametrize("fn", [lambda x: np.abs(np.fft.fft(x)).sum(),
-                                lambda x: (np.exp(1j * x).real * x).sum(),
-                                lambda x: np.abs(x + 0j).sum() + x.sum()])
-def test_a_path_through_complex_values_raises_rather_than_dropping_it(fn):
-    """Complex values have no gradient rules yet: a path through one raises, naming the op and
-    the line, instead of contributing nothing (a silently wrong gradient)."""
-    x = rng_for(94).standard_normal(8)
-    with pytest.raises(autofuse.UnsupportedError, match="passes through complex values"):
-        autofuse.grad(fn)(x)
-    # a complex value off every path to the output changes nothing
+# paths through complex values (autodiff/complexes.py's convention); x is real, of shape (4, 6)
+COMPLEX_PATHS = {
+    "abs_fft": lambda x: np.abs(np.fft.fft(x)).sum(),
+    "exp_i_real": lambda x: (np.exp(1j * x).real * x).sum(),
+    "abs_of_complex_cast": lambda x: np.abs(x + 0j).sum() + x.sum(),
+    "power_spectrum": lambda x: (np.abs(np.fft.rfft(x)) ** 2 * np.arange(4)).sum(),
+    "filtered": lambda x: (np.fft.irfft(np.fft.rfft(x) * np.arange(4), n=6) * x).sum(),
+    "padded_fft_ortho": lambda x: (np.fft.fft(x, n=9, norm="ortho").real * np.arange(9)).sum(),
+    "cropped_ifft_forward": lambda x: np.abs(np.fft.ifft(x * (1 + 2j), n=4, norm="forward")).sum(),
+    "fft2_padded": lambda x: (np.abs(np.fft.fft2(x, s=(5, 4), axes=(0, 1))) * np.arange(4)).sum(),
+    "rfftn_axes": lambda x: (np.abs(np.fft.rfftn(x, axes=(1, 0))) ** 1.5).sum(),
+    "irfftn_odd_forward": lambda x: (np.fft.irfftn(np.fft.fft2(x + 0.5j * x), s=(3, 5),
+                                                   axes=(0, 1), norm="forward") ** 2).sum(),
+    "analytic": lambda x: np.abs(np.exp(1j * x) * np.log(x + 3 + 1j) / np.sqrt(x + 2j)
+                                 + np.sin(x * 1j) ** 2 + np.tanh(x - 1j)).sum(),
+    "power_reciprocal_conj": lambda x: (np.conj((x + 1j) ** 2.5) * np.reciprocal(x + 0.5j)).real.sum()
+    + np.imag((x - 1j) ** (x + 0.3j)).sum(),
+    "parts_and_angle": lambda x: (np.angle(x + 2j) * np.imag(x * (1 - 1j))).sum(),
+    "cumprod_prod": lambda x: np.abs(np.cumprod(x + 0.3j, axis=1)).sum()
+    + np.real(np.prod(x[:2] + 1j, axis=0)).sum(),
+    "where_mean": lambda x: np.abs(np.where(x > 0, x * 1j, x + 2j)).mean()
+    + np.abs((x + 1j).mean(0)).sum(),
+    "matmul": lambda x: np.abs((x + 1j * x ** 2) @ (x.T * (0.5 - 1j))).sum(),
+    # (compared with the float64 path's differences: a float32 loss has none worth taking)
+    "complex64": lambda x: np.abs(np.fft.fft(x.astype(np.float32) * (1 + 1j))).astype(np.float64).sum(),
+}
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+@pytest.mark.parametrize("name", sorted(COMPLEX_PATHS))
+def test_gradients_through_complex_values(name, backend):
+    """A real loss of complex intermediates (transforms with n= padding and cropping, norms, real
+    transforms in several axes, analytic functions, parts, products): central differences in
+    float64 (complex64's path within float32's)."""
+    x = rng_for(94).standard_normal((4, 6))
+    fn = COMPLEX_PATHS[name]
+    if name != "complex64":
+        check(fn, x, backend=backend)
+        return
+    value, grad = autofuse.value_and_grad(fn, backend=backend)(x)
+    np.testing.assert_allclose(value, fn(x), rtol=1e-6)
+    wide = numeric_grad(lambda x: np.abs(np.fft.fft(x * (1 + 1j))).sum(), (x,), 0)
+    assert grad.dtype == np.float64
+    np.testing.assert_allclose(grad, wide, rtol=1e-4, atol=1e-4)
+
+
+def test_complex_results_take_complex_cotangents_and_complex_arguments_are_refused():
+    """vjp of a complex result: its cotangent c stands for the loss Re(sum(conj(c) * f(x))). A
+    complex argument to differentiate is refused (its gradient would need a convention chosen for
+    the user); a complex value off every path changes nothing."""
+    rng = rng_for(95)
+    x, c = rng.standard_normal(8), rng.standard_normal(8) + 1j * rng.standard_normal(8)
+    value, pullback = autofuse.vjp(lambda x: np.fft.fft(x * x), x)
+    np.testing.assert_allclose(value, np.fft.fft(x * x), atol=1e-12)
+    (got,) = pullback(c)
+    np.testing.assert_allclose(got, numeric_grad(
+        lambda x: np.real(np.conj(c) * np.fft.fft(x * x)).sum(), (x,), 0), rtol=1e-5, atol=1e-7)
+    with pytest.raises(autofuse.ArgumentError, match="only float arrays"):
+        autofuse.grad(lambda z: np.abs(z).sum())(x + 1j)
     value, grad = autofuse.value_and_grad(lambda x, z: (x * x).sum() + np.abs(z).sum() * 0)(
         x, x + 1j)
     np.testing.assert_allclose(grad, 2 * x)

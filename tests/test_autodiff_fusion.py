@@ -207,7 +207,7 @@ def test_a_transposed_product_is_computed_transposed():
 def test_joint_programs_run_under_the_cuda_simulator(tmp_path):
     """tests/autodiff_sim_cases.py: the rows kernel with the loss's row sums, the product
     keeping its result beside its GELU epilogue (tiled and compact), a gather's gradient (a
-    scatter-add) and a sort's, run by numba's simulator."""
+    scatter-add), a sort's and a path through complex values, run by numba's simulator."""
     import os
     import subprocess
     import sys
@@ -219,7 +219,7 @@ def test_joint_programs_run_under_the_cuda_simulator(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert done.stdout.split() == ["softmax_ce:", "ok", "rmsnorm:", "ok", "mlp_tiled:", "ok",
                                    "mlp_compact:", "ok", "embedding:", "ok",
-                                   "order_statistics:", "ok"], done.stdout
+                                   "order_statistics:", "ok", "complex_spectrum:", "ok"], done.stdout
 
 
 def adam_step(w, m, v, x, y):

@@ -53,6 +53,16 @@ PROGRAMS = {
     "maximum and max": (lambda xp, x, y: (xp.maximum(x, y) + x.max(0)).sum(), [(4, 3), (3,)]),
     "where and abs": (lambda xp, x: xp.where(x > 0, xp.abs(x) ** 1.5, xp.exp(x)).sum(), [(6,)]),
     "broadcast and transpose": (lambda xp, x, y: ((x.T + y) ** 2).mean(), [(3, 4), (4, 1)]),
+    # paths through complex values (autodiff/complexes.py): real losses, so the two conventions
+    # for complex cotangents meet in the same real gradient
+    "power spectrum": (lambda xp, x: (xp.abs(xp.fft.rfft(x, axis=1)) ** 2).sum(), [(3, 8)]),
+    "fft filter": (lambda xp, x: (xp.fft.irfft(xp.fft.rfft(x) * (1 + 2j), n=8) * x).sum(),
+                   [(2, 8)]),
+    "fft2 padded": (lambda xp, x: xp.abs(xp.fft.fft2(x, s=(5, 6), norm="ortho")).sum(), [(4, 5)]),
+    "complex arithmetic": (lambda xp, x: (xp.exp(1j * x) * xp.log(x + 3j)
+                                          / (x + 2j)).real.sum(), [(6,)]),
+    "complex matmul": (lambda xp, x, y: xp.abs((x + 1j * y) @ (y.T - 1j * x.T)).sum(),
+                       [(3, 4), (3, 4)]),
 }
 
 

@@ -19,7 +19,7 @@ from ..errors import ArgumentError, ShapeError, where
 from ..jit import JitFunction, jit
 from ..trace.context import current
 from ..trace.tracer import Tracer, fresh
-from .reverse import backward, differentiable
+from .reverse import backward, carries, differentiable
 from .structural import zeros
 
 
@@ -156,7 +156,7 @@ def vjp(fn, *args, argnums=None, **options):
                              f"{len(out_leaves)}{where()}")
         seeds = {}
         for out, seed in zip(out_leaves, seed_leaves):
-            if not isinstance(out, Tracer) or not differentiable(out.dtype):
+            if not isinstance(out, Tracer) or not carries(out.dtype):
                 continue
             seed = seed if isinstance(seed, Tracer) else fresh(current().constant(seed, out.dtype))
             if seed.shape != out.shape:

@@ -13,14 +13,21 @@ import functools
 import numpy as np
 
 from ..errors import UnsupportedError, where
-from ..ir.ops import ELEMENTWISE, OPS
+from ..ir.ops import CONJUGATED, ELEMENTWISE, OPS
 from ..trace.context import current
 from ..trace.tracer import Tracer, fresh
 from .structural import RULES, unbroadcast
 
 
 def differentiable(dtype) -> bool:
+    """A differentiated argument's or a differentiated result's dtype: real floats."""
     return np.dtype(dtype).kind == "f"
+
+
+def carries(dtype) -> bool:
+    """Whether a value of `dtype` carries a gradient along a path: floats and complex values
+    (whose cotangent is dL/d(real part) + i dL/d(imaginary part), ir/ops.py's vjp_complex)."""
+    return np.dtype(dtype).kind in "fc"
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,45 +37,47 @@ def _compiled(expression: str):
 
 def _between(nodes, sources: set, sinks: set) -> list:
     """The nodes on a path from a source to a sink, in graph order. Integer and bool values stop
-    a path; a complex one on it raises (its rules are not written: dropping the path would give
-    a wrong gradient)."""
-    reached, through = set(sources), set()
+    a path."""
+    reached = set(sources)
     for node in nodes:
-        via_complex = any(i.id in through for i in node.inputs)
-        if not via_complex and not any(i.id in reached for i in node.inputs):
-            continue
-        if differentiable(node.dtype):
+        if carries(node.dtype) and any(i.id in reached for i in node.inputs):
             reached.add(node.id)
-        # a complex value, and whatever reads one, to find it on a path
-        if via_complex and differentiable(node.dtype) or np.dtype(node.dtype).kind == "c":
-            through.add(node.id)
-    needed = set(sinks) & (reached | through)
+    needed = set(sinks) & reached
     for node in reversed(nodes):
         if node.id in needed:
-            needed.update(i.id for i in node.inputs if i.id in reached or i.id in through)
-    for node in nodes:
-        if node.id in needed and np.dtype(node.dtype).kind == "c":
-            raise UnsupportedError(
-                f"autofuse.grad: the path from a differentiated argument to the output passes "
-                f"through complex values ({node.op}, {node.dtype}{list(node.shape)}, at "
-                f"{node.origin or 'an unknown line'}), whose gradients are not supported"
-                f"{where()}")
+            needed.update(i.id for i in node.inputs if i.id in reached)
     return [node for node in nodes if node.id in needed]
 
 
 def _contributions(node, g: Tracer) -> list:
-    rule = OPS[node.op].vjp
+    op = OPS[node.op]
+    rule = op.vjp
+    complex_ = any(np.dtype(v.dtype).kind == "c" for v in (node, *node.inputs))
+    # (an op with no gradient for real values may have one for complex results: np.sign's
+    # z / |z| turns with z's angle)
+    if complex_ and op.kind == ELEMENTWISE and (rule != () or np.dtype(node.dtype).kind == "c"):
+        rule = op.vjp_complex
+        if rule is None:
+            raise UnsupportedError(f"autofuse.grad: no gradient rule for {node.op} of complex "
+                                   f"values ({node.dtype}{list(node.shape)}, made at "
+                                   f"{node.origin or 'an unknown line'}); its result is on the "
+                                   f"path from a differentiated argument to the output{where()}")
     if rule is None:
         raise UnsupportedError(f"autofuse.grad: no gradient rule for {node.op} (made at "
                                f"{node.origin or 'an unknown line'}); its result is on the path "
                                f"from a differentiated argument to the output{where()}")
     if rule == ():
         return [None] * len(node.inputs)
-    if OPS[node.op].kind == ELEMENTWISE:
-        names = {"g": g, "y": fresh(node), "np": np}
-        names.update({f"x{k}": fresh(x) for k, x in enumerate(node.inputs)})
+    if op.kind == ELEMENTWISE:
+        conjugated = rule == CONJUGATED
+        expressions = op.vjp if conjugated else rule
+
+        def seen(value: Tracer) -> Tracer:
+            return np.conjugate(value) if conjugated and value.dtype.kind == "c" else value
+        names = {"g": g, "y": seen(fresh(node)), "np": np}
+        names.update({f"x{k}": seen(fresh(x)) for k, x in enumerate(node.inputs)})
         return [None if expression is None else eval(_compiled(expression), names)
-                for expression in rule]
+                for expression in expressions]
     return RULES[rule](node, g)
 
 

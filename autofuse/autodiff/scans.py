@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, where
 from ..trace.tracer import Tracer, fresh
+from .complexes import conjugate
 
 
 def _from_end(g: Tracer, axis: int) -> Tracer:
@@ -20,6 +21,6 @@ def scan_rule(node, g):
     if ufunc == "add":
         return [_from_end(g, axis)]
     if ufunc == "multiply":
-        return [_from_end(g * fresh(node), axis) / fresh(x)]
+        return [_from_end(g * conjugate(fresh(node)), axis) / conjugate(fresh(x))]
     raise UnsupportedError(f"autofuse.grad: no gradient rule for np.{ufunc}.accumulate (made at "
                            f"{node.origin or 'an unknown line'}){where()}")

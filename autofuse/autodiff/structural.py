@@ -13,6 +13,8 @@ import numpy as np
 
 from ..trace.context import current
 from ..trace.tracer import Tracer, fresh
+from .complexes import conjugate
+from .fourier import fft_rule
 from .scans import scan_rule
 
 
@@ -47,7 +49,7 @@ def prod_rule(node, g):
     the product of the rest, two or more leave every gradient zero."""
     (x,) = node.inputs
     axes = node.attrs["axes"]
-    xt = _as_node(x)
+    xt = conjugate(_as_node(x))
     zero = xt == 0
     nonzero = np.where(zero, 1, xt)
     others = _kept_dims(fresh(current().emit("prod", [nonzero.node], {"axes": axes})), x.shape, axes)
@@ -122,11 +124,12 @@ def concatenate_rule(node, g):
 
 
 def matmul_rule(node, g):
+    """g @ B^H and A^H @ g (the conjugate transposes: plain transposes for real operands)."""
     a, b = node.inputs
     batch = tuple(range(a.ndim - 2))
     swap = batch + (a.ndim - 1, a.ndim - 2)
-    at = _emit("transpose", [a], {"perm": swap})
-    bt = _emit("transpose", [b], {"perm": swap})
+    at = conjugate(_emit("transpose", [a], {"perm": swap}))
+    bt = conjugate(_emit("transpose", [b], {"perm": swap}))
     return [_emit("matmul", [g, bt]), _emit("matmul", [at, g])]
 
 
@@ -197,4 +200,5 @@ RULES = {"sum": sum_rule, "prod": prod_rule, "extremum": extremum_rule,
          "broadcast_to": broadcast_to_rule, "transpose": transpose_rule, "reshape": reshape_rule,
          "slice": slice_rule, "setslice": setslice_rule, "concatenate": concatenate_rule,
          "matmul": matmul_rule, "scan": scan_rule,
-         "scatter_add": scatter_add_rule, "gather": gather_rule, "sort": sort_rule}
+         "scatter_add": scatter_add_rule, "gather": gather_rule, "sort": sort_rule,
+         "fft": fft_rule}

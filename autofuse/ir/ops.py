@@ -44,6 +44,12 @@ class Op:
     # other kinds, the name of a rule in autodiff/structural.py. () : no gradient flows through
     # (comparisons, rounding, argmax); None: no rule written (a gradient through it is an error).
     vjp: tuple | str | None = None
+    # ... for complex operands or results (elementwise), under the convention that a complex
+    # value's cotangent is dL/d(real part) + i dL/d(imaginary part): "conjugated", the real rule
+    # evaluated at the conjugated operands and result (ops analytic with real coefficients, whose
+    # cotangent is g times the conjugated derivative); a tuple of expressions of its own; None,
+    # none written (a gradient through it is an error)
+    vjp_complex: tuple | str | None = None
 
     def spelling(self, kind: str) -> str:
         """The kernel spelling of this op for a computation of dtype kind `kind`."""
@@ -72,9 +78,10 @@ _CMATH = {"math.exp": "cmath.exp", "math.log": "cmath.log", "math.log10": "cmath
 
 
 def _ew(name, arity, spell, ufunc=None, cost=1, transcendental=False, exact_on_halves=False,
-        vjp=None, complex_spell=None):
+        vjp=None, complex_spell=None, vjp_complex=None):
     """An elementwise row; `complex_spell`: its spelling for complex operands (True: the '*' one),
-    where it has none of its own from cmath."""
+    where it has none of its own from cmath (whose functions are analytic: their complex rule is
+    the real one at conjugated values)."""
     if isinstance(spell, str):
         spell = {"*": spell}
     call = spell.get("*", "").split("(")[0]
@@ -82,10 +89,16 @@ def _ew(name, arity, spell, ufunc=None, cost=1, transcendental=False, exact_on_h
         complex_spell = spell["*"]
     elif complex_spell is None and call in _CMATH:
         complex_spell = spell["*"].replace(call + "(", _CMATH[call] + "(")
+        if vjp_complex is None and isinstance(vjp, tuple) and vjp:
+            vjp_complex = CONJUGATED
     if complex_spell is not None:
         spell = {**spell, "c": complex_spell}
     return Op(name, ELEMENTWISE, arity, ufunc or getattr(np, name), spell, cost=cost,
-              transcendental=transcendental, exact_on_halves=exact_on_halves, vjp=vjp)
+              transcendental=transcendental, exact_on_halves=exact_on_halves, vjp=vjp,
+              vjp_complex=vjp_complex)
+
+
+CONJUGATED = "conjugated"
 
 
 # Gradients split evenly between tied operands of maximum / minimum (as jax and torch do); the
@@ -117,13 +130,13 @@ _FMIN = "select(({0} < {1}) | ({1} != {1}), {0}, {1})"
 _ROWS = [
     # arithmetic
     _ew("add", 2, {"*": "({0} + {1})", "b": "({0} | {1})"}, complex_spell=True,
-        vjp=("g", "g")),
+        vjp=("g", "g"), vjp_complex=CONJUGATED),
     _ew("subtract", 2, "({0} - {1})", complex_spell=True,
-        vjp=("g", "-g")),
+        vjp=("g", "-g"), vjp_complex=CONJUGATED),
     _ew("multiply", 2, {"*": "({0} * {1})", "b": "({0} & {1})"}, complex_spell=True,
-        vjp=("g * x1", "g * x0")),
+        vjp=("g * x1", "g * x0"), vjp_complex=CONJUGATED),
     _ew("divide", 2, "({0} / {1})", cost=4, complex_spell=_COMPLEX_DIVIDE,
-        vjp=("g / x1", "-g * y / x1")),
+        vjp=("g / x1", "-g * y / x1"), vjp_complex=CONJUGATED),
     # NOTE: numba's integer // and % give 0 for a zero divisor (error_model="numpy"), as NumPy;
     # INT_MIN // -1 must wrap to INT_MIN, hence the guard.
     _ew("floor_divide", 2, {"*": "({0} // {1})", "i": "(({ZERO} - {0}) if {1} == {MINUS_ONE} else {0} // {1})",
@@ -140,18 +153,21 @@ _ROWS = [
     _ew("power", 2, {"f": "({0} ** {1})", "i": "int_power({0}, {1})"}, cost=16, transcendental=True,
         complex_spell="({0} ** {1})",
         vjp=("np.where(x1 == 0, 0, g * x1 * x0 ** (x1 - 1))",
-             "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)")),
+             "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)"),
+        vjp_complex=("g * np.conjugate(np.where(x1 == 0, 0, x1 * x0 ** (x1 - 1)))",
+                     "g * np.conjugate(np.where(x0 == 0, 0, y * np.log(np.where(x0 == 0, 1, x0))))")),
     _ew("negative", 1, "(-{0})", exact_on_halves=True, complex_spell=True,
-        vjp=("-g",)),
+        vjp=("-g",), vjp_complex=CONJUGATED),
     _ew("positive", 1, "(+{0})", exact_on_halves=True, complex_spell=True,
-        vjp=("g",)),
+        vjp=("g",), vjp_complex=CONJUGATED),
+    # (|z| of a complex z: its cotangent g z / |z|, zero at zero)
     _ew("absolute", 1, {"*": "abs({0})", "b": "{0}"}, exact_on_halves=True, complex_spell=True,
-        vjp=("g * np.sign(x0)",)),
+        vjp=("g * np.sign(x0)",), vjp_complex=("g * (x0 / np.where(y == 0, 1, y))",)),
     _ew("square", 1, {"*": "({0} * {0})", "b": "{0}"}, complex_spell=True,
-        vjp=("2 * g * x0",)),
+        vjp=("2 * g * x0",), vjp_complex=CONJUGATED),
     _ew("reciprocal", 1, {"f": "({ONE} / {0})", "i": "int_reciprocal({0})"}, cost=4,
         complex_spell="(({ONE} / {0}) if {0} != {ZERO} else {NAN})",
-        vjp=("-g * y * y",)),
+        vjp=("-g * y * y",), vjp_complex=CONJUGATED),
     _ew("sign", 1, {"f": "select({0} > {ZERO}, {ONE}, select({0} < {ZERO}, {MINUS_ONE}, "
                          "select({0} != {0}, {0}, {ZERO})))",
                     "i": "select({0} > {ZERO}, {ONE}, select({0} < {ZERO}, {MINUS_ONE}, {ZERO}))",
@@ -241,7 +257,7 @@ _ROWS = [
         complex_spell="cmath.isfinite({0})"),
     Op("where", ELEMENTWISE, 3, None, {"*": "select({0}, {1}, {2})", "c": "({1} if {0} else {2})"},
        exact_on_halves=True,
-       vjp=(None, "np.where(x0, g, 0)", "np.where(x0, 0, g)")),
+       vjp=(None, "np.where(x0, g, 0)", "np.where(x0, 0, g)"), vjp_complex=CONJUGATED),
     # logic and bits
     _ew("logical_and", 2, "(({0} != {ZERO}) & ({1} != {ZERO}))", complex_spell=True, vjp=()),
     _ew("logical_or", 2, "(({0} != {ZERO}) | ({1} != {ZERO}))", complex_spell=True, vjp=()),
@@ -255,15 +271,17 @@ _ROWS = [
     _ew("right_shift", 2, "({0} >> {1})", vjp=()),
     # complex parts: conjugate is NumPy's ufunc (the value itself for real operands); real and
     # imag (NumPy's functions, the tracer passes them complex operands only) give the real dtype.
-    # No gradient rules: derivatives of complex values need a convention (conjugate cotangents)
-    # that autodiff/ does not follow yet.
-    _ew("conjugate", 1, {"*": "{0}"}, complex_spell="{0}.conjugate()", exact_on_halves=True),
-    Op("real", ELEMENTWISE, 1, None, {"c": "{0}.real"}),
-    Op("imag", ELEMENTWISE, 1, None, {"c": "{0}.imag"}),
+    # Their cotangents (vjp_complex's convention): conj(g); g as the real part; g as the
+    # imaginary part.
+    _ew("conjugate", 1, {"*": "{0}"}, complex_spell="{0}.conjugate()", exact_on_halves=True,
+        vjp=("g",), vjp_complex=("np.conjugate(g)",)),
+    Op("real", ELEMENTWISE, 1, None, {"c": "{0}.real"}, vjp_complex=("g",)),
+    Op("imag", ELEMENTWISE, 1, None, {"c": "{0}.imag"}, vjp_complex=("g * 1j",)),
     # dtype conversion: attrs dtype; keyed by the result's kind ('b' to bool) or, for a complex
     # value to a real dtype, 'c' (NumPy keeps the real part)
     Op("cast", ELEMENTWISE, 1, None, {"*": "{CAST}({0})", "b": "({0} != {ZERO_IN})",
-                                      "c": "{CAST}({0}.real)"}, vjp=("g",)),
+                                      "c": "{CAST}({0}.real)"}, vjp=("g",),
+       vjp_complex=("g",)),
     # reductions over attrs axes, result dtype in attrs dtype (a "c" key, empty: it takes complex
     # values, by its combine)
     Op("sum", REDUCE, 1, np.add, {"c": ""}, init="{ZERO}", combine="{acc} + {0}", vjp="sum"),
@@ -302,7 +320,7 @@ _ROWS = [
     Op("gather", LAYOUT, None, vjp="gather"),
     # a discrete Fourier transform over attrs axes as np.fft computes it (ir/fourier.py: attrs
     # function fft / ifft / rfft / irfft, lengths, norm); a library step or traced kernels
-    Op("fft", TRANSFORM, 1, vjp=None),
+    Op("fft", TRANSFORM, 1, vjp="fft"),
     # matmul over equal batch dims: (..., M, K) @ (..., K, N)
     Op("matmul", MATMUL, 2, np.matmul, vjp="matmul"),
     # softmax(s, axis=-1) @ v, each step as NumPy computes it (exp(s - max), divided by the sum),
