@@ -40,7 +40,12 @@ def order_statistics(x, w):
     return (np.sort(x, axis=1)[:, -3:] * w[:, None]).sum() + (np.median(x, axis=0) * 2).sum()
 
 
-@pytest.mark.parametrize("case", ["embedding", "order statistics", "mlp"])
+def spectrum(x, w):
+    """A weighted power spectrum (cuFFT through CuPy) and complex arithmetic on the path."""
+    return (np.abs(np.fft.rfft(x, axis=-1)) ** 2 * w).sum() + (np.exp(1j * x) * (x + 2j)).real.sum()
+
+
+@pytest.mark.parametrize("case", ["embedding", "order statistics", "mlp", "spectrum"])
 def test_gradients_on_the_gpu_match_the_cpu_backend(case):
     rng = np.random.default_rng(51)
     if case == "embedding":
@@ -52,6 +57,10 @@ def test_gradients_on_the_gpu_match_the_cpu_backend(case):
         fn, argnums = order_statistics, (0, 1)
         args = [rng.standard_normal((3000, 257)).astype(np.float32),
                 rng.standard_normal(3000).astype(np.float32)]
+    elif case == "spectrum":
+        fn, argnums = spectrum, (0, 1)
+        args = [rng.standard_normal((256, 1000)).astype(np.float32),
+                rng.standard_normal(501).astype(np.float32)]
     else:
         fn, argnums = gelu_mlp, (0, 1, 2)
         args = [(rng.standard_normal(s) * 0.05).astype(np.float32)
