@@ -133,7 +133,7 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
         # NOTE: M varies in a shape class: a product is not made a reduction for a few rows;
         # attention's kernel, written for its sizes, is made only where the class should fail
         limits = dataclasses.replace(limits, vector_left=False, attention_head=(
-            limits.attention_head if sized_kernels else 0))
+            limits.attention_head if sized_kernels else 0), varying=tuple(sizes.stand_ins.items()))
     fourier = target.fourier_limits(options or {}, leaves)
 
     def simplified(graph: Graph):
@@ -154,6 +154,7 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
         (graph, history), fused, loop = simplified(traced.graph), None, None
     entry = Entry(name, backend, traced, graph, history, options=dict(options or {}), loop=loop)
     entry.sized_kernels = sized_kernels
+    entry.varying = () if sizes is None else tuple(sizes.stand_ins.items())
     entry.input_leaves = tuple(node.attrs["index"] for node in graph.inputs)
     entry.single_array = (traced.outputs == [("node", 0, "array")] and not traced.mutations
                           and not traced.weak_int_casts and not traced.nonnegative

@@ -188,7 +188,7 @@ def test_reduction_class_kernels_compile_to_ptx(fn, shape):
 
 @pytest.mark.parametrize("fn, width, strategy", [
     (lambda x: x.sum(axis=-1), 4, "columns"),
-    (lambda x: x.max(axis=-1), 16, "row tiles, 64x4 threads, 1 passes"),
+    (lambda x: x.max(axis=-1), 16, "row tiles, 128x2 threads, 1 passes"),
     (lambda x: x.sum(axis=-1), 255, "row tiles, 8x32 threads, 1 passes"),
 ])
 def test_rows_that_vary_in_number_are_planned_as_many_rows(fn, width, strategy):

@@ -124,9 +124,9 @@ def match(node: Node, users: dict, outputs: set, head: int) -> tuple[Found | Non
     if 0 in node.shape or 0 in s.shape or d == 0:
         return None, "an extent is 0"
     ops = ", ".join(n.op for n in path)
-    batch = " x" + "x".join(map(str, s.shape[:-2])) if s.ndim > 2 else ""
+    # (no extent but the head's in the words: a shape class compares them between sizes)
     reason = (f"flash attention: softmax(q @ k^T{' then ' + ops if ops else ''}) @ v, "
-              f"{sq} queries x {sk} keys{batch}, head {d}"
+              f"head {d}"
               f"{'' if dv == d else f' (v {dv})'}: one kernel, the scores never stored (a "
               f"running max and sum a row over tiles of keys)")
     return Found(product, path, s, values, reason), None

@@ -58,6 +58,19 @@ class ProductLimits:
     # 0: any K. (Last, so that ProductLimits(0, 0, 0) keeps meaning no reductions.)
     reduction_k: int = 0
     columns_least: int = 4
+    # Extents that vary in a shape class build, as (size, its stand-in) pairs (CostModel.varying's
+    # rule): a stack of products counts its batch axes as their stand-ins, so every build of
+    # the class plans alike (a stack of 2 would take another strategy than the stand-in's 1009
+    # products). Static builds: none. (M, N and K keep their own: a static K of 3 would count
+    # as a stand-in where the batch moved to 3.)
+    varying: tuple = ()
+
+    def extent(self, size: int) -> int:
+        """`size` as the planner counts it: its stand-in where it varies."""
+        for value, stand_in in self.varying:
+            if value == size:
+                return stand_in
+        return size
 
 
 @dataclass(frozen=True)
@@ -80,7 +93,7 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
     n = b.shape[-1]
     batch = 1
     for size in node.shape[:-2]:
-        batch *= size
+        batch *= limits.extent(size)
     if node.dtype.kind not in "fiu" or (node.dtype.kind == "f" and node.dtype.itemsize < 4):
         return ProductPlan("tiled", f"{node.dtype} products keep NumPy's matmul accumulation")
     shape = f"({m}x{k}) @ ({k}x{n})" + (f" x{batch}" if node.ndim > 2 else "")

@@ -45,7 +45,8 @@ def dynamic_texts(entry) -> list:
         group = record.group
         source = generate(group, record.name, _strides(entry, simulator), simulator,
                           round_halves=entry.options.get("float16", "numpy") == "numpy",
-                          tuning=tuning, device=device, dynamic=True)
+                          tuning=tuning, device=device, dynamic=True,
+                          varying=getattr(entry, "varying", ()))
         if not (source.launch_rule or source.rule) or (source.scratch and not source.launch_rule):
             if getattr(entry, "sized_kernels", False) and group.kind == "output" and \
                     attention_plan.marked(group):

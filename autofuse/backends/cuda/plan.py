@@ -52,9 +52,11 @@ def _refuse_complex_scan(group: Group) -> None:
 
 
 def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False,
-           dynamic: bool = False, strides: dict | None = None) -> Plan:
+           dynamic: bool = False, strides: dict | None = None, varying: tuple = ()) -> Plan:
     """`dynamic`: the kept sizes may vary (autofuse/dynamic/): no choice by their count, and no
-    staged product kernel (its sizes are in its text): the matmul kernel, sizes as arguments."""
+    staged product kernel (its sizes are in its text): the matmul kernel, sizes as arguments.
+    `varying`: a class build's (size, stand-in) pairs: a kept extent that varies is counted as
+    its stand-in, so that every build of the class chooses alike."""
     if group.kind == "output" and attention_plan.marked(group):
         chosen = attention_plan.choose(group, tuning, device, simulator)
         return Plan("attention", chosen.reason, attention=chosen)
@@ -75,12 +77,20 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     if group.kind != "input":
         chosen = Plan("pointwise", f"one pass over its output's elements ({group.kind} group)")
     else:
-        chosen = _reduction(group, tuning, device, simulator, dynamic, strides or {})
+        chosen = _reduction(group, tuning, device, simulator, dynamic, strides or {}, varying)
     # the product planner's words (ir/products.py) where the group computes lowered products
     products = [n.attrs["product"] for n in group.nodes if n.attrs.get("product")]
     if products:
         chosen = replace(chosen, reason=f"{'; '.join(products)} ({chosen.reason})")
     return chosen
+
+
+def _extent(size: int, varying: tuple) -> int:
+    """`size` as the planner counts it: its stand-in where it varies (CostModel.extent's rule)."""
+    for value, stand_in in varying:
+        if value == size:
+            return stand_in
+    return size
 
 
 def _scatter(group: Group) -> Plan:
@@ -104,11 +114,17 @@ def _arithmetic(group: Group, size: int) -> int:
 
 
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
-               dynamic: bool = False, strides: dict | None = None) -> Plan:
+               dynamic: bool = False, strides: dict | None = None, varying: tuple = ()) -> Plan:
     shape, axes = group.reduce_space
     axes = tuple(axes)
     outer_axes = [d for d in range(len(shape)) if d not in axes]
     outer = int(np.prod([shape[d] for d in outer_axes], dtype=np.int64))
+    # (a class's lowered products count their kept extents as their stand-ins: a stack of
+    # products of a varying count is many outputs at every build; other reductions keep their
+    # own, as a static extent equal to a moved size would count as a stand-in)
+    products = any(n.attrs.get("product") for n in group.reductions)
+    counted = int(np.prod([_extent(shape[d], varying) if products else shape[d]
+                           for d in outer_axes], dtype=np.int64))
     inner = int(np.prod([shape[a] for a in axes], dtype=np.int64))
     trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
     dependent = any(group.depends_on_reduction(n.inputs[0]) for n in group.reductions)
@@ -164,7 +180,7 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks; "
                     f"{run.reason}", layout=layout, run=run, **sizes)
     layout = None if not independent else \
-        two_stage_plan.plan_class(shape, axes, outer, tuning, device, simulator) if dynamic else \
+        two_stage_plan.plan_class(shape, axes, counted, tuning, device, simulator) if dynamic else \
         two_stage_plan.plan(shape, axes, outer, inner, tuning, device, simulator)
     if layout and dynamic:
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over a reduced extent "
@@ -188,7 +204,7 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     # warp a row would spread those reads across lanes, one sector each. (Not where outputs of
     # the reduced space's shape are written: a thread a row would store them a row apart.)
     streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
-    if trailing and not streamed and not row_outputs and outer >= tuning.threads * device.sms:
+    if trailing and not streamed and not row_outputs and counted >= tuning.threads * device.sms:
         staged = None if run is not None or dynamic or not independent or \
             not tuning.run_stage_bytes else \
             runs.choose_staged(group, tuple(shape), axes, tuning.output_run, strides or {},

@@ -64,22 +64,23 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
              round_halves: bool = True, tuning: Tuning = DEFAULT,
              device: Device = HOPPER, dynamic: bool = False, lifted: tuple = (),
-             into=None) -> KernelSource:
+             into=None, varying: tuple = ()) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
     float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `lifted`
     (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs; `into`:
-    the base its slice assignment writes in place (fusion/in_place.py), or None."""
+    the base its slice assignment writes in place (fusion/in_place.py), or None; `varying`: a
+    shape-class build's (size, stand-in) pairs, which plan.choose counts as their stand-ins."""
     try:
         return _generate(group, name, input_strides, simulator, round_halves, tuning, device,
-                         dynamic, lifted, into)
+                         dynamic, lifted, into, varying)
     except runs.RunIndexError:       # a consumer of a run's results the run cannot index
         return _generate(group, name, input_strides, simulator, round_halves,
                          tuning.replace(output_run=0, output_strip=0), device, dynamic, lifted,
-                         into)
+                         into, varying)
 
 
 def _generate(group, name, input_strides, simulator, round_halves, tuning, device, dynamic,
-              lifted, into) -> KernelSource:
+              lifted, into, varying=()) -> KernelSource:
     writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
     writer.dynamic = dynamic
     writer.into = into
@@ -88,7 +89,7 @@ def _generate(group, name, input_strides, simulator, round_halves, tuning, devic
     writer.renderer.ones = not dynamic
     writer.renderer.counts = dynamic
     writer.renderer.round_halves = round_halves
-    plan = choose(group, tuning, device, simulator, dynamic, input_strides)
+    plan = choose(group, tuning, device, simulator, dynamic, input_strides, varying)
     source = writer.write(plan)
     source.reason = source.reason or plan.reason     # (a product kernel's plan says more)
     return source
