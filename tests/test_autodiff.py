@@ -388,7 +388,8 @@ COMPLEX_PATHS = {
                                                    axes=(0, 1), norm="forward") ** 2).sum(),
     "analytic": lambda x: np.abs(np.exp(1j * x) * np.log(x + 3 + 1j) / np.sqrt(x + 2j)
                                  + np.sin(x * 1j) ** 2 + np.tanh(x - 1j)).sum(),
-    "power_reciprocal_conj": lambda x: (np.conj((x + 1j) ** 2.5) * np.reciprocal(x + 0.5j)).real.sum()
+    "power_reciprocal_conj": lambda x: (np.conj((x + 1j) ** 2.5)
+                                        * np.reciprocal(x + 0.5j)).real.sum()
     + np.imag((x - 1j) ** (x + 0.3j)).sum(),
     "parts_and_angle": lambda x: (np.angle(x + 2j) * np.imag(x * (1 - 1j))).sum(),
     "cumprod_prod": lambda x: np.abs(np.cumprod(x + 0.3j, axis=1)).sum()
@@ -397,7 +398,8 @@ COMPLEX_PATHS = {
     + np.abs((x + 1j).mean(0)).sum(),
     "matmul": lambda x: np.abs((x + 1j * x ** 2) @ (x.T * (0.5 - 1j))).sum(),
     # (compared with the float64 path's differences: a float32 loss has none worth taking)
-    "complex64": lambda x: np.abs(np.fft.fft(x.astype(np.float32) * (1 + 1j))).astype(np.float64).sum(),
+    "complex64": lambda x: np.abs(np.fft.fft(x.astype(np.float32) * (1 + 1j))).astype(
+        np.float64).sum(),
 }
 
 

@@ -219,7 +219,8 @@ def test_joint_programs_run_under_the_cuda_simulator(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert done.stdout.split() == ["softmax_ce:", "ok", "rmsnorm:", "ok", "mlp_tiled:", "ok",
                                    "mlp_compact:", "ok", "embedding:", "ok",
-                                   "order_statistics:", "ok", "complex_spectrum:", "ok"], done.stdout
+                                   "order_statistics:", "ok", "complex_spectrum:", "ok"], \
+        done.stdout
 
 
 def adam_step(w, m, v, x, y):

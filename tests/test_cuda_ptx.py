@@ -442,6 +442,20 @@ def test_float16_rows_hold_as_many_bytes_a_thread_as_float32_rows():
             assert re.search(rf"^\.maxntid {block}, 1, 1$", kernel.ptx, re.MULTILINE)
 
 
+def _fake_linker(monkeypatch, backend) -> list:
+    """compile.link replaced: a cubin named after the PTX's .minnctapersm (b5, ...; "free"
+    without one); returns the list of the PTX texts it was given."""
+    linked = []
+
+    def link(text, arch):
+        linked.append(text)
+        found = re.search(r"\.minnctapersm (\d+)", text)
+        return f"b{found.group(1)}".encode() if found else b"free"
+
+    monkeypatch.setattr(backend, "link", link)
+    return linked
+
+
 def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
     """compile._unless_spilling keeps the bounded cubin unless it spills (more than the bytes it
     tolerates: a class kernel's few); then it links the PTX again with one block an SM fewer,
@@ -451,14 +465,7 @@ def test_a_bound_that_spills_is_lowered_then_dropped(monkeypatch):
     from autofuse.backends.cuda.runtime import driver as cuda_driver
     from autofuse.backends.cuda import compile as backend
     ptx = ".visible .entry k(\n.maxntid 256, 1, 1\n.minnctapersm 5\n{\nret;\n}\n"
-    linked = []
-
-    def link(text, arch):
-        linked.append(text)
-        found = re.search(r"\.minnctapersm (\d+)", text)
-        return f"b{found.group(1)}".encode() if found else b"free"
-
-    monkeypatch.setattr(backend, "link", link)
+    linked = _fake_linker(monkeypatch, backend)
     for local, expected, tried, tolerated in (({b"b5": 8}, (b"b5", 5), [], 16),
                                               ({b"b5": 24, b"b4": 0}, (b"b4", 4), [4], 16)):
         linked.clear()
@@ -740,14 +747,7 @@ def test_a_bound_if_needed_is_written_into_the_ptx_only_where_the_kernel_does_no
     from autofuse.backends.cuda.runtime import driver as cuda_driver
     from autofuse.backends.cuda import compile as backend
     ptx = ".visible .entry k(\n.param .u64 a\n)\n{\nret;\n}\n"
-    linked = []
-
-    def link(text, arch):
-        linked.append(text)
-        found = re.search(r"\.minnctapersm (\d+)", text)
-        return f"b{found.group(1)}".encode() if found else b"free"
-
-    monkeypatch.setattr(backend, "link", link)
+    linked = _fake_linker(monkeypatch, backend)
     used = {b"free": {"registers": 125, "local_bytes": 0}, b"b2": {"registers": 128,
                                                                     "local_bytes": 8}}
     monkeypatch.setattr(cuda_driver, "cubin_resources", lambda cubin, entry: used[cubin])

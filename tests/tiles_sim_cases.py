@@ -53,8 +53,10 @@ CASES = [
     ("column_tiles_several_tiles_a_block", softmax(0), (f32(30, 70),),
      {"strategy": "column tiles", "ROW_GRID": 2, "calls": 2}),
     # row tiles: short rows, a warp or less a row, ragged, dependent passes, arg-reductions
-    ("row_tiles_sum", lambda x: x.sum(-1), (f32(9, 37),), {"strategy": "row tiles, 4x8", **ROW_TILES}),
-    ("row_tiles_softmax", softmax(-1), (f32(7, 200),), {"strategy": "row tiles, 1x32", **ROW_TILES}),
+    ("row_tiles_sum", lambda x: x.sum(-1), (f32(9, 37),),
+     {"strategy": "row tiles, 4x8", **ROW_TILES}),
+    ("row_tiles_softmax", softmax(-1), (f32(7, 200),),
+     {"strategy": "row tiles, 1x32", **ROW_TILES}),
     ("row_tiles_arg", lambda x: (x.argmax(-1), x.min(-1), x.argmin(-1)), (f32(5, 64),),
      {"strategy": "row tiles", **ROW_TILES}),
     ("row_tiles_two_axes", lambda x: np.exp(x).sum((1, 2)), (f32(3, 4, 33),),

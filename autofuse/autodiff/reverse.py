@@ -82,7 +82,8 @@ def _contributions(node, g: Tracer) -> list:
 
 
 def _fit(value, target) -> Tracer:
-    """A contribution as a cotangent of `target`: its shape (summed over broadcast axes), its dtype."""
+    """A contribution as a cotangent of `target`: its shape (summed over broadcast axes), its
+    dtype (a complex contribution to a real value: its real part, autodiff/complexes.py)."""
     if not isinstance(value, Tracer):
         value = fresh(current().constant(value, target.dtype))
     value = unbroadcast(value, target.shape) if value.shape != target.shape else value

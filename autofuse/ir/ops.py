@@ -155,7 +155,8 @@ _ROWS = [
         vjp=("np.where(x1 == 0, 0, g * x1 * x0 ** (x1 - 1))",
              "g * np.where(x0 > 0, y * np.log(np.where(x0 > 0, x0, 1)), 0)"),
         vjp_complex=("g * np.conjugate(np.where(x1 == 0, 0, x1 * x0 ** (x1 - 1)))",
-                     "g * np.conjugate(np.where(x0 == 0, 0, y * np.log(np.where(x0 == 0, 1, x0))))")),
+                     "g * np.conjugate(np.where(x0 == 0, 0, "
+                     "y * np.log(np.where(x0 == 0, 1, x0))))")),
     _ew("negative", 1, "(-{0})", exact_on_halves=True, complex_spell=True,
         vjp=("-g",), vjp_complex=CONJUGATED),
     _ew("positive", 1, "(+{0})", exact_on_halves=True, complex_spell=True,

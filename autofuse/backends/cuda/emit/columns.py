@@ -122,8 +122,9 @@ class Columns:
         r.emit(f"o = {self.ix('o + cuda.gridsize(1)')}")
         r.pop()
         blocks = max(1, min(-(-threads // self.tuning.threads), 65535))
-        strategy = "columns" if run is None else \
-            f"columns, {run.size} outputs a thread" + (f" along axis {run.axis}" if run.strip else "")
+        strategy = "columns" if run is None else f"columns, {run.size} outputs a thread"
+        if run is not None and run.strip:
+            strategy += f" along axis {run.axis}"
         if elements is not None:
             strategy += f", rows of {len(elements)} written out"
         source = self.finish(strategy, self.tuning.threads, (blocks, 1, 1))

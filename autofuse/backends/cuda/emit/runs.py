@@ -121,8 +121,9 @@ def choose_strip(group: Group, shape: tuple, axes: tuple, size: int,
                  strides: dict) -> Run | None:
     """A strip of `size` consecutive outputs a thread along a kept axis other than the lanes'
     (the innermost kept one), where some input the reductions read does not vary along it but
-    is read by neighbouring threads elements apart (a warp's load spans several sectors): y of the pairwise distances ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1), each
-    thread's short row y[j, :] loaded once for `size` rows i instead of once for each. The axis
+    is read by neighbouring threads elements apart (a warp's load spans several sectors): y of
+    the pairwise distances ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1), each thread's short
+    row y[j, :] loaded once for `size` rows i instead of once for each. The axis
     must be a multiple of `size` (no position is guarded); sums, products, maxima and minima of
     numbers only; the axis nearest the lanes' of those that qualify."""
     if size < 2 or any(n.op not in ("sum", "prod", "max", "min") or n.dtype.kind not in "iuf"
