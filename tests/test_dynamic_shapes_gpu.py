@@ -133,6 +133,18 @@ def test_attention_keeps_its_flash_kernel_under_the_automatic_policy():
     assert "# static: q.shape[1]" in lowered.as_text("fused")
 
 
+def test_attention_over_a_varying_batch_takes_a_class_after_its_specialized_sizes():
+    """The batch of attention varies: the flash kernel for policy.SPECIALIZED sizes, then one
+    class (three kernels) for every later size, right at each (it had compiled every size)."""
+    f = autofuse.jit(attention, backend="cuda")
+    for n in (3, 5, 6, 7, 9, 11, 12, 1, 0):
+        q, k, v = (cupy.asarray(f32(n, 100, 32)) for _ in range(3))
+        _check(attention, f(q, k, v), (q, k, v), 1e-4)
+    assert f.cache_info().compiles <= 4 + 3, f.cache_info()
+    kernels = f.lower(*(cupy.asarray(f32(13, 100, 32)) for _ in range(3))).kernels
+    assert not any(kernel.strategy.startswith("flash attention") for kernel in kernels)
+
+
 def logits(x, w):
     return x @ w
 
