@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, OPS
+from ..ir.products import counted_extent
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,7 @@ class CostModel:
 
     def extent(self, size: int) -> int:
         """`size` as a fusion rule counts it: its stand-in where it varies."""
-        for value, stand_in in self.varying:
-            if value == size:
-                return stand_in
-        return size
+        return counted_extent(size, self.varying)
 
 
 DEFAULT = CostModel()

@@ -66,11 +66,16 @@ class ProductLimits:
     varying: tuple = ()
 
     def extent(self, size: int) -> int:
-        """`size` as the planner counts it: its stand-in where it varies."""
-        for value, stand_in in self.varying:
-            if value == size:
-                return stand_in
-        return size
+        return counted_extent(size, self.varying)
+
+
+def counted_extent(size: int, varying: tuple) -> int:
+    """`size` as a plan counts it in a shape-class build: its stand-in where it is one of the
+    `varying` (size, stand-in) pairs (CostModel.varying, ProductLimits.varying), else itself."""
+    for value, stand_in in varying:
+        if value == size:
+            return stand_in
+    return size
 
 
 @dataclass(frozen=True)
@@ -91,16 +96,16 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
     a, b = node.inputs
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    batch = 1
+    batch = counted = 1
     for size in node.shape[:-2]:
-        batch *= limits.extent(size)
+        batch, counted = batch * size, counted * limits.extent(size)
     if node.dtype.kind not in "fiu" or (node.dtype.kind == "f" and node.dtype.itemsize < 4):
         return ProductPlan("tiled", f"{node.dtype} products keep NumPy's matmul accumulation")
     shape = f"({m}x{k}) @ ({k}x{n})" + (f" x{batch}" if node.ndim > 2 else "")
     if k == 1:
         return ProductPlan("outer", f"product {shape}: K = 1, an elementwise (outer) product")
     side = limits.batch_side
-    stacked = side and batch >= limits.batch_count and max(m, n, k) <= side
+    stacked = side and counted >= limits.batch_count and max(m, n, k) <= side
     staged = limits.staged and not reduced and node.dtype.kind == "f" and \
         a.dtype == b.dtype == node.dtype
     if staged and stacked and min(m, n) >= limits.staged_least:
@@ -130,7 +135,7 @@ def plan(node: Node, limits: ProductLimits, strides=None, reduced: bool = False)
     if stacked:
         return ProductPlan("reduction", f"product {shape}: {batch} products of sides at most "
                            f"{side}, a thread per output with K looped", "mkn")
-    chunks = split_chunks(m * n * batch, k, limits)
+    chunks = split_chunks(m * n * counted, k, limits)
     if chunks:
         return ProductPlan("split", f"product {shape}: {m * n * batch} results from K = {k}, "
                            f"split into {chunks} products of K = {k // chunks} summed after",

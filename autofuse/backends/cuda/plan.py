@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...fusion.group import Group, outer_shape
 from ...ir.ops import ELEMENTWISE, OPS
+from ...ir.products import counted_extent
 from .device import Device
 from .emit import attention_plan, runs, scans, sorting, staged_plan, tiles, two_stage_plan
 from .tuning import Tuning
@@ -85,14 +86,6 @@ def choose(group: Group, tuning: Tuning, device: Device, simulator: bool = False
     return chosen
 
 
-def _extent(size: int, varying: tuple) -> int:
-    """`size` as the planner counts it: its stand-in where it varies (CostModel.extent's rule)."""
-    for value, stand_in in varying:
-        if value == size:
-            return stand_in
-    return size
-
-
 def _scatter(group: Group) -> Plan:
     """A scatter-add: atomics over a grid-stride loop of the values (emit/scatter.py); complex
     values have none (an atomic adds one number)."""
@@ -123,7 +116,7 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     # products of a varying count is many outputs at every build; other reductions keep their
     # own, as a static extent equal to a moved size would count as a stand-in)
     products = any(n.attrs.get("product") for n in group.reductions)
-    counted = int(np.prod([_extent(shape[d], varying) if products else shape[d]
+    counted = int(np.prod([counted_extent(shape[d], varying) if products else shape[d]
                            for d in outer_axes], dtype=np.int64))
     inner = int(np.prod([shape[a] for a in axes], dtype=np.int64))
     trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
