@@ -53,19 +53,16 @@ def _contributions(node, g: Tracer) -> list:
     op = OPS[node.op]
     rule = op.vjp
     complex_ = any(np.dtype(v.dtype).kind == "c" for v in (node, *node.inputs))
-    # (an op with no gradient for real values may have one for complex results: np.sign's
-    # z / |z| turns with z's angle)
+    # (an op that passes no gradient for real values needs a complex rule all the same where
+    # its result is complex: a complex result of a "flat" real rule may still move with z)
     if complex_ and op.kind == ELEMENTWISE and (rule != () or np.dtype(node.dtype).kind == "c"):
         rule = op.vjp_complex
-        if rule is None:
-            raise UnsupportedError(f"autofuse.grad: no gradient rule for {node.op} of complex "
-                                   f"values ({node.dtype}{list(node.shape)}, made at "
-                                   f"{node.origin or 'an unknown line'}); its result is on the "
-                                   f"path from a differentiated argument to the output{where()}")
     if rule is None:
-        raise UnsupportedError(f"autofuse.grad: no gradient rule for {node.op} (made at "
-                               f"{node.origin or 'an unknown line'}); its result is on the path "
-                               f"from a differentiated argument to the output{where()}")
+        raise UnsupportedError(f"autofuse.grad: no gradient rule for {node.op}"
+                               f"{' of complex values' if complex_ else ''} ({node.dtype}"
+                               f"{list(node.shape)}, made at {node.origin or 'an unknown line'}); "
+                               f"its result is on the path from a differentiated argument to the "
+                               f"output{where()}")
     if rule == ():
         return [None] * len(node.inputs)
     if op.kind == ELEMENTWISE:
