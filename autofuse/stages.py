@@ -119,21 +119,21 @@ def leaf_specs(leaves, statics, name: str) -> list:
 
 
 def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, options=None,
-             sizes=None, sized_kernels: bool = False) -> Entry:
+             sizes=None, sized_kernels: bool = False, flash: bool = True) -> Entry:
     """Every stage but the backend's: trace `leaves` by their `specs` (watching `sizes`,
     dynamic/sizes.py), simplify, partition; the kernel records are left for the backend to fill.
-    `sized_kernels`: a class build still makes what only a kernel written for its sizes runs
-    (attention's), so that the backend refuses the class and the size stays static."""
+    `sized_kernels`: a class build refuses a kernel for its sizes that is much faster than its
+    class kernel (the backend's Slower); `flash`: a class build lowers attention to its one
+    flash kernel (its batch a size argument), else to three kernels that take any size."""
     from .backends import get_backend
     traced = trace(fn, structure, specs, statics, name, (options or {}).get("max_ops", MAX_OPS),
                    sizes)
     target = get_backend(backend)
     limits = target.product_limits(options or {})
     if sizes is not None:
-        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows;
-        # attention's kernel, written for its sizes, is made only where the class should fail
+        # NOTE: M varies in a shape class: a product is not made a reduction for a few rows
         limits = dataclasses.replace(limits, vector_left=False, attention_head=(
-            limits.attention_head if sized_kernels else 0), varying=tuple(sizes.stand_ins.items()))
+            limits.attention_head if flash else 0), varying=tuple(sizes.stand_ins.items()))
     fourier = target.fourier_limits(options or {}, leaves)
 
     def simplified(graph: Graph):

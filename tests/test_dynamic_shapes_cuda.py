@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 CASES = ["elementwise float32", "loop float64", "broadcast column", "rows softmax float32",
          "rows layernorm float32", "reduction float64", "product float32", "product float64",
-         "product float16"]
+         "product float16", "product attention"]
 
 
 def _simulated(script: str, case: str, tmp_path) -> None:
@@ -58,6 +58,38 @@ def test_class_kernels_compile_to_ptx_with_size_parameters():
     # three arrays (x, b, the result) as 64-bit pointers, then n0 as a 64-bit value
     assert entry.count(".param .u64") == 4
     assert not re.search(r"^\s*[a-z.]+\.f64\b", kernel.ptx, re.MULTILINE)
+
+
+def attention(q, k, v):
+    s = q @ np.swapaxes(k, -1, -2) * q.shape[-1] ** -0.5
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)) @ v
+
+
+@pytest.mark.skipif(not _ptx_process(), reason="PTX is not generated under the CUDA simulator")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_attention_over_a_batch_that_varies_is_one_flash_class_kernel(dtype):
+    """A batch (and heads) that vary: the flash kernel, written with the batch as a size
+    argument and its grid computed at each size, under the automatic policy from the second
+    size; a sequence length that varies stays static for the first sizes (the reason shown)."""
+    f = autofuse.jit(attention, backend="cuda")
+    shape = lambda n: [np.ones((n, 4, 128, 64), dtype)] * 3
+    f.lower(*shape(3))
+    lowered = f.lower(*shape(5))
+    text = lowered.as_text("fused")
+    assert "# dynamic: n0 = q.shape[0] = k.shape[0] = v.shape[0]" in text, text
+    [kernel] = lowered.kernels
+    assert kernel.strategy.startswith("flash attention"), kernel.strategy
+    assert "rest % n0" in kernel.source and "sizes n0 are arguments" in kernel.reason
+    if dtype == np.float16:
+        assert "mma.sync.aligned.m16n8k16" in kernel.ptx
+    assert re.search(r"rem\.[su]64", kernel.ptx) or re.search(r"div\.[su]64", kernel.ptx)
+    g = autofuse.jit(attention, backend="cuda")
+    for n in (100, 101, 103):
+        q = np.ones((2, n, 64), dtype)
+        lowered = g.lower(q, *[np.ones((2, 128, 64), dtype)] * 2)
+    assert "# static: q.shape[1]" in lowered.as_text("fused")
+    assert "flash attention" in lowered.kernels[0].strategy
 
 
 def column_softmax(x):

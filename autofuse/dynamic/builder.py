@@ -20,7 +20,7 @@ from ..errors import ValueNeeded
 from ..stages import assemble
 from ..trace import leaf_spec
 from .forms import Mismatch, Parts, Plan, Text, evaluate, first_difference, symbols_of, unify
-from .policy import Slower, shape_of
+from .policy import LATER, Slower, shape_of
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at (and twice its
@@ -61,11 +61,14 @@ class Shapes:
         return self.names[symbol]
 
 
-def _stand_ins(sizes: dict, taken: set) -> dict:
-    """A distinct prime per symbol, at least its size and SMALLEST_STAND_IN, and no static size."""
+WIDE = 1 << 31          # elements past which a backend's kernels index in 64 bits (its widest())
+
+
+def _stand_ins(sizes: dict, taken: set, least: int = SMALLEST_STAND_IN) -> dict:
+    """A distinct prime per symbol, at least its size and `least`, and no static size."""
     chosen, used = {}, set(taken)
     for symbol, size in sizes.items():
-        candidate = _next_prime(max(size, SMALLEST_STAND_IN))
+        candidate = _next_prime(max(size, least))
         while candidate in used or _next_prime(candidate + 1) in used:
             candidate = _next_prime(candidate + 1)
         chosen[symbol] = candidate
@@ -102,10 +105,14 @@ class Builder:
     def __init__(self, fn, structure, leaves, statics, backend, name, options, places, names,
                  asked: bool = False):
         from ..backends import dynamic_backend
-        # NOTE: `asked` (jit(dynamic=True)): the user wants classes where they cost speed too. A
-        # class gives up what is written for its sizes (attention's one flash kernel: 1.8x the
-        # time on an H200 as three kernels); the automatic policy keeps such a size static.
+        # NOTE: `asked` (jit(dynamic=True)): the user wants classes where they cost speed too.
+        # Attention is first built with its flash kernel (a batch that varies is its argument);
+        # where that class does not fit (a sequence that varies), an asked class runs attention
+        # as three kernels (1.8x the flash kernel's time on an H200), and the automatic policy
+        # keeps the size static for its first sizes.
         self.asked = asked
+        self.flash = True                  # attention's flash kernel in this attempt
+        self.flashed = False               # ... and the attempt's program had one
         self.fn, self.structure, self.leaves, self.statics = fn, structure, leaves, statics
         self.backend, self.name, self.options = backend, name, options
         self.places, self.names = dict(places), names
@@ -130,7 +137,9 @@ class Builder:
     def _run(self, sizes: dict):
         watch = Watch(sizes, self.base)
         entry = assemble(self.fn, self.structure, self.leaves, self._specs(sizes), self.statics,
-                         self.backend, self.name, self.options, watch, sized_kernels=not self.asked)
+                         self.backend, self.name, self.options, watch, sized_kernels=not self.asked,
+                         flash=self.flash)
+        self.flashed |= any(node.op == "softmax_matmul" for node in entry.graph.nodes)
         try:
             texts = self.target.dynamic_texts(entry)
         except ValueError as refused:        # (the backend's: a kernel that plans on its sizes)
@@ -148,10 +157,19 @@ class Builder:
     def build(self):
         """The class entry, or None where every symbol stayed static (`self.static` says why)."""
         while self.places:
+            self.flashed = False
             try:
                 entry = self._attempt()
             except Mismatch as mismatch:
+                if self.flashed and self.asked:
+                    self.flash = False           # (again, attention as three kernels)
+                    continue
+                if self.flashed:
+                    self._drop(mismatch.symbol, f"{mismatch.what} (attention's flash kernel); "
+                               f"{LATER}", True)
+                    continue
                 self._drop(mismatch.symbol, mismatch.what, mismatch.slower)
+                self.flash = True                # (the flash kernel may fit the sizes left)
                 continue
             if entry is not None:
                 return entry
@@ -161,15 +179,24 @@ class Builder:
         actual = {s: shape_of(self.leaves[p[0][0]])[p[0][1]] for s, p in self.places.items()}
         taken = {size for leaf in self.leaves for size in getattr(leaf, "shape", ())}
         base = self.base = _stand_ins(actual, taken)
-        plan = Plan(tuple(base.items()), tuple((s, _next_prime(v + 1)) for s, v in base.items()))
         try:
             template, description, texts, watch = self._run(base)
+            largest = self.target.widest(template) if hasattr(self.target, "widest") else 0
+            if 4 * largest >= WIDE:
+                # NOTE: kernels spanning 2^31 elements at the stand-ins (attention over long
+                # sequences, a batch entry of 4M elements) would index in 64 bits, unlike
+                # those at sizes 2 and 3: stand-ins small enough that twice them stay under it
+                least = max(5, min(base.values()) * WIDE // (8 * largest))
+                if least < min(base.values()):
+                    base = self.base = _stand_ins(actual, taken, least)
+                    template, description, texts, watch = self._run(base)
         except ValueNeeded:
             raise
         except Exception as error:       # noqa: BLE001 - any failure keeps the sizes static
             symbol = next(iter(self.places))
             raise Mismatch(symbol, f"{_failure(error)} at a stand-in size",
                            getattr(error, "slower", False))
+        plan = Plan(tuple(base.items()), tuple((s, _next_prime(v + 1)) for s, v in base.items()))
         builds = [(description, texts, watch)]
         for k, (symbol, value) in enumerate(plan.moves):
             builds.append(self._variant(plan.sizes(k + 1), symbol, value))

@@ -21,6 +21,7 @@ import numpy as np
 from ..arrays import interface
 
 SPECIALIZED = 4         # sizes a dimension is specialized for where its class would be slower
+LATER = f"a class after {SPECIALIZED} sizes, or with jit(dynamic=True)"
 
 
 class Slower(ValueError):

@@ -16,21 +16,18 @@ in the fused text).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 from ...dynamic.instances import instantiate_graph
-from ...dynamic.policy import SPECIALIZED, Slower
+from ...dynamic.policy import LATER, Slower
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
-from .emit import attention_plan
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .plan import choose
 from .runtime.program import CudaProgram, SimulatorProgram
 from .writer import generate
-
-_LATER = f"a class after {SPECIALIZED} sizes, or with jit(dynamic=True)"
-
 
 def _strides(entry, simulator: bool) -> dict:
     return {} if simulator else getattr(entry, "input_strides", {})
@@ -48,14 +45,10 @@ def dynamic_texts(entry) -> list:
                           tuning=tuning, device=device, dynamic=True,
                           varying=getattr(entry, "varying", ()))
         if not (source.launch_rule or source.rule) or (source.scratch and not source.launch_rule):
-            if getattr(entry, "sized_kernels", False) and group.kind == "output" and \
-                    attention_plan.marked(group):
-                # (made only where asked: a class runs attention as three kernels, 1.8x the time)
-                raise Slower(f"the CUDA kernel's strategy ({source.strategy}) is written for its "
-                             f"sizes; {_LATER}")
             raise ValueError(f"the CUDA kernel's strategy ({source.strategy}) plans on its sizes")
         if getattr(entry, "sized_kernels", False):
-            _refuse_runs(group, tuning, device, simulator, _strides(entry, simulator))
+            _refuse_runs(group, tuning, device, simulator, _strides(entry, simulator),
+                         getattr(entry, "varying", ()))
         text = module_text(source, simulator)
         meta = (source.strategy, source.name, source.block, source.launch_rule, source.rule,
                 tuple((s.name, s.node.id, s.axis, s.stride) for s in source.sizes), source.min_blocks,
@@ -67,15 +60,20 @@ def dynamic_texts(entry) -> list:
     return texts
 
 
-def _refuse_runs(group, tuning, device, simulator: bool, strides: dict) -> None:
+def _refuse_runs(group, tuning, device, simulator: bool, strides: dict, varying: tuple) -> None:
     """The automatic policy keeps a group static where its kernel for its sizes computes runs of
-    a row's outputs a thread (emit/runs.py: a linear layer's few columns, x.T @ g), which a class
-    kernel does not: as a class, x @ w with 10 columns ran 2.9x and x.T @ g 3.8x the specialized
-    kernel (H100, benchmarks/dynamic_shapes.py --sweep products)."""
+    a row's outputs a thread (emit/runs.py) and its class kernel is much slower: one without
+    runs (x @ w with 10 columns ran 2.9x, x.T @ g 3.8x the specialized kernel, H100), or a
+    two-stage one (x.T @ g with runs, its chunk loop to a size argument: 1.19-1.22x, H200,
+    benchmarks/experiments/sized_classes_gpu.py). x @ w's class stages x's rows as the
+    specialized kernel does (emit/run_tiles.py): 1.00-1.04x, a class from the second size."""
     static = choose(group, tuning, device, simulator, False, strides)
-    if static.run is not None:
-        raise Slower(f"its kernel for its sizes ({static.reason}) runs 2-4x faster than one with "
-                     f"sizes as arguments; {_LATER}")
+    classed = choose(group, tuning, device, simulator, True, strides, varying) \
+        if static.run is not None else None
+    if classed is not None and (classed.run is None or classed.strategy == "two-stage"):
+        how = "1.2x" if classed.run is not None else "2-4x"
+        raise Slower(f"its kernel for its sizes ({static.reason}) runs {how} faster than one with "
+                     f"sizes as arguments; {LATER}")
 
 
 def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
@@ -119,6 +117,9 @@ def _grid(group, source, made: dict) -> tuple:
         for size in shape[:-2]:
             batch *= size
         return max(1, -(-shape[-1] // tn)), max(1, -(-shape[-2] // tm)), max(1, batch)
+    if source.launch_rule[0] == "attention":    # (emit/attention.py: a block a tile of a batch
+        shape = made[group.matmul.id].shape     # entry's query rows)
+        return max(1, -(-shape[-2] // source.launch_rule[1]) * math.prod(shape[:-2])), 1, 1
     return _blocks(group, source, made), 1, 1
 
 
@@ -135,6 +136,8 @@ def _blocks(group, source, made: dict) -> int:
         inner *= size if d in axes else 1
     if rule == "row tiles":         # ("row tiles", rows a block, most blocks): tiles.py's grid
         return max(1, min(-(-rows // number), source.launch_rule[2]))
+    if rule == "run tiles":         # ("run tiles", rows a block, outputs a row): run_tiles.py
+        return max(1, min(-(-(rows // source.launch_rule[2]) // number), 65535))
     if rule == "outputs":           # a thread an output (columns.py's grid)
         return max(1, min(-(-rows // number), 65535))
     if rule == "split":             # ("split", most blocks, elements a block at least)
@@ -147,11 +150,24 @@ def _blocks(group, source, made: dict) -> int:
     return max(1, min(rows, number))
 
 
+def widest(entry, made: dict | None = None) -> int:
+    """The most elements a kernel of `entry` spans (an array it reads or writes, its loop or
+    reduced space: what KernelSource.fits_32_bits counts), at `made`'s sizes (node id -> node)
+    where given. (A value no kernel touches, attention's scores, counts for nothing.)"""
+    find = (lambda node: made[node.id]) if made is not None else (lambda node: node)
+    widest = 0
+    for group in entry.fused.groups:
+        nodes = [group.root, *group.inputs, *group.outputs.values(),
+                 *(node.inputs[0] for node in group.reductions)]
+        widest = max([widest] + [find(node).size for node in nodes])
+    return widest
+
+
 def instantiate(entry, sizes: dict):
     """(graph, program, kernel records) of the class entry at `sizes`, or None where a size is
     past the 32-bit indices its kernels were written with."""
     graph, made = instantiate_graph(entry, sizes)
-    if any(2 * node.size >= INDEX_LIMIT for node in graph.nodes):
+    if 2 * widest(entry, made) >= INDEX_LIMIT:
         return None
     simulator = simulating()
     kernels = []

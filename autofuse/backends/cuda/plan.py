@@ -106,6 +106,16 @@ def _arithmetic(group: Group, size: int) -> int:
                if m.kind == ELEMENTWISE and m.size == size)
 
 
+def _staged(group, shape, axes, tuning: Tuning, device: Device, simulator: bool, strides,
+            classed: bool = False):
+    """runs.choose_staged's run (x of x @ w read a row a thread through shared memory)."""
+    return runs.choose_staged(group, tuple(shape), axes, tuning.output_run, strides or {},
+                              tuning.run_stage_bytes, tuning.run_stage_threads,
+                              tuning.run_stage_outputs,
+                              tuning.run_stage_blocks * (1 if simulator else device.sms),
+                              tuning.run_stage_chunks, device.shared_per_block, classed)
+
+
 def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                dynamic: bool = False, strides: dict | None = None, varying: tuple = ()) -> Plan:
     shape, axes = group.reduce_space
@@ -134,10 +144,23 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     if dynamic and independent and shape and len(axes) == len(shape):
         return Plan("split", f"one output over {inner} elements, a count that varies: every "
                     f"block takes a share, the last combines (the grid chosen at launch)", **sizes)
+    # (a class's lowered products count by their stand-ins here too: x of x @ w is near the
+    # reduced space's size only at a few rows)
+    count = (lambda node: int(np.prod([counted_extent(e, varying) for e in node.shape],
+                                      dtype=np.int64))) if products else (lambda node: node.size)
+    streamed = max((count(n) for n in group.inputs), default=0) * 2 >= counted * inner
     if dynamic and trailing:
         # NOTE: the rows vary in number: chosen as for many rows (a block a row of 4 elements
         # ran 20x the time of a thread a row on an H200, rows of 64-255 1.5-2.2x row tiles')
         many = max(outer, tuning.rows_per_sm * device.sms)
+        staged = None if streamed or row_outputs or not independent or \
+            not tuning.run_stage_bytes else _staged(group, shape, axes, tuning, device, simulator,
+                                                    strides, True)
+        if staged is not None:
+            return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast "
+                        f"product (no input near its size), rows that vary in number: "
+                        f"{staged.reason}, the reduced axis looped, the grid chosen at launch",
+                        run=staged, **sizes)
         rows = tiles.plan_rows(group, shape, axes, many, inner, tuning, device, simulator)
         if rows:
             return Plan("row tiles", f"rows of {inner} elements that vary in number: "
@@ -158,20 +181,29 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
                     f"{work // inner} units an element) is too much for one block: every block "
                     f"takes an element a thread, the last combines", scalar=True, **sizes)
     # a thread's run of outputs along a short kept axis (emit/runs.py): not where outputs of the
-    # reduced space's shape are stored as the loop goes, nor for a shape class
-    run = None if dynamic or row_outputs else \
+    # reduced space's shape are stored as the loop goes; in a shape class only in a two-stage
+    # kernel (its chunks chosen at launch)
+    run = None if row_outputs else \
         runs.choose(group, tuple(shape), axes, tuning.output_run, strides or {},
                     tuning.output_run_spread)
     layout = None
     if independent and run is not None:
-        layout = two_stage_plan.plan(shape, axes, outer // run.size, inner, tuning, device,
-                                     simulator)
+        layout = two_stage_plan.plan_class(shape, axes, counted // run.size, tuning, device,
+                                           simulator) if dynamic else \
+            two_stage_plan.plan(shape, axes, outer // run.size, inner, tuning, device, simulator)
         if layout is not None and layout.layout != "columns":
             layout = None
+    if layout is not None and dynamic:
+        return Plan("two-stage", f"{outer} outputs too few to fill the GPU over a reduced extent "
+                    f"that varies: it is cut into at most {layout.chunks} chunks across blocks, "
+                    f"as many as the extent at launch gives; {run.reason}", layout=layout,
+                    run=run, **sizes)
     if layout is not None:
         return Plan("two-stage", f"{outer} outputs too few to fill the GPU over {inner} elements "
                     f"each: the reduced extent cut into {layout.chunks} chunks across blocks; "
                     f"{run.reason}", layout=layout, run=run, **sizes)
+    if dynamic:
+        run = None
     layout = None if not independent else \
         two_stage_plan.plan_class(shape, axes, counted, tuning, device, simulator) if dynamic else \
         two_stage_plan.plan(shape, axes, outer, inner, tuning, device, simulator)
@@ -196,15 +228,10 @@ def _reduction(group: Group, tuning: Tuning, device: Device, simulator: bool,
     # common to a warp's outputs once for all of them (loads of one address), where a block or
     # warp a row would spread those reads across lanes, one sector each. (Not where outputs of
     # the reduced space's shape are written: a thread a row would store them a row apart.)
-    streamed = max((n.size for n in group.inputs), default=0) * 2 >= outer * inner
     if trailing and not streamed and not row_outputs and counted >= tuning.threads * device.sms:
         staged = None if run is not None or dynamic or not independent or \
             not tuning.run_stage_bytes else \
-            runs.choose_staged(group, tuple(shape), axes, tuning.output_run, strides or {},
-                               tuning.run_stage_bytes, tuning.run_stage_threads,
-                               tuning.run_stage_outputs,
-                               tuning.run_stage_blocks * (1 if simulator else device.sms),
-                               tuning.run_stage_chunks, device.shared_per_block)
+            _staged(group, shape, axes, tuning, device, simulator, strides)
         if staged is not None:
             return Plan("columns", f"{outer} outputs over {inner} elements of a broadcast "
                         f"product (no input near its size): {staged.reason}, the reduced axis "

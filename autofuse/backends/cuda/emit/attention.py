@@ -31,7 +31,7 @@ def write(source, plan: Plan):
     out, s = found.output, found.scores
     sq, sk = s.shape[-2:]
     batch = out.shape[:-2]
-    names = tuple("0" if extent == 1 else f"b{d}" for d, extent in enumerate(batch))
+    names = batch_names(source, batch)
     count = math.prod(batch)
     tiles = -(-sq // plan.rows)
     acc = r.held(out.dtype)
@@ -71,7 +71,23 @@ def write(source, plan: Plan):
                 + (", causal tiles skipped" if plan.causal is not None else ""))
     # (kernels of float64 values keep their registers: bounded, they spill)
     blocks = source.tuning.attention_blocks if acc == np.float32 else 0
-    return source.finish(strategy, plan.threads, (tiles * count, 1, 1), blocks)
+    written = source.finish(strategy, plan.threads, (tiles * count, 1, 1), blocks)
+    return classed(source, written, plan.rows)
+
+
+def classed(source, written, rows: int):
+    """`written` with its grid's rule where it is a shape class's kernel (cuda/dynamic.py: the
+    query tiles of every batch entry at a call's sizes)."""
+    if source.dynamic:
+        written.launch_rule = ("attention", rows)
+    return written
+
+
+def batch_names(source, batch: tuple) -> tuple:
+    """The names of a block's batch coordinates: "0" along an axis of extent 1, except in a
+    shape class's kernel (its extents are the call's: cuda/dynamic.py)."""
+    return tuple("0" if extent == 1 and not source.dynamic else f"b{d}"
+                 for d, extent in enumerate(batch))
 
 
 def block_coordinates(r, names: tuple, batch: tuple, tiles: int, rows: int) -> None:

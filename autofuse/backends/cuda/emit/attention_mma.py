@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from .attention import _key, _one_line, block_coordinates, store_output, stored_epilogue_only
+from .attention import (_key, _one_line, batch_names, block_coordinates, classed,
+                        store_output, stored_epilogue_only)
 from .attention_mma_plan import SHAPE, MmaPlan
 from .attention_mma_staging import Staging
 from .attention_plan import roles
@@ -37,7 +38,7 @@ def write(source, plan: MmaPlan):
     out, s = found.output, found.scores
     sq, sk = s.shape[-2:]
     batch = out.shape[:-2]
-    names = tuple("0" if extent == 1 else f"b{d}" for d, extent in enumerate(batch))
+    names = batch_names(source, batch)
     tiles = -(-sq // plan.rows)
     k = _Kernel(source, plan, found, names)
     r.emit(f"t = {source.ix('cuda.threadIdx.x')}")
@@ -69,7 +70,7 @@ def write(source, plan: MmaPlan):
                 f"sums), {plan.rows}x{plan.keys} tiles, {plan.warps} warps of 16 rows"
                 + (", causal tiles skipped" if plan.causal is not None else ""))
     grid = (tiles * math.prod(batch), 1, 1)
-    return source.finish(strategy, plan.threads, grid)
+    return classed(source, source.finish(strategy, plan.threads, grid), plan.rows)
 
 
 def _tree(op: str, values: list) -> str:

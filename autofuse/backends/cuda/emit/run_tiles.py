@@ -150,7 +150,10 @@ def write(source, shape, axes, outer_axes, outer: int, run: runs.Run):
                 f", {height} rows a block staged {chunk} elements at a time")
     registers = source.tuning.run_stage_registers
     bound = max(1, source.device.registers_per_sm // (threads * registers)) if registers else 0
-    return source.finish(strategy, threads, (blocks, 1, 1), bound)
+    written = source.finish(strategy, threads, (blocks, 1, 1), bound)
+    if source.dynamic:          # (a shape class's: a block `height` rows, the rest by the grid)
+        written.launch_rule = ("run tiles", height, run.size)
+    return written
 
 
 def _copy(source, node, staged, count: int, step: int, rows: int, start: str) -> None:

@@ -59,7 +59,7 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, run):
     if p.chunks == 1:
         _results(source, nodes, at, run, shape, axes)
         source.store_reduced(shape, axes, guard, run)
-        return source.finish(strategy, p.threads, (p.tiles, 1, 1), bound)
+        return _finish(source, strategy, p, (p.tiles, 1, 1), bound)
     stretch = p.chunks * outer            # a position's partials in its reduction's array
     parts = _write_partials(source, nodes, arrays, outer, stretch, p, guard, size)
     r.emit("if last[0] != 0:    # the tile's last block: its partials, in chunk order")
@@ -84,7 +84,15 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, run):
     source.store_reduced(shape, axes, guard, run)
     two_stage.reset_counter(source)
     r.pop()
-    return source.finish(strategy, p.threads, (p.tiles * p.chunks, 1, 1), bound)
+    return _finish(source, strategy, p, (p.tiles * p.chunks, 1, 1), bound)
+
+
+def _finish(source, strategy: str, p: Plan, grid: tuple, bound: int):
+    """The kernel; a class plan's with its launch rule (two_stage._finish's)."""
+    kernel = source.finish(strategy, p.threads, grid, bound)
+    if p.least:
+        kernel.launch_rule = ("chunks", p.tiles, p.chunks, p.least, p.height)
+    return kernel
 
 
 def _initialize(source, nodes, at, size: int) -> None:

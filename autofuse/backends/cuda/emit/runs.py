@@ -150,7 +150,7 @@ def choose_strip(group: Group, shape: tuple, axes: tuple, size: int,
 
 def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides: dict,
                   chunk_bytes: int, threads: int, outputs: int, blocks: int,
-                  chunks: int, shared: int) -> Run | None:
+                  chunks: int, shared: int, classed: bool = False) -> Run | None:
     """A run along the short kept axis where the input it shares is read a row a thread (the
     other kept axis), contiguous along the single, last reduced axis: x of x @ w with w of at
     most `longest` columns. Neighbouring threads would read that input a row apart (choose's
@@ -161,6 +161,10 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
     accumulators within `outputs` 32-bit registers, fit the `shared` bytes a block may declare,
     and leave at least `blocks` blocks. Only float32 and float64 inputs (shared memory holds them
     as they are) and sum reductions of numbers.
+
+    `classed`: the rows vary in number (a shape class): a thread's rows as for many rows (a
+    row a thread ran x @ w (2^19, 64) @ (64, 10) at 1.76x the time of 3 rows a thread on an
+    H200; at a few thousand rows the grid leaves SMs idle, a few microseconds' work).
 
     NOTE: on the H100, a row of 16 chunks (K = 256, two barriers a chunk) was 4-7% slower staged
     than a thread an output; rows of 2-4 chunks 1.0-3.4x faster (BENCHMARKS.md)."""
@@ -201,8 +205,8 @@ def choose_staged(group: Group, shape: tuple, axes: tuple, longest: int, strides
             if -(-shape[axes[0]] // chunk) > chunks:
                 continue
             registers = shape[axis] * max(1, node.dtype.itemsize // 4)   # a row's accumulators
-            rows = max(1, min(MOST_ROWS, outputs // registers,
-                              shape[row] // (threads * blocks), fit))
+            many = MOST_ROWS * threads * blocks if classed else shape[row]
+            rows = max(1, min(MOST_ROWS, outputs // registers, many // (threads * blocks), fit))
             staged = Staged(node.id, at_row, along, chunk, threads, rows)
             return Run(axis, shape[axis], f"a thread {shape[axis]} outputs along axis {axis} for "
                        f"each of {rows} rows, its rows of the input of shape {node.shape} read "
