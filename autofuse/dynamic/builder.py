@@ -165,8 +165,8 @@ class Builder:
                     self.flash = False           # (again, attention as three kernels)
                     continue
                 if self.flashed:
-                    self._drop(mismatch.symbol, f"{mismatch.what} (attention's flash kernel); "
-                               f"{LATER}", True)
+                    self._drop(mismatch.symbol, f"{mismatch.what} (built with attention's "
+                               f"flash kernel); {LATER}", True)
                     continue
                 self._drop(mismatch.symbol, mismatch.what, mismatch.slower)
                 self.flash = True                # (the flash kernel may fit the sizes left)
