@@ -73,6 +73,17 @@ def attention(q, k, v):
     return (e / e.sum(-1, keepdims=True)) @ v
 
 
+def transposed_sum(x, y):
+    return (x.T + y) * np.float32(2)
+
+
+def stencil(u):
+    v = u.copy()
+    v[1:-1, 1:-1] = u[1:-1, 1:-1] + np.float32(0.1) * (
+        u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+    return v
+
+
 CASES = [
     ("elementwise float32", bias_relu,
      lambda n: (RNG.standard_normal((n, 8)).astype(np.float32),
@@ -95,6 +106,12 @@ CASES = [
      lambda n: (RNG.standard_normal((n, 24)).astype(np.float16),), 2e-2),
     # attention over a batch that varies: one class of its flash kernel (the batch an argument;
     # an empty batch launches nothing, a batch of 1 keeps its axis)
+    # transposed reads through shared-memory tiles (tile counts from the sizes; vectors where
+    # the call's tiles are full), and row strips (a stencil: its grid's rows from the size)
+    ("transpose tiles", transposed_sum,
+     lambda n: (RNG.standard_normal((40, n)).astype(np.float32),
+                RNG.standard_normal((n, 40)).astype(np.float32)), 1e-6),
+    ("row strips", stencil, lambda n: (RNG.standard_normal((n, 64)).astype(np.float32),), 1e-5),
     ("product attention", attention,
      lambda n: tuple(RNG.standard_normal((n, 12, 8)).astype(np.float32) for _ in range(3)), 1e-5),
 ]
@@ -105,7 +122,8 @@ def main(names) -> None:
         if names and name not in names:
             continue
         f = autofuse.jit(fn, backend="cuda")
-        sizes = FEWER if name.startswith(("rows", "reduction", "product")) else SIZES
+        sizes = FEWER if name.startswith(("rows", "reduction", "product", "transpose",
+                                          "row strips")) else SIZES
         order = [FIRST] + [s for s in sizes if s != FIRST]
         for n in order:
             args = make(n)
@@ -117,11 +135,16 @@ def main(names) -> None:
         info = f.cache_info()
         # size 1 compiles alone for these two (a reshape of size-1 axes; a matrix-vector
         # product)
-        most = {"broadcast column": 3, "product float32": 3}
+        # (a transpose's sizes 0 and 1 fold their index arithmetic; a stencil's interior is
+        # empty or one row at sizes 0-3)
+        most = {"broadcast column": 3, "product float32": 3, "transpose tiles": 4,
+                "row strips": 6}
         assert info.compiles <= most.get(name, 2), (name, info)
         lowered = f.lower(*make(17))
         text = lowered.as_text("fused")
         assert "# dynamic: n0" in text, text
+        if name in ("transpose tiles", "row strips"):
+            assert lowered.kernels[0].strategy.startswith(name), lowered.kernels[0].strategy
         if name == "product attention":
             assert lowered.kernels[0].strategy.startswith("flash attention"), lowered.kernels
             assert "also runs size 0, 1" in text, text

@@ -95,6 +95,39 @@ def column_sums(x):
     return (x * x).sum(axis=0)
 
 
+def transposed_sum(x, y):
+    return (x.T + y) * np.float32(2)
+
+
+def stencil(u):
+    v = u.copy()
+    v[1:-1, 1:-1] = u[1:-1, 1:-1] + np.float32(0.1) * (
+        u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+    return v
+
+
+# transposes (tile counts from the sizes; 16-byte vectors where the call's tiles are full) and
+# stencils' row strips (the grid's rows from the size): the compiles 50 sizes take at most (a
+# transpose's sizes 0 and 1, a stencil's 0-3 compile on their own: the text says why)
+TILED = {
+    "transpose": (transposed_sum, lambda n: (f32(64, n), f32(n, 64)), 4),
+    "stencil": (stencil, lambda n: (f32(n, 256),), 6),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TILED))
+def test_transposes_and_strips_over_fifty_sizes(kind):
+    fn, make, most = TILED[kind]
+    f = autofuse.jit(fn, backend="cuda")
+    for n in [37] + [n for n in range(50) if n != 37] + [4096, 70001]:
+        args = tuple(cupy.asarray(a) for a in make(n))
+        _check(fn, f(*args), args, 1e-5)
+    assert f.cache_info().compiles <= most, f.cache_info()
+    lowered = f.lower(*(cupy.asarray(a) for a in make(4096)))
+    assert "# dynamic: n0" in lowered.as_text("fused")
+    assert ("vectors" in lowered.kernels[0].strategy), lowered.kernels[0].strategy
+
+
 STATIC = {
     "scan": (cumsum_rows, lambda n: (f32(n, 40),)),
     "sort": (sort_rows, lambda n: (f32(n, 40),)),

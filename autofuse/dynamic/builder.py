@@ -24,7 +24,10 @@ from .policy import LATER, Slower, shape_of
 from .sizes import Watch
 
 CHECKED = (2, 3)          # sizes every symbol must give the fitted program at (and twice its
-#                           stand-in: an even size, where the stand-ins are odd primes)
+#                           stand-in: an even size, where the stand-ins are odd primes) ...
+LOWEST = (4, 8, 16)       # ... or, where it does not at 2 or 3, at the first of these and the
+#                           size after it (a stencil's u[1:-1] is empty at 2): smaller sizes
+#                           compile on their own
 JOINABLE = (0, 1)         # sizes that run the class's program where it is theirs too
 SMALLEST_STAND_IN = 1009
 
@@ -39,6 +42,8 @@ class Shapes:
     joins: dict = field(default_factory=dict)       # symbol -> frozenset of sizes in JOINABLE
     static: dict = field(default_factory=dict)      # "x.shape[1]" -> why it stayed static
     apart: dict = field(default_factory=dict)       # (symbol, 0 or 1) -> why it is not joined
+    least: dict = field(default_factory=dict)       # symbol -> the least size past 1 it runs
+    #                                                 (where not 2), and why not smaller ones
     nodes: object = None                    # pattern of the graph's nodes (forms.unify)
     texts: list = field(default_factory=list)       # forms.Text per kernel record
     messages: object = ()                   # pattern of the checks' messages (trace/checks.py)
@@ -52,6 +57,8 @@ class Shapes:
                  + (f"; also runs size {', '.join(map(str, sorted(self.joins[s])))}"
                     if self.joins.get(s) else "") + ")"
                  for s, v in self.stand_ins.items()]
+        lines += [f"# n{s}: sizes 2 to {least - 1} compile on their own: {why}"
+                  for s, (least, why) in sorted(self.least.items())]
         lines += [f"# n{s}: size {size} compiles on its own: {why}"
                   for (s, size), why in sorted(self.apart.items())]
         lines += [f"# static: {name}: {why}" for name, why in self.static.items()]
@@ -221,10 +228,10 @@ class Builder:
             if why is not None:
                 raise Mismatch(plan.moves[-1][0], f"with every size moved {why} (sizes that "
                                                   f"reach the program multiplied together)")
-        joins, apart = self._check(plan, base, nodes, rest, kernels)
+        joins, apart, least = self._check(plan, base, nodes, rest, kernels)
         shapes = Shapes({s: tuple(p) for s, p in self.places.items()},
                         {s: self.names[s] for s in self.places}, base, joins, dict(self.static),
-                        apart, nodes, kernels, self.messages)
+                        apart, least, nodes, kernels, self.messages)
         template.dynamic = shapes
         self.target.prepare_dynamic(template, shapes, [raw for _, _, raw in texts])
         return template
@@ -239,10 +246,13 @@ class Builder:
         return description, texts, watch
 
     def _check(self, plan, base, nodes, rest, kernels) -> tuple:
-        joins, apart = {}, {}
+        joins, apart, least = {}, {}, {}
         for symbol in list(self.places):
             joins[symbol] = set()
-            for size in CHECKED + (2 * base[symbol],) + JOINABLE:
+            low = self._lowest(base, nodes, rest, kernels, symbol)
+            if low is not None:
+                least[symbol] = low
+            for size in (2 * base[symbol],) + JOINABLE:
                 sizes = {**base, symbol: size}
                 why = self._differs(sizes, nodes, rest, kernels, symbol, size)
                 if why is None:
@@ -253,7 +263,23 @@ class Builder:
                 else:
                     apart[(symbol, size)] = why
             joins[symbol] = frozenset(joins[symbol])
-        return joins, apart
+        return joins, apart, least
+
+    def _lowest(self, base, nodes, rest, kernels, symbol) -> tuple | None:
+        """None where the symbol gives the fitted program at CHECKED sizes; else (the least of
+        LOWEST from which it does, at that size and the next; why size 2 does not): sizes
+        below it compile on their own. A Mismatch where none does."""
+        first = None
+        for low in (CHECKED[0],) + LOWEST:
+            why = None
+            for size in (low, low + 1):
+                if size < base[symbol]:
+                    why = why or self._differs({**base, symbol: size}, nodes, rest, kernels,
+                                               symbol, size)
+            if why is None:
+                return None if low == CHECKED[0] else (low, first)
+            first = first or f"at size {low} {why}"
+        raise Mismatch(symbol, first)
 
     def _differs(self, sizes, nodes, rest, kernels, symbol, size) -> str | None:
         try:

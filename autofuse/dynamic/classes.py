@@ -56,10 +56,12 @@ class Classes:
 
     @staticmethod
     def _runs(template, leaves) -> bool:
-        """Whether the class program runs this call's sizes (0 and 1 only where it joins them)."""
+        """Whether the class program runs this call's sizes (0 and 1 only where it joins them,
+        none under its least size past them)."""
         for symbol, where in template.dynamic.places.items():
             size = shape_of(leaves[where[0][0]])[where[0][1]]
-            if size in (0, 1) and size not in template.dynamic.joins.get(symbol, ()):
+            least = template.dynamic.least.get(symbol, (2,))[0]
+            if size < least and size not in template.dynamic.joins.get(symbol, ()):
                 return False
         return True
 

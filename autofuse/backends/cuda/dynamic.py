@@ -23,6 +23,7 @@ from ...dynamic.instances import instantiate_graph
 from ...dynamic.policy import LATER, Slower
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
+from .emit.strip import MAX_GRID_Y
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .plan import choose
@@ -108,8 +109,8 @@ def _with_parameters(text: str, source) -> str:
     return definition.sub(f"def {source.name}({', '.join(names)}):", text, count=1)
 
 
-def _grid(group, source, made: dict) -> tuple:
-    """The grid at a call's sizes, by the kernel's launch rule."""
+def _grid(group, source, made: dict) -> tuple | None:
+    """The grid at a call's sizes, by the kernel's launch rule (None: past what it launches)."""
     if source.launch_rule[0] == "tiles":    # (emit/matmul_tiles.py: tm x tn tiles of the result)
         _, tm, tn = source.launch_rule
         shape = made[group.matmul.id].shape
@@ -117,6 +118,16 @@ def _grid(group, source, made: dict) -> tuple:
         for size in shape[:-2]:
             batch *= size
         return max(1, -(-shape[-1] // tn)), max(1, -(-shape[-2] // tm)), max(1, batch)
+    if source.launch_rule[0] == "strip":        # (emit/strip.py: a block's strips of a row)
+        _, height, block, lanes = source.launch_rule
+        rows, cols = made[group.root.id].shape
+        strips = -(-rows // height)
+        return None if strips > MAX_GRID_Y else \
+            (max(1, -(-(cols // lanes) // block)), max(1, strips), 1)
+    if source.launch_rule[0] == "transpose":    # (emit/transpose.py: a block a tile at a time)
+        rows, cols = made[group.root.id].shape
+        side = source.launch_rule[1]
+        return max(1, min(-(-rows // side) * -(-cols // side), MAX_GRID)), 1, 1
     if source.launch_rule[0] == "attention":    # (emit/attention.py: a block a tile of a batch
         shape = made[group.matmul.id].shape     # entry's query rows)
         return max(1, -(-shape[-2] // source.launch_rule[1]) * math.prod(shape[:-2])), 1, 1
@@ -165,7 +176,8 @@ def widest(entry, made: dict | None = None) -> int:
 
 def instantiate(entry, sizes: dict):
     """(graph, program, kernel records) of the class entry at `sizes`, or None where a size is
-    past the 32-bit indices its kernels were written with."""
+    past the 32-bit indices its kernels were written with or a grid it can launch (the call
+    compiles on its own)."""
     graph, made = instantiate_graph(entry, sizes)
     if 2 * widest(entry, made) >= INDEX_LIMIT:
         return None
@@ -174,7 +186,10 @@ def instantiate(entry, sizes: dict):
     for kernel in entry.dynamic_kernels:
         source = kernel.source.rebound(made)        # (a product's grid: from its Grid rule)
         if source.launch_rule:
-            source = dataclasses.replace(source, grid=_grid(kernel.group, source, made))
+            grid = _grid(kernel.group, source, made)
+            if grid is None:
+                return None
+            source = dataclasses.replace(source, grid=grid)
         record = dataclasses.replace(kernel.record, launch=dict(kernel.record.launch,
                                                                 grid=source.grid))
         kernels.append(CompiledKernel(record, source, kernel.text, simulator, kernel))

@@ -71,7 +71,9 @@ def plan(source, shape, size: int, threads: int) -> Strip | str:
     if len(shape) != 2:
         return "not 2-D"
     rows, cols = shape
-    if rows < 2 * height:
+    # (a shape class's kernel takes strips at every number of rows: its edge path covers few;
+    # its grid's rows are checked at launch, cuda/dynamic.py)
+    if rows < 2 * height and not source.dynamic:
         return f"under {2 * height} rows"
     lanes = source.vector_lanes(shape, size, threads)
     if not lanes:
@@ -80,7 +82,7 @@ def plan(source, shape, size: int, threads: int) -> Strip | str:
         # its pieces are branches: a read of the piece not taken may lie outside its input
         return "a concatenation"
     grid_y = -(-rows // height)
-    if grid_y > MAX_GRID_Y:
+    if grid_y > MAX_GRID_Y and not source.dynamic:
         return f"more than {MAX_GRID_Y * height} rows"
     lane_names = ["j"] + [f"jv{k}" for k in range(1, lanes)]
     indices = [[(f"r{b}", column) for column in lane_names] for b in range(height)]
@@ -188,7 +190,10 @@ def write(source, strip: Strip, compute, store):
                         step="cuda.gridDim.x * cuda.gridDim.y * cuda.blockDim.x")
     r.pop()
     strategy = f"row strips of {strip.height}, {lanes}-wide vectors"
-    return source.finish(strategy, strip.block, strip.grid)
+    written = source.finish(strategy, strip.block, strip.grid)
+    if source.dynamic:          # (a class's grid from the call's rows: cuda/dynamic.py)
+        written.launch_rule = ("strip", strip.height, strip.block, lanes)
+    return written
 
 
 def _edge_rows(source, strip: Strip, compute, store) -> None:

@@ -13,7 +13,8 @@ class Transposes:
     def transposed_inputs(self, shape) -> list:
         """Group inputs read only through a 2-D transpose to the output's shape: such reads are
         strided, so they go through shared-memory tiles instead."""
-        if len(shape) != 2 or min(shape) < 32:
+        # (a shape class's kernel takes the tiles at every size: its guards cover small ones)
+        if len(shape) != 2 or (min(shape) < 32 and not self.dynamic):
             return []
         found = []
         for param in self.params:
@@ -45,34 +46,42 @@ class Transposes:
                 r.globals[name] = ("vector", name)
             aligned = " | ".join(f"address({p.name})" for p in
                                  transposed + [self.names[n] for n in vectors] + self.outputs)
-            r.emit(f"if ({aligned}) % 16 == 0:")
+            # (a class's vectors where the call's tiles are all full: its sizes decide at run time)
+            full = f" and {rows} % {side} == 0 and {cols} % {side} == 0" if self.dynamic else ""
+            r.emit(f"if ({aligned}) % 16 == 0{full}:")
             r.push()
-            self.tile_loop(shape, transposed, lanes, vectors)
+            self.tile_loop(shape, transposed, lanes, vectors, exact=True)
             r.pop()
-            r.emit("else:    # a base address not 16-byte aligned: element by element")
+            r.emit("else:    # a base address not 16-byte aligned" +
+                   (" (or a tile not full)" if self.dynamic else "") + ": element by element")
             r.push()
         self.tile_loop(shape, transposed, 1, {})
         if lanes:
             r.pop()
         strategy = "transpose tiles" + (f", {lanes}-wide vectors" if lanes else "")
-        return self.finish(strategy, self.tuning.tile_threads, (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
+        written = self.finish(strategy, self.tuning.tile_threads,
+                              (min(tiles_r * tiles_c, MAX_GRID), 1, 1))
+        if self.dynamic:        # (cuda/dynamic.py: a block a tile of the call's shape)
+            written.launch_rule = ("transpose", side)
+        return written
 
     def transpose_lanes(self, shape, transposed) -> tuple[int, dict]:
         """(lanes, vector reads of the other inputs) for vector tiles, or (0, {}): every tile
         full, every output of the tile's shape, the transposed inputs contiguous (so a tile row
         is consecutive), and at least one vector a thread a tile (at most 16 bytes)."""
         rows, cols = shape
-        if not self.tuning.vector or rows % self.tuning.tile_t or cols % self.tuning.tile_t or \
-                any(p.node.shape != shape for p in self.outputs):
+        ragged = (rows % self.tuning.tile_t or cols % self.tuning.tile_t) and not self.dynamic
+        if not self.tuning.vector or ragged or any(p.node.shape != shape for p in self.outputs):
             return 0, {}
         lanes = min(self.lanes_for(self.outputs + transposed), self.tuning.tile_t * self.tuning.tile_t // self.tuning.tile_threads)
         if lanes < 2 or self.tuning.tile_threads % (self.tuning.tile_t // lanes) or self.tuning.tile_t % (self.tuning.tile_threads // (self.tuning.tile_t // lanes)):
             return 0, {}
         return lanes, self.vector_reads(shape, lanes)
 
-    def tile_loop(self, shape, transposed, lanes: int, vectors: dict) -> None:
+    def tile_loop(self, shape, transposed, lanes: int, vectors: dict, exact: bool = False) -> None:
         """The loop over tiles, a thread taking `lanes` consecutive columns of a tile row at a
-        time (1: elements; then `vectors` is empty)."""
+        time (1: elements; then `vectors` is empty); `exact`: every tile is known full (no
+        bounds guards), as the shape shows or (a class's) as the kernel checked."""
         r = self.renderer
         rows, cols = shape
         side = self.tuning.tile_t
@@ -82,12 +91,18 @@ class Transposes:
         # threads apart
         spots = [(step * k, across * lanes * c) for k in range(side // step)
                  for c in range(side // (across * lanes))]
-        tiles_r, tiles_c = -(-rows // side), -(-cols // side)
-        exact = rows % side == 0 and cols % side == 0     # every tile full: no bounds guards
+        if self.dynamic:     # (a class: the tile counts as forms of its sizes)
+            tiles_r, tiles_c = f"(({rows} + {side - 1}) // {side})", \
+                f"(({cols} + {side - 1}) // {side})"
+            tiles = f"{tiles_r} * {tiles_c}"
+        else:
+            tiles_r, tiles_c = -(-rows // side), -(-cols // side)
+            tiles = tiles_r * tiles_c
+            exact = rows % side == 0 and cols % side == 0     # every tile full: no guards
         r.emit(f"tx = {self.ix(f't % {across}')}")
         r.emit(f"ty = {self.ix(f't // {across}')}")
         r.emit(f"blk = {self.ix('cuda.blockIdx.x')}")
-        r.emit(f"while blk < {tiles_r * tiles_c}:")
+        r.emit(f"while blk < {tiles}:")
         r.push()
         r.emit(f"br = {self.ix(f'blk // {tiles_c}')}")
         r.emit(f"bc = {self.ix(f'blk - br * {tiles_c}')}")
