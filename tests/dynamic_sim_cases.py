@@ -73,6 +73,17 @@ def attention(q, k, v):
     return (e / e.sum(-1, keepdims=True)) @ v
 
 
+W_FEW = RNG.standard_normal((40, 10)).astype(np.float32)
+
+
+def logits(x):
+    return x @ W_FEW + np.float32(1)
+
+
+def gradient(x, g):
+    return x.T @ g
+
+
 def transposed_sum(x, y):
     return (x.T + y) * np.float32(2)
 
@@ -106,6 +117,12 @@ CASES = [
      lambda n: (RNG.standard_normal((n, 24)).astype(np.float16),), 2e-2),
     # attention over a batch that varies: one class of its flash kernel (the batch an argument;
     # an empty batch launches nothing, a batch of 1 keeps its axis)
+    # products with a few columns: runs of a row's outputs a thread (x's rows staged through
+    # shared memory; x.T @ g's two-stage kernel, its chunks chosen at launch)
+    ("product runs staged", logits,
+     lambda n: (RNG.standard_normal((n, 40)).astype(np.float32),), 1e-5),
+    ("product runs two-stage", gradient,
+     lambda n: (RNG.standard_normal((n, 24)), RNG.standard_normal((n, 10))), 1e-10),
     # transposed reads through shared-memory tiles (tile counts from the sizes; vectors where
     # the call's tiles are full), and row strips (a stencil: its grid's rows from the size)
     ("transpose tiles", transposed_sum,
@@ -138,11 +155,13 @@ def main(names) -> None:
         # (a transpose's sizes 0 and 1 fold their index arithmetic; a stencil's interior is
         # empty or one row at sizes 0-3)
         most = {"broadcast column": 3, "product float32": 3, "transpose tiles": 4,
-                "row strips": 6}
+                "row strips": 6, "product runs staged": 4, "product runs two-stage": 4}
         assert info.compiles <= most.get(name, 2), (name, info)
         lowered = f.lower(*make(17))
         text = lowered.as_text("fused")
         assert "# dynamic: n0" in text, text
+        if name.startswith("product runs"):
+            assert "10 outputs a thread" in lowered.kernels[0].strategy, lowered.kernels[0]
         if name in ("transpose tiles", "row strips"):
             assert lowered.kernels[0].strategy.startswith(name), lowered.kernels[0].strategy
         if name == "product attention":

@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 CASES = ["elementwise float32", "loop float64", "broadcast column", "rows softmax float32",
          "rows layernorm float32", "reduction float64", "product float32", "product float64",
-         "product float16", "product attention", "transpose tiles", "row strips"]
+         "product float16", "product attention", "transpose tiles", "row strips",
+         "product runs staged", "product runs two-stage"]
 
 
 def _simulated(script: str, case: str, tmp_path) -> None:

@@ -50,6 +50,11 @@ class Tuning:
     two_stage_columns: int = 32       # two-stage columns layout: outputs a block
     two_stage_steps: int = 8          # two-stage: elements a thread takes of its chunk at least
     two_stage_loads: int = 4          # ... this many loads a step, issued before any combines
+    class_two_stage_loads: int = 8    # ... in a shape class's (its chunk a size form: H200,
+    #                                   two_stage_class_steps.py: sum(0) 8192x4096 float16 1.118x
+    #                                   specialized at 4, 1.033x at 8; A.T @ y 1.088x, 0.929x)
+    class_run_steps: int = 4          # a shape class's two-stage run (x.T @ g): elements a step
+    #                                   (same experiment: 1.198x specialized at 1, 1.007x at 4)
     class_steps: int = 2              # a shape class's column tiles reading one array: their loop
     #                                   to a size argument takes this many such steps at once (LLVM
     #                                   unrolls a constant trip count: the specialized kernel issued

@@ -207,11 +207,13 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None,
     # NOTE: a run's positions are loads of their own: Tuning.output_run_steps elements a step
     # keep the text short (BENCHMARKS.md)
     if run is None:
-        loads = source.tuning.two_stage_loads
+        loads = source.tuning.class_two_stage_loads if source.dynamic else \
+            source.tuning.two_stage_loads
         ilp = source.ilp(p.chunk, p.height, loads, loads) * steps
     else:
-        steps = source.tuning.output_run_steps
-        ilp = steps if p.chunk >= steps * p.height else 1
+        steps = source.tuning.class_run_steps if source.dynamic else \
+            source.tuning.output_run_steps
+        ilp = steps if source.dynamic or p.chunk >= steps * p.height else 1
 
     def element(flat: str, suffix: str) -> tuple:
         names = [f"r{a}{suffix}" for a in axes]
