@@ -179,6 +179,26 @@ def test_sizes_in_slices_reshapes_and_creation_become_forms(fn, make):
     assert f.cache_info().instances >= 4
 
 
+def heat_steps(u):
+    for _ in range(3):
+        v = u.copy()
+        v[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] +
+                                              u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+        u = v
+    return u
+
+
+def test_a_program_other_at_sizes_2_and_3_is_a_class_from_4():
+    """A stencil's interior u[1:-1] is empty at 2 rows and one row at 3: the class is checked at
+    4 and 5 and runs every size from 4; sizes 0-3 compile on their own, the text says why."""
+    f = autofuse.jit(heat_steps, backend="cpu")
+    for n in [20] + list(range(30)) + [301]:
+        _check(heat_steps, f, (RNG.standard_normal((n, 9)),), exact=False)
+    assert f.cache_info().compiles == 6 and f.cache_info().instances >= 26, f.cache_info()
+    text = f.lower(RNG.standard_normal((7, 9))).as_text("fused")
+    assert "# n0: sizes 2 to 3 compile on their own: at size 2" in text, text
+
+
 def scale_in_place(x, y):
     x *= 2.0
     return (x + y).sum(axis=1)
