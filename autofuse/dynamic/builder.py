@@ -271,11 +271,12 @@ class Builder:
         below it compile on their own. A Mismatch where none does."""
         first = None
         for low in (CHECKED[0],) + LOWEST:
+            if low + 1 >= base[symbol]:         # (a pair below the stand-in, or none)
+                break
             why = None
             for size in (low, low + 1):
-                if size < base[symbol]:
-                    why = why or self._differs({**base, symbol: size}, nodes, rest, kernels,
-                                               symbol, size)
+                why = why or self._differs({**base, symbol: size}, nodes, rest, kernels,
+                                           symbol, size)
             if why is None:
                 return None if low == CHECKED[0] else (low, first)
             first = first or f"at size {low} {why}"
