@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import autofuse
+from dynamic_sim_cases import stencil, transposed_sum
 from programs import layernorm, softmax
 
 from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, the GPU marker and skip)
@@ -93,17 +94,6 @@ def take_rows(table, i):
 
 def column_sums(x):
     return (x * x).sum(axis=0)
-
-
-def transposed_sum(x, y):
-    return (x.T + y) * np.float32(2)
-
-
-def stencil(u):
-    v = u.copy()
-    v[1:-1, 1:-1] = u[1:-1, 1:-1] + np.float32(0.1) * (
-        u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
-    return v
 
 
 # transposes (tile counts from the sizes; 16-byte vectors where the call's tiles are full) and

@@ -128,6 +128,10 @@ class Tuning:
     tile_k: int = 16                  # ... tile_k-deep slabs
     micro: int = 8                    # ... micro x micro outputs a thread
     prefetch: bool = True             # ... the next slab read into registers during this one
+    staging_loop: bool = False        # ... its staging reads and stores written as loops over a
+    #                                   thread's slots (a local array LLVM unrolls into registers)
+    #                                   rather than written out: a third of the kernel's lines
+    #                                   (issue 30: no kernel over 400 lines); not yet timed
     register_block: bool = True       # ... float32/float64: the accumulators a local array, a K
     #                                   step one intrinsic call (intrinsics/register_block.py:
     #                                   the same PTX arithmetic, numba's front end 5x faster)

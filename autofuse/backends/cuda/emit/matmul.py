@@ -75,57 +75,26 @@ class Matmul:
             for row in registers:
                 r.emit(" = ".join(row) + f" = {zero}")
         per_thread = depth * tile // threads
-        slots = []                                 # (register, shared array, operand, ...)
-        for operand, shared, extent, origin in ((a, "sa", m, "row0"), (b, "sb", n, "col0")):
-            for p in range(per_thread):
-                q = f"t + {p * threads}" if p else "t"
-                mm, kk = f"{shared}m{p}", f"{shared}k{p}"
-                if shared == "sa":          # consecutive threads walk k, then rows of A
-                    r.emit(f"{mm} = ({q}) // {depth}")
-                    r.emit(f"{kk} = ({q}) % {depth}")
-                else:                       # consecutive threads walk columns of B
-                    r.emit(f"{kk} = ({q}) // {tile}")
-                    r.emit(f"{mm} = ({q}) % {tile}")
-                r.emit(f"{shared}g{p} = {origin} + {mm}")
-                slots.append((f"{shared}r{p}", shared, operand, extent, mm, kk, f"{shared}g{p}"))
-
-        def fetch(k_origin: str) -> None:
-            """Read the slab at k_origin into each thread's staging registers."""
-            for register, shared, operand, extent, mm, kk, gm in slots:
-                r.emit(f"gk = {k_origin} + {kk}")
-                index = tuple(batch_names) + ((gm, "gk") if shared == "sa" else ("gk", gm))
-                guard = [c for c, need in ((f"gk < {k}", k % depth), (f"{gm} < {extent}",
-                                                                      extent % tile)) if need]
-                if guard:
-                    r.emit(f"{register} = {zero}")
-                    r.emit(f"if {' and '.join(guard)}:")
-                    r.push()
-                else:
-                    r.scopes.append({})
-                r.emit(f"{register} = {r.value(operand, index)}")
-                if guard:
-                    r.pop()
-                else:
-                    r.scopes.pop()
-
+        kind = _Looped if self.tuning.staging_loop else _WrittenOut
+        staging = kind(self, ((a, "sa", m, "row0"), (b, "sb", n, "col0")), per_thread, threads,
+                       depth, tile, k, batch_names, nb, zero)
+        staging.declare()
         # NOTE: the next slab's global reads are issued before this slab's arithmetic, so their
         # latency hides behind it (register double buffering).
         if self.tuning.prefetch and k > 0:
-            fetch("0")
+            staging.fetch("0")
         elif self.tuning.prefetch:                  # an empty inner dimension reads nothing (zeros result)
-            for register, *_ in slots:
-                r.emit(f"{register} = {zero}")
+            staging.clear()
         r.emit(f"for k0 in range(0, {k}, {depth}):")
         r.push()
         if not self.tuning.prefetch:
-            fetch("k0")
-        for register, shared, _, _, mm, kk, _ in slots:
-            r.emit(f"{shared}[{kk}, {mm}] = {register}")
+            staging.fetch("k0")
+        staging.store()
         r.emit("cuda.syncthreads()")
         if self.tuning.prefetch:
             r.emit(f"if k0 + {depth} < {k}:")
             r.push()
-            fetch(f"k0 + {depth}")
+            staging.fetch(f"k0 + {depth}")
             r.pop()
         # NOTE: a thread's outputs are strided by `side` (rows tm + side*x, columns tn + side*y),
         # so a warp reads consecutive shared-memory words (no bank conflicts) and its stores of
@@ -199,3 +168,106 @@ def fitted_tile(tile: int, depth: int, micro: int, itemsize: int, shared: int) -
     while 2 * depth * tile * itemsize > shared and micro > 1 and tile > micro:
         tile, micro = tile // 2, micro // 2
     return tile, depth, micro
+
+
+class _WrittenOut:
+    """A thread's staging of the A and B slabs, each of its slots written out: registers
+    sar0, sar1, ... (and sbr...), their shared-memory places and global rows named once."""
+
+    def __init__(self, writer, operands, per_thread: int, threads: int, depth: int, tile: int,
+                 k: int, batch_names: list, nb: str, zero: str):
+        self.writer, self.r = writer, writer.renderer
+        self.operands, self.per_thread, self.threads = operands, per_thread, threads
+        self.depth, self.tile, self.k, self.batch_names = depth, tile, k, batch_names
+        self.nb, self.zero = nb, zero
+        self.slots = []                            # (register, shared array, operand, ...)
+
+    def declare(self) -> None:
+        for operand, shared, extent, origin in self.operands:
+            for p in range(self.per_thread):
+                q = f"t + {p * self.threads}" if p else "t"
+                mm, kk, gm = f"{shared}m{p}", f"{shared}k{p}", f"{shared}g{p}"
+                self.places(shared, q, mm, kk, gm, origin)
+                self.slots.append((f"{shared}r{p}", shared, operand, extent, mm, kk, gm))
+
+    def places(self, shared: str, q: str, mm: str, kk: str, gm: str, origin: str) -> None:
+        """A slot's place in the slab (`mm`, `kk`) from its thread-and-slot number `q`, and its
+        global row (column) `gm`."""
+        r = self.r
+        if shared == "sa":          # consecutive threads walk k, then rows of A
+            r.emit(f"{mm} = ({q}) // {self.depth}")
+            r.emit(f"{kk} = ({q}) % {self.depth}")
+        else:                       # consecutive threads walk columns of B
+            r.emit(f"{kk} = ({q}) // {self.tile}")
+            r.emit(f"{mm} = ({q}) % {self.tile}")
+        r.emit(f"{gm} = {origin} + {mm}")
+
+    def fetch(self, k_origin: str) -> None:
+        """Read the slab at k_origin into each thread's staging registers."""
+        for register, shared, operand, extent, mm, kk, gm in self.slots:
+            self.read(register, shared, operand, extent, gm, f"{k_origin} + {kk}")
+
+    def read(self, register: str, shared: str, operand, extent: int, gm: str, gk: str) -> None:
+        """`register` = the operand at global row (column) `gm` and depth `gk`, zero past the
+        ends."""
+        r = self.r
+        r.emit(f"gk = {gk}")
+        index = tuple(self.batch_names) + ((gm, "gk") if shared == "sa" else ("gk", gm))
+        guard = [c for c, need in ((f"gk < {self.k}", self.k % self.depth),
+                                   (f"{gm} < {extent}", extent % self.tile)) if need]
+        if guard:
+            r.emit(f"{register} = {self.zero}")
+            r.emit(f"if {' and '.join(guard)}:")
+            r.push()
+        else:
+            r.scopes.append({})
+        r.emit(f"{register} = {r.value(operand, index)}")
+        if guard:
+            r.pop()
+        else:
+            r.scopes.pop()
+
+    def clear(self) -> None:
+        for register, *_ in self.slots:
+            self.r.emit(f"{register} = {self.zero}")
+
+    def store(self) -> None:
+        for register, shared, _, _, mm, kk, _ in self.slots:
+            self.r.emit(f"{shared}[{kk}, {mm}] = {register}")
+
+
+class _Looped(_WrittenOut):
+    """The same staging as loops over a thread's slots: the registers a local array a slab
+    (`sar`, `sbr`), a slot's shared-memory place and global row (column) local arrays of
+    integers filled once (`sam`, `sak`, `sag`, ...); LLVM unrolls the constant trip counts and
+    keeps every array in registers."""
+
+    def declare(self) -> None:
+        r = self.r
+        for _, shared, _, origin in self.operands:
+            r.emit(f"{shared}r = cuda.local.array({self.per_thread}, {self.nb})")
+            for part in "mkg":
+                r.emit(f"{shared}{part} = cuda.local.array({self.per_thread}, numba.int64)")
+            r.emit(f"for p in range({self.per_thread}):")
+            r.push()
+            self.places(shared, f"t + p * {self.threads}", f"{shared}m[p]", f"{shared}k[p]",
+                        f"{shared}g[p]", origin)
+            r.pop()
+
+    def fetch(self, k_origin: str) -> None:
+        r = self.r
+        for operand, shared, extent, _ in self.operands:
+            r.emit(f"for p in range({self.per_thread}):")
+            r.push()
+            r.emit(f"gm = {shared}g[p]")
+            self.read(f"{shared}r[p]", shared, operand, extent, "gm", f"{k_origin} + {shared}k[p]")
+            r.pop()
+
+    def clear(self) -> None:
+        for _, shared, _, _ in self.operands:
+            self.r.emit(f"for p in range({self.per_thread}):    {shared}r[p] = {self.zero}")
+
+    def store(self) -> None:
+        for _, shared, _, _ in self.operands:
+            self.r.emit(f"for p in range({self.per_thread}):    "
+                        f"{shared}[{shared}k[p], {shared}m[p]] = {shared}r[p]")
