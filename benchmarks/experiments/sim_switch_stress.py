@@ -1,0 +1,19 @@
+"""Stress the simulator cases of tests/dynamic_sim_reductions.py with another thread switch
+interval (tests/simulated.py's SWITCH_INTERVAL): a race between the threads of one block shows
+up at short intervals (2e-6, 1e-4 failed; 1e-3, 5e-3 passed, 2026-11-28, at 6056e50 and 7a36727).
+
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/experiments/sim_switch_stress.py INTERVAL [CASE ...]
+"""
+import os
+import runpy
+import sys
+
+TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                     "tests")
+sys.path.insert(0, TESTS)
+
+import simulated  # noqa: E402
+
+simulated.SWITCH_INTERVAL = float(sys.argv[1])
+sys.argv = ["dynamic_sim_reductions.py"] + sys.argv[2:]
+runpy.run_path(os.path.join(TESTS, "dynamic_sim_reductions.py"), run_name="__main__")
