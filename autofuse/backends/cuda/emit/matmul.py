@@ -7,7 +7,8 @@ import numpy as np
 
 from ....ir.graph import Node
 from ..kernel import KernelSource
-from . import accumulators, gemm, gemm_plan, looped_epilogue, mma_gemm, mma_pipeline, mma_plan
+from . import (accumulators, gemm, gemm_plan, guarded, looped_epilogue, mma_gemm, mma_pipeline,
+               mma_plan)
 from . import matmul_tiles as cuda_matmul
 
 
@@ -215,17 +216,7 @@ class _WrittenOut:
         index = tuple(self.batch_names) + ((gm, "gk") if shared == "sa" else ("gk", gm))
         guard = [c for c, need in ((f"gk < {self.k}", self.k % self.depth),
                                    (f"{gm} < {extent}", extent % self.tile)) if need]
-        if guard:
-            r.emit(f"{register} = {self.zero}")
-            r.emit(f"if {' and '.join(guard)}:")
-            r.push()
-        else:
-            r.scopes.append({})
-        r.emit(f"{register} = {r.value(operand, index)}")
-        if guard:
-            r.pop()
-        else:
-            r.scopes.pop()
+        guarded.read(r, register, self.zero, guard, lambda: r.value(operand, index))
 
     def clear(self) -> None:
         for register, *_ in self.slots:

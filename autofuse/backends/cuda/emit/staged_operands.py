@@ -6,6 +6,7 @@ shared memory later, `store` (the next item's reads issued before this item's FM
 loop that reads and writes an element at a time."""
 from __future__ import annotations
 
+from . import guarded
 from .staged_plan import Plan
 
 
@@ -72,17 +73,7 @@ class Operand:
         if self.plan.depth and self.k % self.plan.depth:
             guards.append(f"{gk} < {self.k}")
         index = batch + ((gq, gk) if self.which == "a" else (gk, gq))
-        if guards:
-            r.emit(f"{target} = {zero}")
-            r.emit(f"if {' and '.join(guards)}:")
-            r.push()
-        else:
-            r.scopes.append({})
-        r.emit(f"{target} = {r.value(self.node, index)}")
-        if guards:
-            r.pop()
-        else:
-            r.scopes.pop()
+        guarded.read(r, target, zero, guards, lambda: r.value(self.node, index))
 
     def _slot(self, sq: str, sk: str) -> str:
         at = f"({sk}) * {self.row} + {sq}" if not sk.isidentifier() else f"{sk} * {self.row} + {sq}"
