@@ -84,6 +84,6 @@ def main():
 
 
 if __name__ == "__main__":
-    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
-    quick_barriers()
+    from simulated import prepare_simulator     # (simulated.py: switch interval, shared arrays)
+    prepare_simulator()
     main()

@@ -92,7 +92,7 @@ def main(cases) -> None:
 
 
 if __name__ == "__main__":
-    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
-    quick_barriers()
+    from simulated import prepare_simulator     # (simulated.py: switch interval, shared arrays)
+    prepare_simulator()
     warnings.simplefilter("ignore", RuntimeWarning)     # (means of no rows, in NumPy and kernels)
     main(sys.argv[1:])

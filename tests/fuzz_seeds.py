@@ -7,8 +7,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.simplefilter("ignore")
 import autofuse
 from programs import check_fuzz_program, seeded_program
-from simulated import quick_barriers
-quick_barriers()        # (under the simulator: its barriers, simulated.py)
+from simulated import prepare_simulator
+prepare_simulator()        # (under the simulator: its barriers, simulated.py)
 mode = sys.argv[1]
 for seed in map(int, sys.argv[2:]):
     program = seeded_program(seed)

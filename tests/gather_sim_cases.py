@@ -10,9 +10,9 @@ import autofuse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gather_cases import CASES, floats  # noqa: E402
-from simulated import quick_barriers  # noqa: E402
+from simulated import prepare_simulator  # noqa: E402
 
-quick_barriers()        # (the simulator's barriers: simulated.py)
+prepare_simulator()        # (simulated.py: switch interval, shared arrays)
 
 for name, fn, make in CASES:
     args = make()

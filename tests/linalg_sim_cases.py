@@ -9,9 +9,9 @@ import numpy as np
 import autofuse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simulated import in_shard, quick_barriers  # noqa: E402
+from simulated import in_shard, prepare_simulator  # noqa: E402
 
-quick_barriers()        # (the simulator's barriers: simulated.py)
+prepare_simulator()        # (simulated.py: switch interval, shared arrays)
 
 rng = np.random.default_rng(5)
 a = (rng.standard_normal((40, 3, 3)) + 3 * np.eye(3)).astype(np.float32)

@@ -488,8 +488,8 @@ def configured(settings: dict):
 def main(only: str = "", shard: str = "", cases=None) -> int:
     """Runs every case of `cases` (CASES by default), or those whose name contains `only`, of
     the shard "i/n" (simulated.in_shard); returns the mismatches."""
-    from simulated import quick_barriers     # (the simulator's barriers: simulated.py)
-    quick_barriers()
+    from simulated import prepare_simulator     # (simulated.py: switch interval, shared arrays)
+    prepare_simulator()
     failures = 0
     for index, (name, fn, args, *settings) in enumerate(CASES if cases is None else cases):
         if only not in name or not in_shard(index, shard):

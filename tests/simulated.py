@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARDS = 2
 # numba's simulator runs a block's threads as Python threads, and its block manager polls them in
@@ -17,11 +19,38 @@ SHARDS = 2
 SWITCH_INTERVAL = 0.001
 
 
-def quick_barriers() -> None:
+def prepare_simulator() -> None:
     """In a process that runs kernels under the simulator, a shorter switch interval (see
-    SWITCH_INTERVAL); elsewhere (a GPU, the CPU backend) nothing."""
+    SWITCH_INTERVAL) and shared arrays that a block's threads cannot tear apart (see
+    _shared_array); elsewhere (a GPU, the CPU backend) nothing."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         sys.setswitchinterval(SWITCH_INTERVAL)
+        from numba.cuda.simulator import kernelapi
+        if kernelapi.FakeCUDAShared.array is not _shared_array:
+            _shared_array.original = kernelapi.FakeCUDAShared.array
+            kernelapi.FakeCUDAShared.array = _shared_array
+
+
+def _shared_array(self, shape, dtype, alignment=None):
+    """`cuda.shared.array` under the simulator, one array a call site for all of a block's threads.
+
+    numba-cuda's simulator (FakeCUDAShared.array, numba-cuda 0.30) looks the call site up in a dict and, on a
+    miss, makes an array and stores it: two threads that switch between the lookup and the store
+    each make their own, and one of them then writes a "shared" array no other thread reads. Its
+    barriers and reads see partial sums and never-written memory: wrong values at random, more
+    often the shorter the switch interval (a stress of tests/dynamic_sim_reductions.py, static and
+    class kernels alike: 9 wrong cases of 36 at 2e-6 s, none with this version). Here the array is
+    made first and stored with dict.setdefault, which keeps the first one atomically; the call site
+    is the caller's frame, as the simulator keys it (file, line)."""
+    if shape == 0 or alignment is not None:      # (dynamic shared memory; refused alignments)
+        return _shared_array.original(self, shape, dtype, alignment)
+    from numba.core import types
+    from numba.np import numpy_support
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    caller = sys._getframe(1)
+    return self._allocations.setdefault((caller.f_code.co_filename, caller.f_lineno),
+                                        np.empty(shape, dtype))
 
 
 def run_cases(script: str, tmp_path, shard: int = 0, shards: int = 1, timeout: int = 900) -> list:

@@ -94,7 +94,7 @@ def test_special_values_under_the_cuda_simulator(tmp_path):
     from simulated import SWITCH_INTERVAL
     script = SPECIAL_CASES + textwrap.dedent(f'''
         import sys
-        sys.setswitchinterval({SWITCH_INTERVAL})    # (the simulator's barriers: simulated.py)
+        sys.setswitchinterval({SWITCH_INTERVAL})    # (simulated.py: switch interval, shared arrays)
         for name in {SIMULATED!r}:
             for dtype in ("float64", "float32"):
                 check(name, dtype, "cuda")

@@ -1,8 +1,9 @@
 """Stress the simulator cases of tests/dynamic_sim_reductions.py with another thread switch
-interval (tests/simulated.py's SWITCH_INTERVAL). At short intervals (2e-6, 1e-4; 1e-3 and 5e-3
-pass) cases return wrong values, at 6056e50 and 7a36727 alike (2026-11-28), among them a column
-sum whose kernel has no shared memory and no barrier: most likely the simulator's own per-thread
-state under fast switching, not the kernels (to be settled on a GPU).
+interval (tests/simulated.py's SWITCH_INTERVAL). At short intervals (2e-6, 1e-4) cases returned
+wrong values, static and class kernels alike (2026-11-28): numba-cuda's simulated shared arrays
+were torn between a block's threads (a lookup-then-store race in FakeCUDAShared.array; see
+tests/simulated.py's _shared_array). With simulated.prepare_simulator's fix every case passes at
+2e-6 (three runs).
 
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/experiments/sim_switch_stress.py INTERVAL [CASE ...]
 """
