@@ -385,17 +385,18 @@ CASES = [
     ("general_block_off", lambda x, w, b: np.maximum(x @ w + b, 0),
      (f32(37, 21), f32(21, 19), f32(19)),
      {**GENERAL, "REGISTER_BLOCK": False, "strategy": "tiled 128x128x16"}),
-    # ... its staging reads and stores as loops over a thread's slots (Tuning.staging_loop):
-    # ragged M, N, K (the guards), batches and a transposed operand, float64, no prefetch
-    ("general_staging_loop_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
+    # ... its staging reads and stores written out rather than as loops over a thread's slots
+    # (Tuning.staging_loop False): ragged M, N, K (the guards), batches and a transposed
+    # operand, float64, no prefetch
+    ("general_written_out_ragged", lambda x, w, b: np.maximum(x @ w + b, 0),
      (f32(37, 21), f32(21, 19), f32(19)),
-     {**GENERAL, "STAGING_LOOP": True, "strategy": "tiled 128x128x16"}),
-    ("general_staging_loop_batched_transposed", lambda a, b: np.tanh(a.swapaxes(-1, -2) @ b) * 2,
+     {**GENERAL, "STAGING_LOOP": False, "strategy": "tiled 128x128x16"}),
+    ("general_written_out_batched_transposed", lambda a, b: np.tanh(a.swapaxes(-1, -2) @ b) * 2,
      (f32(3, 17, 9), f32(3, 17, 11)),
-     {**GENERAL, "STAGING_LOOP": True, "strategy": "tiled 128x128x16"}),
-    ("general_staging_loop_float64", lambda x, w: x @ w - 0.5,
+     {**GENERAL, "STAGING_LOOP": False, "strategy": "tiled 128x128x16"}),
+    ("general_written_out_float64", lambda x, w: x @ w - 0.5,
      (f32(33, 20).astype(np.float64), f32(20, 18).astype(np.float64)),
-     {**GENERAL, "MMA": False, "STAGING_LOOP": True, "PREFETCH": False,
+     {**GENERAL, "MMA": False, "STAGING_LOOP": False, "PREFETCH": False,
       "strategy": "tiled 128x128x16"}),
     # ... its epilogue of more than Tuning.epilogue_loop ops written once, in a loop over the
     # accumulators staged a row of the thread's block at a time: ragged sizes and batches, reads

@@ -49,8 +49,8 @@ def _shared_array(self, shape, dtype, alignment=None):
     if isinstance(dtype, types.Type):
         dtype = numpy_support.as_dtype(dtype)
     caller = sys._getframe(1)
-    return self._allocations.setdefault((caller.f_code.co_filename, caller.f_lineno),
-                                        np.empty(shape, dtype))
+    site = (caller.f_code.co_filename, caller.f_lineno)
+    return self._allocations.setdefault(site, np.empty(shape, dtype))
 
 
 def run_cases(script: str, tmp_path, shard: int = 0, shards: int = 1, timeout: int = 900) -> list:

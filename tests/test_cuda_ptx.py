@@ -774,14 +774,14 @@ def test_tiled_products_reach_nvvm_without_launch_bounds():
 
 
 def test_the_general_product_kernel_stages_in_loops_without_local_memory():
-    """Tuning.staging_loop: the general tiled kernel's staging reads and stores as loops over a
-    thread's slots (covariance's split-K product at 2^20 x 64: 451 lines written out, 247 as
+    """Tuning.staging_loop (the default): the general tiled kernel's staging reads and stores as
+    loops over a thread's slots (covariance's split-K product at 2^20 x 64: 451 lines written out, 247 as
     loops); the local arrays are unrolled into registers (no .local in the PTX)."""
     def covariance(x):
         centred = x - x.mean(axis=0, keepdims=True)
         return centred.T @ centred / (x.shape[0] - 1)
 
-    f = autofuse.jit(covariance, backend="cuda", tuning=TUNING.replace(staging_loop=True))
+    f = autofuse.jit(covariance, backend="cuda", tuning=TUNING)
     [kernel] = [k for k in f.lower(np.ones((1 << 20, 64), np.float32)).kernels
                 if k.strategy.startswith("tiled 128x128x16")]
     assert kernel.source.count("\n") < 300 and "sar = cuda.local.array(8" in kernel.source

@@ -231,3 +231,35 @@ def test_rows_that_vary_in_number_are_planned_as_many_rows(fn, width, strategy):
     lowered = f.lower(np.ones((5000, width), np.float32))
     assert "# dynamic: n0 = x.shape[0]" in lowered.as_text("fused")
     assert [kernel.strategy for kernel in lowered.kernels] == [strategy]
+
+
+def _class_after(fn, first, second):
+    """The fused text of `fn` lowered at `first`, then at `second` (the automatic policy)."""
+    f = autofuse.jit(fn, backend="cuda")
+    f.lower(np.empty(first, np.float32))
+    return f.lower(np.empty(second, np.float32))
+
+
+@pytest.mark.parametrize("fn, first, second, own", [
+    # few long rows: split over many blocks for their sizes, a block a row in a class
+    (lambda x: x.sum(axis=-1), (3, 1 << 21), (4, 1 << 21), "two-stage"),
+    # pairwise distances: a strip of outputs a thread where the kept axis divides by it
+    (lambda x: ((x[:, None, :] - x[None, :8192, :]) ** 2).sum(-1), (4095, 8), (4096, 8),
+     "columns with runs"),
+])
+def test_no_class_of_other_kernel_kinds_for_a_large_call(fn, first, second, own):
+    """The automatic policy builds no class whose kernels are of other kinds than the call's own
+    sizes get, where the call moves at least Tuning.class_kinds_bytes (sum(-1) over 4 rows of
+    2^23 ran 26.6x as a class of a block a row on an H200): the size stays static, and the
+    fused text says why."""
+    lowered = _class_after(fn, first, second)
+    text = lowered.as_text("fused")
+    assert "# dynamic" not in text and "are of other kinds than a class's" in text, text
+    assert f"call's sizes ({own})" in text, text
+    assert lowered.kernels[0].strategy.startswith(own.split()[0])
+
+
+def test_a_small_call_takes_its_class_whatever_its_kernel_kinds():
+    """Below Tuning.class_kinds_bytes a call's time is its launches': the class stands."""
+    lowered = _class_after(lambda x: x.sum(axis=-1), (3, 4096), (4, 4096))
+    assert "# dynamic: n0 = x.shape[0]" in lowered.as_text("fused")

@@ -203,6 +203,8 @@ class Builder:
             symbol = next(iter(self.places))
             raise Mismatch(symbol, f"{_failure(error)} at a stand-in size",
                            getattr(error, "slower", False))
+        if not self.asked:
+            self._against_own_sizes(template, actual)
         plan = Plan(tuple(base.items()), tuple((s, _next_prime(v + 1)) for s, v in base.items()))
         builds = [(description, texts, watch)]
         for k, (symbol, value) in enumerate(plan.moves):
@@ -235,6 +237,28 @@ class Builder:
         template.dynamic = shapes
         self.target.prepare_dynamic(template, shapes, [raw for _, _, raw in texts])
         return template
+
+    def _against_own_sizes(self, template, actual: dict) -> None:
+        """The automatic policy's check that a class kernel is of the kind the call's own sizes
+        would get: a planner that chooses by a size (few long rows split over many blocks, a
+        strip of outputs where an axis divides, a product lowered to a reduction) chooses at
+        the stand-ins, where the choice may be another (H200, the reductions sweep at d7800b4:
+        sum(-1) over 4 rows of 2^23 ran 26.6x as a class of a block a row, log-sum-exp over 16
+        rows 9.7x, pairwise distances without their strip 2.8x, k-means' argmin 2.3x). Where
+        the kinds differ and the call moves enough bytes to matter (the backend's other_kinds),
+        the size stays static for its first sizes (a Slower refusal)."""
+        if not hasattr(self.target, "other_kinds"):
+            return
+        try:
+            own = assemble(self.fn, self.structure, self.leaves, self._specs(actual),
+                           self.statics, self.backend, self.name, self.options)
+        except ValueNeeded:
+            raise
+        except Exception:                # noqa: BLE001 - (the call's own compile says why)
+            return
+        why = self.target.other_kinds(own, template)
+        if why is not None:
+            raise Mismatch(next(iter(self.places)), f"{why}; {LATER}", True)
 
     def _variant(self, sizes: dict, symbol: int, value: int):
         try:

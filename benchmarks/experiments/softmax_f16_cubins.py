@@ -4,14 +4,19 @@ programs built into one empty disk cache, then each kernel's cubin loaded on its
 20 launches (median of 7). Equal times put softmax_f16_class_probe.py's 1.14x in the programs'
 calls; unequal ones in the kernels.
 
-    python benchmarks/experiments/softmax_f16_cubins.py
+    python benchmarks/experiments/softmax_f16_cubins.py [--sass DIR] [--dtype float16]
+      [--shape 16384 4096]
+
+--sass writes each cubin's `cuobjdump -sass` (and -res-usage) to DIR.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -40,12 +45,17 @@ def events(launch, calls=20, rounds=7):
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sass", default=None)
+    parser.add_argument("--dtype", default="float16")
+    parser.add_argument("--shape", type=int, nargs=2, default=(16384, 4096))
+    args = parser.parse_args()
     import cupy
     import autofuse
     cache = pathlib.Path(tempfile.mkdtemp(prefix="softmax-cubins-"))
     os.environ["AUTOFUSE_CACHE_DIR"] = str(cache)
-    rows, cols = 16384, 4096
-    x = cupy.asarray(np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float16))
+    rows, cols = args.shape
+    x = cupy.asarray(np.random.default_rng(0).standard_normal((rows, cols)).astype(args.dtype))
     shaped = autofuse.jit(softmax)
     shaped(x[:-1].copy())
     shaped(x)
@@ -57,12 +67,20 @@ def main():
         module = cupy.RawModule(path=str(meta.with_suffix(".cubin")))
         kernel = module.get_function(facts["entry"])
         takes_size = facts["entry"].endswith("x")
-        args = (x, out, np.int64(rows)) if takes_size else (x, out)
-        kernel((rows,), (128,), args)
+        arguments = (x, out, np.int64(rows)) if takes_size else (x, out)
+        block = special.lower(x).kernels[0].launch["block"]
+        kernel((rows,), (block,), arguments)
         right = bool(cupy.allclose(out, special(x), rtol=1e-2, atol=1e-3))
-        time = events(lambda: kernel((rows,), (128,), args))
+        time = events(lambda: kernel((rows,), (block,), arguments))
         print(f"{'class' if takes_size else 'specialized':12s} {meta.stem[:14]} {time:8.1f} us "
               f"(right: {right}) min_blocks {facts['min_blocks']}", flush=True)
+        if args.sass:
+            for flag in ("-sass", "-res-usage"):
+                dump = subprocess.run(["/usr/local/cuda/bin/cuobjdump", flag,
+                                       str(meta.with_suffix(".cubin"))],
+                                      capture_output=True, text=True).stdout
+                name = f"{'class' if takes_size else 'specialized'}_{meta.stem[:10]}{flag}.txt"
+                pathlib.Path(args.sass, name).write_text(dump)
     for label, f in (("specialized program", special), ("class program", shaped)):
         print(f"{label:20s} {events(lambda: f(x)):8.1f} us", flush=True)
 

@@ -61,6 +61,39 @@ def dynamic_texts(entry) -> list:
     return texts
 
 
+def other_kinds(own, template) -> str | None:
+    """Why the class `template` is refused for a call whose own program (planned for its sizes)
+    is `own`, or None: the call moves at least Tuning.class_kinds_bytes and the two programs'
+    kernels are of other kinds (plans, or runs of outputs a thread)."""
+    tuning = tuning_of(own.options)
+    moved = sum(node.nbytes for group in own.fused.groups
+                for node in (*group.inputs, *group.outputs.values()))
+    if moved < tuning.class_kinds_bytes:
+        return None
+    theirs, ours = _kinds(own, False), _kinds(template, True)
+    if theirs == ours:
+        return None
+    return f"its kernels for the call's sizes ({_named(theirs)}) are of other kinds than a " \
+           f"class's ({_named(ours)})"
+
+
+def _named(kinds: tuple) -> str:
+    return ", ".join(kind + (" with runs" if run else "") for kind, run in kinds)
+
+
+def _kinds(entry, dynamic: bool) -> tuple:
+    """Per kernel of `entry`: its plan's strategy and whether a thread computes a run (or a
+    strip) of outputs, as planned for the entry's sizes (`dynamic`: as a class kernel, counting
+    varying extents by their stand-ins)."""
+    simulator = simulating()
+    tuning, device = tuning_of(entry.options), device_for(simulator)
+    strides = _strides(entry, simulator)
+    varying = getattr(entry, "varying", ()) if dynamic else ()
+    return tuple((plan.strategy, plan.run is not None)
+                 for plan in (choose(record.group, tuning, device, simulator, dynamic, strides,
+                                     varying) for record in entry.kernels))
+
+
 def _refuse_runs(group, tuning, device, simulator: bool, strides: dict, varying: tuple) -> None:
     """The automatic policy keeps a group static where its kernel for its sizes computes runs of
     a row's outputs a thread (emit/runs.py) and its class kernel does not (x @ w with 10

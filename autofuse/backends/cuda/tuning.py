@@ -65,6 +65,10 @@ class Tuning:
     #                                   most this many bytes a thread (x+r layernorm(0): 8 bytes,
     #                                   its tile counter, at 4 blocks an SM 1.03x the specialized
     #                                   kernel; relinked at 3 blocks 1.17x)
+    class_kinds_bytes: int = 1 << 20  # the automatic policy builds no class whose kernels are of
+    #                                   other kinds than the call's own sizes get where the call
+    #                                   moves at least this many bytes (dynamic.other_kinds; below
+    #                                   it a call's time is its launches')
     short_rows: int = 16              # columns: reduced extents this short written out element by
     #                                   element (each loaded and computed once for the row), and
     short_tiles: bool = True          # a block's rows staged in shared memory (emit/short_tiles.py)
@@ -128,10 +132,12 @@ class Tuning:
     tile_k: int = 16                  # ... tile_k-deep slabs
     micro: int = 8                    # ... micro x micro outputs a thread
     prefetch: bool = True             # ... the next slab read into registers during this one
-    staging_loop: bool = False        # ... its staging reads and stores written as loops over a
+    staging_loop: bool = True         # ... its staging reads and stores written as loops over a
     #                                   thread's slots (a local array LLVM unrolls into registers)
-    #                                   rather than written out: a third of the kernel's lines
-    #                                   (issue 30: no kernel over 400 lines); not yet timed
+    #                                   rather than written out: half the kernel's lines (issue
+    #                                   30: no kernel over 400 lines); H200, staging_loop_ab.py:
+    #                                   covariance / conv2d_slices float32 0.76 / 0.84 of the
+    #                                   written-out time, float64 1.014 / 1.021
     register_block: bool = True       # ... float32/float64: the accumulators a local array, a K
     #                                   step one intrinsic call (intrinsics/register_block.py:
     #                                   the same PTX arithmetic, numba's front end 5x faster)
