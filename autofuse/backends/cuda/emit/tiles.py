@@ -177,10 +177,16 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     outputs = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
     if outputs:
         _walk(source, shape, axes, p, [], outputs, [], f"o < {outer}" if clamped else None)
-    # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first.
-    if (p.tiles > grid or classed) and not shuffles:
-        r.emit("cuda.syncthreads()")
+    # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first
+    # (a class's grid is a block a tile up to its launch rule's most: the barrier only where
+    # the block has another tile; tiles are the block's alike, so every thread branches alike)
     r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
+    if classed and not shuffles:
+        r.emit(f"if tile * {p.width} < {ix(str(outer), literal=True)}:" if ragged
+               else f"if tile < {tiles}:")
+        r.emit("    cuda.syncthreads()")
+    elif p.tiles > grid and not shuffles:
+        r.emit("cuda.syncthreads()")
     r.pop()
     kind = "row" if rows else "column"
     strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
@@ -207,10 +213,19 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
         # loop takes Tuning.class_steps steps at once, as LLVM unrolls a constant trip count
         # (benchmarks/experiments/class_steps_gpu.py, an H100: softmax(0) float16 1.52x -> 0.92x
         # the specialized kernel; with two arrays the registers it takes cost more)
+        # (the two-stage kernels' loads a step, not a two-stage class's: x+r layernorm(0), two
+        # arrays, took 8 loads a step and ran 1.21x the specialized kernel, H200 at 3d46e72+)
         steps = source.tuning.class_steps if source.dynamic and len(set(source.reads())) == 1 \
             else 1
-        two_stage._loop(source, shape, axes, p, accs, row_outputs, nodes, steps=steps)
+        two_stage._loop(source, shape, axes, p, accs, row_outputs, nodes, steps=steps,
+                        loads=source.tuning.two_stage_loads)
         return
+    # NOTE: a pass that only stores takes its condition once, around the loop (inside it, each
+    # element's load and store waited on it: softmax over a class's rows of 128, 1.13x)
+    hoisted = bool(row_outputs and stores and not nodes)
+    if hoisted:
+        r.emit(f"if {stores}:")
+        r.push()
     r.emit(f"for u in range({p.chunk // p.height}):")
     r.push()
     r.emit(f"e = {source.ix(f'h + u * {p.height}')}")
@@ -221,15 +236,18 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
     index = tuple(f"r{d}" if d in axes else f"i{d}" for d in range(len(shape)))
     for node, (acc, idx) in zip(nodes, accs):
         source.acc.combine(node, acc, idx, r.value(node.inputs[0], index), node.dtype, "e")
-    if row_outputs and stores:
+    guarded = bool(row_outputs and stores and not hoisted)
+    if guarded:
         r.emit(f"if {stores}:")
         r.push()
     for param in row_outputs:
         source.store(param, index)
-    if row_outputs and stores:
+    if guarded:
         r.pop()
     r.pop()
     r.pop()
+    if hoisted:
+        r.pop()
 
 
 def _results(source, nodes, accs) -> None:

@@ -196,19 +196,20 @@ def _declare_shared(source, node, p: Plan, positions: int = 1) -> None:
 
 
 def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None,
-          steps: int = 1) -> None:
+          steps: int = 1, loads: int = 0) -> None:
     """The thread's elements of its chunk, `ilp` a step (all loaded before any is combined, in
     element order; `steps` times as many), then one at a time; `nodes` (the group's reductions
     unless given), at each position of `run` if given, combined into `accs` and row outputs
-    stored at each element."""
+    stored at each element. `loads`: a step's loads at most (else the tuning's, a class's own
+    for a class kernel)."""
     r = source.renderer
     nodes = source.group.reductions if nodes is None else nodes
     items = [(node, position) for node in nodes for position in runs.positions(run)]
     # NOTE: a run's positions are loads of their own: Tuning.output_run_steps elements a step
     # keep the text short (BENCHMARKS.md)
     if run is None:
-        loads = source.tuning.class_two_stage_loads if source.dynamic else \
-            source.tuning.two_stage_loads
+        loads = loads or (source.tuning.class_two_stage_loads if source.dynamic else
+                          source.tuning.two_stage_loads)
         ilp = source.ilp(p.chunk, p.height, loads, loads) * steps
     else:
         steps = source.tuning.class_run_steps if source.dynamic else \
