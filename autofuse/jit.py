@@ -98,7 +98,8 @@ class JitFunction:
                     if entry is not None:
                         break
                     entry = self._build(structure, leaves, statics, backend)
-                    entry.dynamic = self._classes.reasons(structure, args, kwargs, self)
+                    entry.dynamic = self._classes.reasons(structure, args, kwargs, self,
+                                                          (backend, key))
                 except ValueNeeded as need:
                     self._learn(structure, leaves, statics, need)
                     key, leaves, statics, structure = self._binder.split(args, kwargs, self._learned)

@@ -263,3 +263,23 @@ def test_a_small_call_takes_its_class_whatever_its_kernel_kinds():
     """Below Tuning.class_kinds_bytes a call's time is its launches': the class stands."""
     lowered = _class_after(lambda x: x.sum(axis=-1), (3, 4096), (4, 4096))
     assert "# dynamic: n0 = x.shape[0]" in lowered.as_text("fused")
+
+
+def test_a_rows_class_leaves_few_long_rows_to_their_own_kernel():
+    """A class's rows kernel (a block a row) at a call's few long rows would leave the GPU idle
+    where the kernel for the sizes splits each row over many blocks: that call compiles on its
+    own (a two-stage kernel) and its fused text says why; other sizes take the class, and few
+    short rows (under Tuning.class_kinds_bytes) do too."""
+    f = autofuse.jit(lambda x: x.sum(axis=-1), backend="cuda", dynamic=True)
+    assert "# dynamic: n0 = x.shape[0]" in f.lower(np.empty((1000, 1 << 20), np.float32)) \
+        .as_text("fused")
+    few = f.lower(np.empty((3, 1 << 20), np.float32))
+    text = few.as_text("fused")
+    assert "# dynamic" not in text and few.kernels[0].strategy.startswith("two-stage rows"), text
+    assert "# static: x.shape[0]: this size compiles on its own: the class's rows kernel" in text
+    assert "# dynamic: n0" in f.lower(np.empty((900, 1 << 20), np.float32)).as_text("fused")
+    info = f.cache_info()
+    assert (info.compiles, info.instances) == (2, 2), info
+    short = autofuse.jit(lambda x: x.sum(axis=-1), backend="cuda", dynamic=True)
+    short.lower(np.empty((1000, 4096), np.float32))
+    assert "# dynamic: n0" in short.lower(np.empty((3, 4096), np.float32)).as_text("fused")

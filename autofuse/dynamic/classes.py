@@ -20,6 +20,8 @@ class Classes:
     def __init__(self, mode):
         self.policy = Policy(mode)
         self.instances: dict = {}
+        self.declined: dict = {}            # (backend, key) -> (places, why the class did not
+        #                                     run the call's sizes), until its entry is built
         self.made = 0
 
     def find(self, jit, cache: dict, key, args, kwargs, leaves, statics, structure, backend):
@@ -92,7 +94,10 @@ class Classes:
     def _instance(self, target, template, leaves, backend, key):
         sizes = template.dynamic.sizes(leaves)
         made = target.instantiate(template, sizes)
-        if made is None:            # (sizes past what the class kernels index: compiled alone)
+        if made is None or isinstance(made, str):      # (the call compiles alone: made says why)
+            names = ", ".join(name for s in template.dynamic.places
+                              for name in template.dynamic._place_names(s))
+            self.declined[(backend, key)] = (names, made or "the class does not run this size")
             return None
         graph, program, records = made
         instance = dataclasses.replace(template, graph=graph, program=program, kernels=records)
@@ -109,15 +114,18 @@ class Classes:
         self.made += 1
         return instance
 
-    def reasons(self, structure, args, kwargs, jit) -> Shapes | None:
-        """What a static entry of this structure says of its dimensions kept static."""
-        kept = self.policy.static.get(structure)
-        if not kept:
-            return None
+    def reasons(self, structure, args, kwargs, jit, declined=None) -> Shapes | None:
+        """What a static entry of this structure says of its dimensions kept static (`declined`:
+        the key of a call whose class did not run its sizes, find's)."""
+        kept = self.policy.static.get(structure, {})
         names = jit._binder.leaf_names(args, kwargs)
         static = {f"{names[leaf]}.shape[{dim}]": why for (leaf, dim), why in kept.items()
                   if leaf < len(names)}
-        return Shapes({}, {}, {}, static=static)
+        if declined in self.declined:
+            places, why = self.declined.pop(declined)
+            static[places] = f"this size compiles on its own: {why}"
+        return Shapes({}, {}, {}, static=static) if static else None
 
     def clear(self) -> None:
         self.instances.clear()
+        self.declined.clear()

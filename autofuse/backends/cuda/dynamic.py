@@ -24,6 +24,7 @@ from ...dynamic.policy import LATER, Slower
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
 from .emit.strip import MAX_GRID_Y
+from .emit import two_stage_plan
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .plan import choose
@@ -165,6 +166,27 @@ def _grid(group, source, made: dict) -> tuple | None:
     return _blocks(group, source, made), 1, 1
 
 
+def _idle(group, source, made: dict, options) -> bool:
+    """Whether a class's rows kernel (a block a row) would leave the GPU idle at a call's sizes
+    where the call moves at least Tuning.class_kinds_bytes: few long rows, which the kernel for
+    the sizes splits over many blocks (a two-stage kernel; H200: sum(-1) over 4 rows of 2^23 ran
+    26.6x as a class of a block a row). The call then compiles on its own: the class check the
+    builder makes at the sizes it was built for (other_kinds), made again at each size."""
+    if source.launch_rule[0] != "rows":
+        return False
+    simulator = simulating()
+    tuning, device = tuning_of(options), device_for(simulator)
+    reduction = group.reductions[0]
+    operand = made[reduction.inputs[0].id]
+    if operand.nbytes < tuning.class_kinds_bytes:
+        return False
+    axes = reduction.attrs["axes"]
+    rows = math.prod(size for d, size in enumerate(operand.shape) if d not in axes)
+    layout = two_stage_plan.plan(operand.shape, axes, rows, operand.size // max(1, rows), tuning,
+                                 device, simulator)
+    return layout is not None and layout.layout == "rows"
+
+
 def _blocks(group, source, made: dict) -> int:
     """The grid's blocks along x at a call's sizes, by a one-dimensional launch rule."""
     rule, number = source.launch_rule[:2]
@@ -206,12 +228,12 @@ def widest(entry, made: dict | None = None) -> int:
 
 
 def instantiate(entry, sizes: dict):
-    """(graph, program, kernel records) of the class entry at `sizes`, or None where a size is
-    past the 32-bit indices its kernels were written with or a grid it can launch (the call
-    compiles on its own)."""
+    """(graph, program, kernel records) of the class entry at `sizes`, or why the call compiles
+    on its own: a size past the 32-bit indices its kernels were written with or a grid they
+    can launch, or a rows kernel that would leave the GPU idle (`_idle`)."""
     graph, made = instantiate_graph(entry, sizes)
     if 2 * widest(entry, made) >= INDEX_LIMIT:
-        return None
+        return "its kernels would index past 32 bits at this size"
     simulator = simulating()
     kernels = []
     for kernel in entry.dynamic_kernels:
@@ -219,7 +241,10 @@ def instantiate(entry, sizes: dict):
         if source.launch_rule:
             grid = _grid(kernel.group, source, made)
             if grid is None:
-                return None
+                return "its grid at this size is past what the kernel launches"
+            if _idle(kernel.group, source, made, entry.options):
+                return "the class's rows kernel, a block a row, would leave the GPU idle at " \
+                       "these few long rows (a kernel for the sizes splits each over many blocks)"
             source = dataclasses.replace(source, grid=grid)
         record = dataclasses.replace(kernel.record, launch=dict(kernel.record.launch,
                                                                 grid=source.grid))
