@@ -409,3 +409,26 @@ def test_whole_column_programs_over_fifty_batch_sizes(fn):
     text = f.lower(*(cupy.asarray(a) for a in (f32(7, 256), f32(256), f32(256)))).as_text("fused")
     assert "# dynamic: n0 = x.shape[0]" in text, text
     assert f.cache_info().compiles <= 2 + text.count("compiles on its own"), f.cache_info()
+
+
+def test_few_long_rows_beside_a_rows_class():
+    """Rows that vary in number, 2^18 elements long: the class (a block a row) runs many rows;
+    few rows, which it would run on a few SMs, compile on their own (two-stage rows, each row
+    over many blocks), and a first call at few rows keeps the size static (the kinds check);
+    every answer against NumPy."""
+    long = 1 << 18
+    f = autofuse.jit(lambda x: x.sum(axis=-1), backend="cuda")
+    for n in (600, 601, 3, 650, 4):
+        x = cupy.random.standard_normal((n, long), dtype=np.float32)
+        np.testing.assert_allclose(cupy.asnumpy(f(x)),
+                                   cupy.asnumpy(x).astype(np.float64).sum(-1), rtol=1e-4,
+                                   atol=1e-2)
+    assert f.lower(cupy.empty((4, long), np.float32)).kernels[0].strategy.startswith(
+        "two-stage rows")
+    assert f.cache_info().instances >= 2
+    g = autofuse.jit(lambda x: x.max(axis=-1), backend="cuda")
+    for n in (3, 4, 5):
+        x = cupy.random.standard_normal((n, long), dtype=np.float32)
+        assert bool((g(x) == x.max(axis=-1)).all())
+    assert "are of other kinds than a class's" in g.lower(cupy.empty((5, long), np.float32)) \
+        .as_text("fused")
