@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from autofuse.backends.cuda.index_folding import fold
+from autofuse.backends.cuda.dynamic import same_kernel
+from autofuse.backends.cuda.index_folding import canonical, fold
 
 CASES = {
     "(1 + (i0 - 1)) * 1024 + (2 + (jv3 - 1))": "i0 * 1024 + jv3 + 1",
@@ -58,3 +59,27 @@ def test_random_affine_expressions_keep_their_value():
         if folded != expression and not constant:
             # a folded expression leads with a multiple of a name or a name and a constant
             assert isinstance(first, (ast.BinOp, ast.Name)), folded
+
+
+def test_canonical_spellings_keep_their_value_and_agree():
+    """index_folding.canonical, for comparing texts only: one spelling of an affine expression
+    whatever its order, unit coefficients and zero terms, with the expression's value."""
+    rng = random.Random(31)
+    for _ in range(1000):
+        expression = _random_affine(rng, 4)
+        spelled = canonical(expression)
+        for _ in range(3):
+            names = {n: rng.randint(0, 5000) for n in ("i0", "i1", "j", "jv1")}
+            assert eval(spelled, {}, names) == eval(expression, {}, names), (expression, spelled)
+    assert canonical("sr * 1 + sc") == canonical("sc + sr") == canonical("sr + sc * 1 + 0")
+    assert canonical("sr * 0 + sc") == "sc" and canonical("cuda.threadIdx.x") == "cuda.threadIdx.x"
+
+
+def test_a_class_kernel_at_a_size_is_the_built_one_up_to_its_index_spelling():
+    """cuda dynamic.same_kernel: a transpose's `ix(sr * n0 + sc)` at size 1 is the built
+    `ix(sr + sc)`, at size 0 the built `sc`; another arithmetic is not."""
+    assert same_kernel("x = a0[ix(sr * 1 + sc)]", "x = a0[ix(sr + sc)]")
+    assert same_kernel("v = vload4(a0, ix(sr * 0 + sc))\ny = a0[ix(sr * 0 + sc)]",
+                       "v = vload4(a0, ix(sc))\ny = a0[sc]")
+    assert not same_kernel("x = a0[ix(sr * 2 + sc)]", "x = a0[ix(sr + sc)]")
+    assert not same_kernel("x = a0[ix(sr * 1 + sc)]", "x = a1[ix(sr + sc)]")

@@ -25,6 +25,7 @@ from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
 from .emit.strip import MAX_GRID_Y
 from .emit import two_stage_plan
+from .index_folding import canonical
 from .emit.two_stage_plan import chunking
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .plan import choose
@@ -60,6 +61,33 @@ def dynamic_texts(entry) -> list:
         record.strategy, record.dynamic_kernel = source.strategy, source
         texts.append((meta, text, text))
     return texts
+
+
+def same_kernel(concrete: str, built: str) -> bool:
+    """Whether a class kernel's text at a size (`concrete`) is the text built for that size,
+    up to how its index arithmetic is spelled: `ix(sr * n0 + sc)` at size 1 is the built
+    `ix(sr + sc)`, at size 0 the built `sc` (a transpose's row length; the same arithmetic)."""
+    return concrete == built or _folded(concrete) == _folded(built)
+
+
+_CAST = re.compile(r"\b(ix|sx)\(")
+
+
+def _folded(text: str) -> str:
+    """`text` with each index cast's expression in one spelling (index_folding.canonical) and a
+    cast of a lone name dropped (its value is an index already)."""
+    out, at = [], 0
+    while (found := _CAST.search(text, at)) is not None:
+        out.append(text[at:found.start()])
+        depth, end = 1, found.end()
+        while depth and end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        inner = canonical(_folded(text[found.end():end - 1]))
+        out.append(inner if inner.isidentifier() else f"{found.group(1)}({inner})")
+        at = end
+    out.append(text[at:])
+    return "".join(out)
 
 
 def other_kinds(own, template) -> str | None:

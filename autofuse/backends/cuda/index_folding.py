@@ -37,6 +37,26 @@ def fold(expression: str) -> str:
     return folded
 
 
+def canonical(expression: str) -> str:
+    """An affine `expression` in one spelling for comparing texts (terms by name, coefficients
+    written out, zero terms dropped: `sr * 1 + sc`, `sc + sr` and `sr + sc * 1 + 0` alike), or
+    unchanged where it is not affine. Never written into a kernel: the types of its terms are
+    the original's concern (fold)."""
+    try:
+        terms = _linear(ast.parse(expression, mode="eval").body)
+    except SyntaxError:
+        return expression
+    if terms is None:
+        return expression
+    named = sorted((name, c) for name, c in terms.items() if c and name != _CONSTANT)
+    constant = terms.get(_CONSTANT, 0)
+    if len(named) == 1 and named[0][1] == 1 and not constant:
+        return named[0][0]
+    parts = [f"{name} * {c}" for name, c in named] + ([str(constant)] if constant or not named
+                                                      else [])
+    return " + ".join(parts)
+
+
 def _linear(node) -> dict | None:
     """{atom text: integer coefficient, "": constant} of an affine expression, or None where it
     is not one (then nothing is folded)."""
