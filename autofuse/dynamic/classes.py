@@ -96,7 +96,7 @@ class Classes:
         made = target.instantiate(template, sizes)
         if made is None or isinstance(made, str):      # (the call compiles alone: made says why)
             names = ", ".join(name for s in template.dynamic.places
-                              for name in template.dynamic._place_names(s))
+                              for name in template.dynamic.names[s])
             self.declined[(backend, key)] = (names, made or "the class does not run this size")
             return None
         graph, program, records = made

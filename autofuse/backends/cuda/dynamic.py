@@ -23,10 +23,10 @@ from ...dynamic.instances import instantiate_graph
 from ...dynamic.policy import LATER, Slower
 from . import device_for, simulating, tuning_of
 from .compile import CompiledKernel, module_text
-from .emit.strip import MAX_GRID_Y
 from .emit import two_stage_plan
-from .index_folding import canonical
+from .emit.strip import MAX_GRID_Y
 from .emit.two_stage_plan import chunking
+from .index_folding import canonical
 from .kernel import INDEX_LIMIT, MAX_GRID, Size
 from .plan import choose
 from .runtime.program import CudaProgram, SimulatorProgram
