@@ -49,7 +49,8 @@ class Matmul:
         m, n = node.shape[-2:]
         k = a.shape[-1]
         tile, depth, micro = fitted_tile(self.tuning.tile, self.tuning.tile_k, self.tuning.micro,
-                                         node.dtype.itemsize, self.device.shared_per_block)
+                                         node.dtype.itemsize, self.device.shared_per_block,
+                                         node.dtype.kind == "c")
         side = tile // micro                     # threads along each side of the tile
         threads = side * side
         batch_names = [f"b{d}" for d in range(len(batch))]
@@ -162,10 +163,17 @@ def register_block(dtype, held, tuning) -> bool:
     return tuning.register_block and accumulators.applies(dtype, held)
 
 
-def fitted_tile(tile: int, depth: int, micro: int, itemsize: int, shared: int) -> tuple:
+def fitted_tile(tile: int, depth: int, micro: int, itemsize: int, shared: int,
+                complex_: bool = False) -> tuple:
     """The tile, slab depth and outputs a thread along each side, halved from the tuning's until the
     two slabs (depth x tile elements each) fit the block's shared memory: complex128's 16-byte
-    elements take 64x64 tiles of 4x4 a thread (the same threads, a quarter of the registers)."""
+    elements take 64x64 tiles of 4x4 a thread (the same threads, a quarter of the registers).
+    Complex values start halved (`complex_`): a complex multiply-add is four real ones, so 4x4
+    complex outputs a thread do the real 8x8's arithmetic a loaded value, in half its
+    accumulator registers (complex64 at 8x8 wrote 1,506 lines, 85 s to PTX; at 4x4 see
+    test_complex's PTX test)."""
+    if complex_ and micro > 1 and tile > micro:
+        tile, micro = tile // 2, micro // 2
     while 2 * depth * tile * itemsize > shared and micro > 1 and tile > micro:
         tile, micro = tile // 2, micro // 2
     return tile, depth, micro
