@@ -34,14 +34,14 @@ def prepare_simulator() -> None:
 def _shared_array(self, shape, dtype, alignment=None):
     """`cuda.shared.array` under the simulator, one array a call site for all of a block's threads.
 
-    numba-cuda's simulator (FakeCUDAShared.array, numba-cuda 0.30) looks the call site up in a dict and, on a
+    numba-cuda 0.30's simulator (FakeCUDAShared.array) looks the call site up in a dict and, on a
     miss, makes an array and stores it: two threads that switch between the lookup and the store
     each make their own, and one of them then writes a "shared" array no other thread reads. Its
     barriers and reads see partial sums and never-written memory: wrong values at random, more
-    often the shorter the switch interval (a stress of tests/dynamic_sim_reductions.py, static and
-    class kernels alike: 9 wrong cases of 36 at 2e-6 s, none with this version). Here the array is
-    made first and stored with dict.setdefault, which keeps the first one atomically; the call site
-    is the caller's frame, as the simulator keys it (file, line)."""
+    often the shorter the switch interval (benchmarks/experiments/sim_switch_stress.py, static
+    and class kernels alike: 4-9 wrong cases a run at 2e-6 s, none in three runs with this
+    version). Here the array is made first and stored with dict.setdefault, which keeps the first
+    one atomically; the call site is the caller's frame, as the simulator keys it (file, line)."""
     if shape == 0 or alignment is not None:      # (dynamic shared memory; refused alignments)
         return _shared_array.original(self, shape, dtype, alignment)
     from numba.core import types
