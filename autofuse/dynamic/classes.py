@@ -94,10 +94,10 @@ class Classes:
     def _instance(self, target, template, leaves, backend, key):
         sizes = template.dynamic.sizes(leaves)
         made = target.instantiate(template, sizes)
-        if made is None or isinstance(made, str):      # (the call compiles alone: made says why)
+        if isinstance(made, str):      # (the call compiles on its own: made says why)
             names = ", ".join(name for s in template.dynamic.places
                               for name in template.dynamic.names[s])
-            self.declined[(backend, key)] = (names, made or "the class does not run this size")
+            self.declined[(backend, key)] = (names, made)
             return None
         graph, program, records = made
         instance = dataclasses.replace(template, graph=graph, program=program, kernels=records)

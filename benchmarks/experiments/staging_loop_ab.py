@@ -21,7 +21,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", ".."))
 sys.path.insert(0, here)
 
-from tiles_bound_ab import gpu_clock  # noqa: E402
+from tiles_bound_ab import alternating  # noqa: E402
 
 CORPUS = ("covariance", "conv2d_slices")
 
@@ -51,11 +51,8 @@ def main():
                 for k in jitted.lower(*inputs, **static).kernels:
                     if k.kind == "output":
                         print(f"    {label}: {k.name} {k.strategy} {k.launch}", flush=True)
-            times = {label: [] for label in tunings}
-            for _ in range(args.rounds):
-                for label, call in calls.items():
-                    times[label].append(gpu_clock(call, args.calls))
-            a, b = (float(np.median(times[label])) for label in tunings)
+            medians = alternating(calls, args.rounds, args.calls)
+            a, b = (medians[label] for label in tunings)
             same = np.allclose(answers["written out"], answers["loops"], rtol=1e-4, atol=1e-4)
             print(f"{name} {np.dtype(dtype).name:8s} written out {a:9.1f} us  loops {b:9.1f} us  "
                   f"loops/written {b / a:.3f}  same answer {same}", flush=True)

@@ -56,6 +56,16 @@ def gpu_clock(call, calls: int) -> float:
     return cupy.cuda.get_elapsed_time(start, end) * 1000 / calls
 
 
+def alternating(calls: dict, rounds: int, count: int) -> dict:
+    """label -> median us a call (gpu_clock over `count` calls), the labels taking turns each of
+    `rounds` rounds so that a drift of the device falls on all of them."""
+    times = {label: [] for label in calls}
+    for _ in range(rounds):
+        for label, call in calls.items():
+            times[label].append(gpu_clock(call, count))
+    return {label: float(np.median(t)) for label, t in times.items()}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20)
@@ -79,11 +89,8 @@ def main():
             for k in kernels:
                 if k.kind == "output":
                     print(f"    {name}: {k.name} {k.launch}", flush=True)
-        times = {name: [] for name in tunings}
-        for _ in range(args.rounds):
-            for name, call in calls.items():
-                times[name].append(gpu_clock(call, args.calls))
-        a, b = (float(np.median(times[name])) for name in tunings)
+        medians = alternating(calls, args.rounds, args.calls)
+        a, b = (medians[name] for name in tunings)
         print(f"{label:42s} default {a:9.1f} us  none {b:9.1f} us  ratio {a / b:.3f}  "
               f"{texts['default']}", flush=True)
 

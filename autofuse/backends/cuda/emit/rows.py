@@ -159,22 +159,21 @@ class Rows:
             for param in rows:
                 self.store(param, full)
             self.end_row_loop()
-        if (outer > self.tuning.row_grid or self.dynamic) and len(self.group.reductions) < 2:
-            # NOTE: a block's next row writes the shared arrays again. With two or more block
-            # reductions a row, the barrier of each comes after every thread's reads of the one
-            # before, so the next row's writes wait already; a block that has only one row (the
-            # grid is one block a row up to ROW_GRID rows) needs no barrier either.
-            if self.dynamic:
-                # NOTE: a class's grid is a block a row up to ROW_GRID rows, as a specialized
-                # kernel's: the barrier only where the block has another row (rows are the
-                # block's alike, so every thread takes the same branch)
-                r.emit(f"row = {self.ix('row + cuda.gridDim.x')}")
-                r.emit(f"if row < {self.ix(str(outer), literal=True)}:")
-                r.emit("    cuda.syncthreads()")
-            else:
-                r.emit("cuda.syncthreads()")
-        if not (self.dynamic and len(self.group.reductions) < 2):
-            r.emit(f"row = {self.ix('row + cuda.gridDim.x')}")
+        # NOTE: a block's next row writes the shared arrays again. With two or more block
+        # reductions a row, the barrier of each comes after every thread's reads of the one
+        # before, so the next row's writes wait already; a block that has only one row (the
+        # grid is one block a row up to ROW_GRID rows) needs no barrier either. A class's grid
+        # is a block a row up to ROW_GRID rows too, as a specialized kernel's: its barrier only
+        # where the block has another row (rows are the block's alike: every thread branches
+        # alike).
+        barrier = (outer > self.tuning.row_grid or self.dynamic) and \
+            len(self.group.reductions) < 2
+        if barrier and not self.dynamic:
+            r.emit("cuda.syncthreads()")
+        r.emit(f"row = {self.ix('row + cuda.gridDim.x')}")
+        if barrier and self.dynamic:
+            r.emit(f"if row < {self.ix(str(outer), literal=True)}:")
+            r.emit("    cuda.syncthreads()")
         r.pop()
         self.cached.clear()
         self.kept.clear()
