@@ -23,9 +23,10 @@ from .kernel import atomic_scratch, storage_dtype
 from .runtime import driver as cuda_driver
 
 CC = (9, 0)                      # PTX target without a GPU (Hopper, the project's GPU machines)
-GENERATOR_VERSION = "cuda-4"      # bump when generated code's meaning changes outside its text
+GENERATOR_VERSION = "cuda-5"      # bump when generated code's meaning changes outside its text
 #                                  (cuda-3: cubins record the launch bound they were linked with;
-#                                  cuda-4: class kernels keep it over a spill of a few bytes)
+#                                  cuda-4: class kernels keep it over a spill of a few bytes;
+#                                  cuda-5: only column tiles' class kernels do)
 # (the intrinsics generated kernels import are part of every cubin's key, by their source text)
 _INTRINSICS = [Path(__file__).parent / "intrinsics" / name
                for name in ("vector.py", "half.py", "mma.py", "mma_shapes.py",

@@ -140,15 +140,13 @@ def _refuse_runs(group, tuning, device, simulator: bool, strides: dict, varying:
 def prepare_dynamic(entry, shapes, raw_texts: list) -> None:
     """Compile-ready class kernels: each takes the sizes it uses after its outputs."""
     simulator = simulating()
-    tuning = tuning_of(entry.options)
     inputs = {node.attrs["index"]: node for node in entry.graph.inputs}
     entry.dynamic_kernels = []
     for record, text, raw in zip(entry.kernels, shapes.texts, raw_texts):
         source = record.dynamic_kernel
         sizes = [Size(f"n{s}", inputs[shapes.places[s][0][0]], shapes.places[s][0][1])
                  for s in text.symbols]
-        source = dataclasses.replace(source, sizes=list(source.sizes) + sizes,
-                                     spill_bytes=tuning.class_spill_bytes)
+        source = dataclasses.replace(source, sizes=list(source.sizes) + sizes)
         generic = _with_parameters(text.generic(raw), source)
         kernel = CompiledKernel(record, source, generic, simulator)
         record.source = generic

@@ -61,10 +61,13 @@ class Tuning:
     #                                   3x the loads; class_steps_gpu.py, an H100: softmax(0)
     #                                   float16 0.93x specialized at 2, 1.00x at 1; x+r
     #                                   layernorm(0), two arrays, 1.03x at 1, 1.12x at 2)
-    class_spill_bytes: int = 16       # a class kernel keeps its launch bound where ptxas spills at
-    #                                   most this many bytes a thread (x+r layernorm(0): 8 bytes,
-    #                                   its tile counter, at 4 blocks an SM 1.03x the specialized
-    #                                   kernel; relinked at 3 blocks 1.17x)
+    class_spill_bytes: int = 16       # a class's column tiles keep their launch bound where ptxas
+    #                                   spills at most this many bytes a thread (x+r layernorm(0):
+    #                                   8 bytes, its tile counter, at 4 blocks an SM 1.03x the
+    #                                   specialized kernel; relinked at 3 blocks 1.17x). Not other
+    #                                   kinds: rmsnorm's rows class, 16 bytes spilled at 20 blocks
+    #                                   of 64, ran 1.18x; relinked at 18, 1.00 (H200,
+    #                                   benchmarks/experiments/rows_class_variants.py)
     class_kinds_bytes: int = 1 << 20  # the automatic policy builds no class whose kernels are of
     #                                   other kinds than the call's own sizes get where the call
     #                                   moves at least this many bytes (dynamic.other_kinds; below

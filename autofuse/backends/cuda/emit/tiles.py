@@ -130,21 +130,66 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
     # (a class's tiles: its outputs' count over the width, where the plan's count is of as many
     # rows as fill the GPU)
     tiles = ix(str(outer // p.width), literal=True) if classed else p.tiles
-    r.emit(f"while tile * {p.width} < {ix(str(outer), literal=True)}:" if classed and ragged
-           else f"while tile < {tiles}:")
+    # NOTE: ragged row tiles take their whole tiles in a loop of their own, as a fixed multiple
+    # would (no guard), and the last, partial tile after it, in the block whose next tile it is:
+    # there a row past the end reads none of its elements (`end` 0) and stores none. One loop
+    # that read the last row again for rows past the end, and guarded their stores, took softmax
+    # over a class's rows of 128 and 256 from 32 registers to 48 (5 blocks an SM instead of 8):
+    # 1.14-1.15x the specialized kernel; with that clamp in the last tile only, still 48 and
+    # 1.06-1.10x; as now, 32 and 1.005-1.014x (H200, benchmarks/experiments/
+    # rows_class_variants.py)
+    split = rows and ragged
+    bound = ix(str(outer), literal=True) if classed else outer
+    if split:
+        r.emit(f"while tile < {ix(f'{bound} // {p.width}') if classed else outer // p.width}:")
+    else:
+        r.emit(f"while tile * {p.width} < {bound}:" if classed and ragged
+               else f"while tile < {tiles}:")
     r.push()
+    _tile(source, shape, axes, outer_axes, outer, inner, p, shuffles, ragged and not split)
+    # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first
+    # (a class's grid is a block a tile up to its launch rule's most: the barrier only where
+    # the block has another tile; tiles are the block's alike, so every thread branches alike)
+    r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
+    if classed and not shuffles:
+        r.emit(f"if tile * {p.width} < {bound}:" if ragged else f"if tile < {tiles}:")
+        r.emit("    cuda.syncthreads()")
+    elif p.tiles > grid and not shuffles:
+        r.emit("cuda.syncthreads()")
+    r.pop()
+    if split:
+        r.emit(f"if tile * {p.width} < {bound}:    # the last tile, part of a tile's rows")
+        r.push()
+        _tile(source, shape, axes, outer_axes, outer, inner, p, shuffles, True)
+        r.pop()
+    kind = "row" if rows else "column"
+    strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
+                f"{len(passes(source.group))} passes")
+    kernel = source.finish(strategy, p.threads, (grid, 1, 1),
+                           max(1, source.device.threads_per_sm // p.threads))
+    if classed:         # (cuda/dynamic.py: a block a tile of the call's rows or columns, at most
+        #                 row_grid)
+        kernel.launch_rule = ("row tiles", p.width, source.tuning.row_grid) if rows else \
+            ("column tiles", source.tuning.row_grid, p.width)
+        if not rows:
+            kernel.spill_bytes = source.tuning.class_spill_bytes
+    return kernel
+
+
+def _tile(source, shape, axes, outer_axes, outer: int, inner: int, p: two_stage.Plan,
+          shuffles: bool, ragged: bool) -> None:
+    """One tile of the block's outputs: their reductions pass by pass, then the outputs of the
+    reduced space's shape. `ragged`: the tile may reach past the last output (its outputs'
+    count is no multiple of the width, or is a size argument): an output past the end reads
+    none of its elements (`end` 0) and stores nothing."""
+    r = source.renderer
+    ix = source.ix
+    rows = p.layout == "rows"
+    classed = source.dynamic
     r.emit(f"o = {ix(f'tile * {p.width} + c')}")
-    # NOTE: ragged row tiles read the last row again for rows past the end (`oc`) and store only
-    # their own: the row's length stays a constant, so no element's load is guarded (a length
-    # of 0 past the end guarded each: softmax over a class's rows of 256 ran 1.12-1.14x)
-    clamped = rows and ragged
-    if clamped:
-        # (a class's size 0 not folded, so that its text is the class's)
-        last = ix(f"{ix(str(outer), literal=True)} - 1") if classed else outer - 1
-        r.emit(f"oc = o if o < {outer} else {last}")
-    source._outer_index(outer_axes, shape, "oc" if clamped else "o")
+    source._outer_index(outer_axes, shape, "o")
     end = ix(str(inner), literal=True) if classed and not rows else inner
-    r.emit(f"end = {end}" if not ragged or clamped else f"end = {end} if o < {outer} else 0")
+    r.emit(f"end = {end}" if not ragged else f"end = {end} if o < {outer} else 0")
     for nodes in passes(source.group):
         accs = []
         for node in nodes:
@@ -176,36 +221,14 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
             r.special[node.id] = lambda index, result=result: result
     outputs = source.store_reduced(shape, axes, "h == 0" + (f" and o < {outer}" if ragged else ""))
     if outputs:
-        _walk(source, shape, axes, p, [], outputs, [], f"o < {outer}" if clamped else None)
-    # NOTE: the next tile writes the shared arrays again: every thread's reads of this one first
-    # (a class's grid is a block a tile up to its launch rule's most: the barrier only where
-    # the block has another tile; tiles are the block's alike, so every thread branches alike)
-    r.emit(f"tile = {ix('tile + cuda.gridDim.x')}")
-    if classed and not shuffles:
-        r.emit(f"if tile * {p.width} < {ix(str(outer), literal=True)}:" if ragged
-               else f"if tile < {tiles}:")
-        r.emit("    cuda.syncthreads()")
-    elif p.tiles > grid and not shuffles:
-        r.emit("cuda.syncthreads()")
-    r.pop()
-    kind = "row" if rows else "column"
-    strategy = (f"{kind} tiles, {p.width}x{p.height} threads, "
-                f"{len(passes(source.group))} passes")
-    kernel = source.finish(strategy, p.threads, (grid, 1, 1),
-                           max(1, source.device.threads_per_sm // p.threads))
-    if classed:         # (cuda/dynamic.py: a block a tile of the call's rows or columns, at most
-        #                 row_grid)
-        kernel.launch_rule = ("row tiles", p.width, source.tuning.row_grid) if rows else \
-            ("column tiles", source.tuning.row_grid, p.width)
-    return kernel
+        _walk(source, shape, axes, p, [], outputs, [])
 
 
-def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
-          stores: str | None = None) -> None:
+def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> None:
     """A thread's elements of its output: column tiles by two_stage's loop (`ilp` a step, then
     one at a time); row tiles, whose rows are short, as a fixed count of guarded elements, so
     that every load is issued before the first combine (a row of 100 went one load at a time
-    through the loop's remainder); `stores`: the condition row outputs are stored under."""
+    through the loop's remainder)."""
     r = source.renderer
     if p.layout != "rows":
         r.emit("e = h")
@@ -220,13 +243,6 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
         two_stage._loop(source, shape, axes, p, accs, row_outputs, nodes, steps=steps,
                         loads=source.tuning.two_stage_loads)
         return
-    # NOTE: a pass that only stores takes its condition once, around the loop, not at each
-    # element (no change measured: softmax over a class's rows of 128 1.12x its specialized
-    # kernel either way, H200)
-    hoisted = bool(row_outputs and stores and not nodes)
-    if hoisted:
-        r.emit(f"if {stores}:")
-        r.push()
     r.emit(f"for u in range({p.chunk // p.height}):")
     r.push()
     r.emit(f"e = {source.ix(f'h + u * {p.height}')}")
@@ -237,18 +253,10 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes,
     index = tuple(f"r{d}" if d in axes else f"i{d}" for d in range(len(shape)))
     for node, (acc, idx) in zip(nodes, accs):
         source.acc.combine(node, acc, idx, r.value(node.inputs[0], index), node.dtype, "e")
-    guarded = bool(row_outputs and stores and not hoisted)
-    if guarded:
-        r.emit(f"if {stores}:")
-        r.push()
     for param in row_outputs:
         source.store(param, index)
-    if guarded:
-        r.pop()
     r.pop()
     r.pop()
-    if hoisted:
-        r.pop()
 
 
 def _results(source, nodes, accs) -> None:
