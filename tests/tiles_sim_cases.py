@@ -97,6 +97,10 @@ CASES = [
     ("rows_vector_tail_misaligned", softmax(-1), (_misaligned(3, 1000),), {"strategy": "rows"}),
     ("rows_vector_tail_int", lambda x: x.sum(-1) + x.max(-1),
      (rng.integers(-9, 9, (4, 100)).astype(np.int32),), {"strategy": "rows"}),
+    # a thread's vectors combined lane by lane across them, an arg-reduction's item by item (its
+    # ties: the first position), in one kernel: rows of small integers, ties in every row
+    ("rows_vector_arg_ties", lambda x: (x.argmax(-1), x.max(-1), x.sum(-1), x.argmin(-1)),
+     (rng.integers(-2, 3, (3, 1000)).astype(np.float32),), {"strategy": "rows, 4-wide"}),
 ]
 
 

@@ -135,7 +135,8 @@ class Rows:
             if keep:
                 r.emit(f"kept{source.id} = cuda.local.array({items}, "
                        f"{self.register_type(source.id, source.dtype)})")
-            self.row_loop(items, block, inner, inner_names, shape, axes)
+            self.row_loop(items, block, inner, inner_names, shape, axes,
+                          across=node.op not in ("argmax", "argmin"))
             value = r.value(source, full)
             self.acc.combine(node, acc, idx, value, node.dtype, "col")
             if keep:
@@ -260,11 +261,26 @@ class Rows:
                     not is_inline_constant(divisor):
                 cuda_divide.reciprocal(r, r.value(divisor, per_row[divisor.shape]))
 
-    def row_loop(self, items, block, inner, inner_names, shape, axes) -> None:
+    def row_loop(self, items, block, inner, inner_names, shape, axes, across=False) -> None:
+        """A loop over a thread's items of its row (`across`: its vectors' lanes in turn, for a
+        reduction that may combine its items in any order; see the NOTE)."""
         r = self.renderer
-        r.emit(f"for j in range({items}):")
-        r.push()
         lanes = self.row_lanes     # items in vectors: item j is lane j % lanes of vector j // lanes
+        vectors = items // lanes if lanes else 0
+        # NOTE: a thread's vectors are combined lane by lane across them (its items in the order
+        # lane 0 of every vector, then lane 1, ...), so that the first combines need every
+        # vector's load and ptxas issues them together: item by item, ptxas issued the fourth
+        # 16-byte load of the float16 softmax's class kernel after the first row's arithmetic had
+        # begun (1.14x its specialized kernel; across the vectors 1.01x, and the specialized
+        # kernel 1.01x itself; H200, benchmarks/experiments/rows_class_variants.py). Not for an
+        # arg-reduction, whose ties keep the first position it meets.
+        if across and vectors > 1:
+            r.emit(f"for jj in range({items}):")
+            r.push()
+            r.emit(f"j = (jj % {vectors}) * {lanes} + jj // {vectors}")
+        else:
+            r.emit(f"for j in range({items}):")
+            r.push()
         col = f"(t + (j // {lanes}) * {block}) * {lanes} + j % {lanes}" if lanes else f"t + j * {block}"
         r.emit(f"col = {self.ix(col)}")
         # NOTE: when the row is an exact multiple of the block, every item exists; the compiler
