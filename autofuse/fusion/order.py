@@ -17,12 +17,100 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
     it), the other groups count as the kernels they will be: reaching any member of one reaches
     all its results (it runs once all its inputs are ready), so a path through a group that holds
     both an ancestor and a descendant of the merged ones is found too. `reach` (spans.Spans.reach)
-    bounds the walk: nothing past reach(last member) leads back."""
+    bounds the walk: nothing past reach(last member) leads back.
+
+    The walk forward from the groups decides. Beside it, a step for each of its steps, a walk
+    back from them over a superset of its edges may prove first that nothing leads back: a
+    group early in the program merged with a later one (a loop's reductions, each step's sibling
+    of the last) has a long way forward to the later one's position and few ancestors."""
+    forward = _forward(groups, users, order, groups_of or {}, reach)
+    backward = _backward(groups, groups_of or {})
+    while True:
+        try:
+            next(forward)
+        except StopIteration as done:
+            return done.value
+        if backward is None:
+            continue
+        try:
+            next(backward)
+        except StopIteration as done:
+            if not done.value:
+                return False
+            backward = None          # it may have found a path the forward walk does not take
+
+
+def _backward(groups: list[Group], holders_of: dict):
+    """A generator (a step a value it visits) returning False where no value that a member of
+    `groups` writes can lead back to one of them, True where one may. It walks back from the
+    members over every edge the forward walk follows and more: a node's inputs (whether read
+    from memory or not, before or after the bound), and the groups holding them (all of whose
+    members then count, as the forward walk enters a group through any of them)."""
     inside = set()
     for group in groups:
         inside.update(group.members)
     merged = {id(group) for group in groups}
-    holders_of = groups_of or {}
+    nodes = {}
+    for group in groups:
+        nodes.update(group.members)
+    stack, seen, marked = [], set(), set()
+
+    def push(node) -> None:
+        if node.id not in inside and node.id not in seen:
+            seen.add(node.id)
+            stack.append(node)
+
+    def mark(group) -> bool:
+        """`group` may reach the merged ones: every member may too. Whether a merged member
+        enters it directly (it recomputes a member's reader without the member)."""
+        if id(group) in merged or id(group) in marked:
+            return False
+        marked.add(id(group))
+        for member in group.members.values():
+            push(member)
+            if member.id in inside and any(
+                    s.id in inside and s.id not in group.members and
+                    _from_memory(s, member, holders_of) for s in member.inputs):
+                return True
+        return False
+
+    def readers_of(node) -> bool:
+        """`node` may reach the merged groups: its inputs may, and the groups holding them
+        (`node` reads their results). Whether a merged member writes one of them."""
+        for source in node.inputs:
+            if source.id in inside:
+                if _from_memory(source, node, holders_of):
+                    return True
+                continue
+            push(source)
+            for holder in holders_of.get(source.id, ()):
+                if _from_memory(source, node, holders_of) and mark(holder):
+                    return True
+        return False
+
+    for node in nodes.values():
+        for source in node.inputs:
+            if source.id not in inside:
+                push(source)
+            for holder in holders_of.get(source.id, ()):
+                if _from_memory(source, node, holders_of) and mark(holder):
+                    return True
+        yield
+    while stack:
+        node = stack.pop()
+        if readers_of(node):
+            return True
+        yield
+    return False
+
+
+def _forward(groups: list[Group], users: dict, order: dict, holders_of: dict, reach):
+    """path_outside's walk forward from the groups, as a generator (a step a value it visits)
+    returning whether it comes back."""
+    inside = set()
+    for group in groups:
+        inside.update(group.members)
+    merged = {id(group) for group in groups}
     last = max(order[node_id] for node_id in inside)
     bound = reach(last) if reach is not None else len(order)
     stack, seen, entered = [], set(), set()
@@ -61,6 +149,7 @@ def path_outside(groups: list[Group], users: dict, order: dict, groups_of: dict 
         if node.id in seen:
             continue
         seen.add(node.id)
+        yield
         if enter(holders_of.get(node.id, ())):
             return True
         # NOTE: a node after the last member in topological order reaches no member by itself
