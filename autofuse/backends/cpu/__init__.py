@@ -145,6 +145,7 @@ class Step:
         self.kernel = kernel
         self.text = text
         self.function = function
+        self.entry = None           # the compiled code its first call's argument types run
         self.first = True
         self.inputs = kernel.inputs
         self.outputs = kernel.outputs
@@ -180,6 +181,7 @@ class Step:
         if not isinstance(self.function, native.Function) and native.SAVER.wants(self.function):
             # (a loop's steps share one function: only the first hashes its module's path)
             native.SAVER.add(self.function, module_path(self.text), self.kernel.name)
+        self.entry = native.entry_point(self.function, args)
         self.first = False
 
 

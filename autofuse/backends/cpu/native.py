@@ -96,6 +96,26 @@ def signature_of(args) -> tuple | None:
     return tuple(key)
 
 
+def entry_point(function, args):
+    """What `function` (a `Function`, numba's dispatcher, or a library's wrapper) runs for
+    arguments typed as `args` are, once a call has resolved them: the compiled code's CPython
+    wrapper, called without the per-call dispatch (a `Function`'s key of flag bits, numba's
+    typing of each argument), or None where nothing is resolved for them yet."""
+    if isinstance(function, Function):
+        function = function.opened.get(signature_of(args))
+        if function is None or isinstance(function, _Remembering):
+            return None
+    overloads = getattr(function, "overloads", None)
+    if overloads is None:
+        return function                 # (a library's wrapper: its signature's own code)
+    from numba import typeof            # (numba's dispatcher: numba is imported already)
+    try:
+        compiled = overloads.get(tuple(typeof(value) for value in args))
+    except (TypeError, ValueError):
+        return None
+    return compiled.entry_point if compiled is not None else None
+
+
 def load(module: Path, name: str, numba_function):
     """A `Function` for kernel `name` of generated module `module` where this machine has any
     of its libraries, else None. `numba_function()` gives numba's dispatcher (other signatures)."""
