@@ -18,12 +18,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", ".."))
 sys.path.insert(0, here)
 
+from rows_class_variants import softmax  # noqa: E402
 from tiles_bound_ab import alternating  # noqa: E402
-
-
-def softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def layernorm(x, g, b):
