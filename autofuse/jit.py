@@ -55,6 +55,8 @@ class JitFunction:
         # counts): later calls key on their values without a failed trace first
         self._learned: dict = {}
         self._fast_values: tuple = ()  # argument positions whose values join the fast key
+        self._writes = False           # a program of it writes an argument: the fast key holds
+        #                                NumPy's writeable flag (fastpath.fast_key)
         self._lock = threading.Lock()
         self._info = CacheInfo()
         self._classes = Classes(dynamic)   # shape classes (autofuse/dynamic/)
@@ -169,11 +171,16 @@ class JitFunction:
             # have learned that an argument is needed by value.
             if len(self._fast) >= MAX_FAST:
                 self._fast.clear()
+            if entry.traced.mutations and not self._writes:
+                # NOTE: keys made without the flag would lead a read-only array to this
+                # program, which writes it: from now on they hold it
+                self._writes = True
+                self._fast.clear()
             self._fast[self._fast_key(args)] = caller(entry, args)
         return result
 
     def _fast_key(self, args):
-        key = fast_key(args)
+        key = fast_key(args, self._writes)
         if key is not None and self._fast_values:
             key += tuple(static_key(args[i]) if type(args[i]) in _SCALARS else None
                          for i in self._fast_values if i < len(args))

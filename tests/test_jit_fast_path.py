@@ -68,6 +68,31 @@ def test_numpy_keys_tell_apart_shape_dtype_strides_and_writeable():
     assert fast_key((a,)) == fast_key((a.copy(),))        # an equal array, another object
 
 
+def test_the_writeable_flag_keys_only_functions_that_write_an_argument():
+    """A function that writes no argument reads a read-only array as a writable one: both take
+    one fast entry. One that writes its argument keys on the flag from its first program on, so
+    a read-only array still gets NumPy's error, from the full path."""
+    a = np.arange(6.0)
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    assert fast_key((a,), writes=False) == fast_key((read_only,), writes=False)
+    reads = autofuse.jit(lambda x: x * 2.0)
+    for x in (a, read_only, a, read_only):
+        np.testing.assert_allclose(reads(x), a * 2.0)
+    assert len(reads._fast) == 1 and reads.cache_info().hits == 3
+
+    def bump(x):
+        x += 1.0
+        return x * 2.0
+    writes = autofuse.jit(bump)
+    target = a.copy()
+    np.testing.assert_allclose(writes(target), (a + 1.0) * 2.0)
+    np.testing.assert_allclose(target, a + 1.0)
+    with pytest.raises(autofuse.AutofuseError, match="read-only"):
+        writes(read_only)
+    np.testing.assert_allclose(read_only, a)               # unchanged
+
+
 def test_scalar_keys_are_their_types_and_unknown_types_have_none():
     assert len({fast_key((1,)), fast_key((1.0,)), fast_key((True,))}) == 3
     assert fast_key((2,)) == fast_key((3,))
