@@ -46,13 +46,11 @@ def _backward(groups: list[Group], holders_of: dict):
     members over every edge the forward walk follows and more: a node's inputs (whether read
     from memory or not, before or after the bound), and the groups holding them (all of whose
     members then count, as the forward walk enters a group through any of them)."""
-    inside = set()
-    for group in groups:
-        inside.update(group.members)
-    merged = {id(group) for group in groups}
     nodes = {}
     for group in groups:
         nodes.update(group.members)
+    inside = set(nodes)
+    merged = {id(group) for group in groups}
     stack, seen, marked = [], set(), set()
 
     def push(node) -> None:
