@@ -78,6 +78,28 @@ def test_python_scalars_and_non_contiguous_views_take_the_generated_call():
     assert f.lower(view, 0.5)._entry.program.fast is not None
 
 
+def test_the_generated_call_runs_the_compiled_code_of_its_first_call():
+    """Each kernel step of the generated call calls what its first call ran (numba's compiled
+    overload, or the library's wrapper), not a dispatcher that types its arguments again; other
+    signatures (a strided view, float64) get theirs; a loop's steps sharing one kernel each take
+    it with their own slice starts."""
+    def steps(x):
+        for i in range(4):
+            x = x * 0.5 + x[i:i + 1]
+        return x
+    for fn, args in ((lambda x, y: np.tanh(x * y + 1.0), (random_array((8, 6), np.float32),) * 2),
+                     (steps, (random_array((9, 5), np.float64),))):
+        f = autofuse.jit(fn)
+        for inputs in (args, tuple(a[::-1, ::2] for a in args), tuple(a.astype(np.float64)
+                                                                     for a in args)):
+            for _ in range(3):
+                np.testing.assert_allclose(f(*inputs), fn(*inputs), rtol=1e-6, atol=1e-6)
+            program = f.lower(*inputs)._entry.program
+            kernels = [step for step in program.steps if isinstance(step, cpu.Step)]
+            assert kernels and all(step.entry is not None and step.entry is not step.function
+                                   for step in kernels), program.host_source
+
+
 def test_outputs_of_later_calls_are_written_by_the_kernels(monkeypatch):
     """Poisoned output buffers: a value the kernel does not write would show as NaN."""
     f = autofuse.jit(lambda x: np.sqrt(np.abs(x)) + x.sum(0))
