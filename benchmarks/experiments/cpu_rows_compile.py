@@ -6,7 +6,8 @@ unroll them in full), each timed for compile + first call and for a warm call.
 Measured on the 2-core development machine (2026-11-28, two runs): as generated 13.8-15.7 s to
 compile, 0.64-0.83 ms a call; with the bound from the shape 3.6-4.0 s, 1.24-1.88 ms (the 64
 lanes' accumulators, an NRT array, no longer promoted to registers, presumably). A version with
-64 scalar accumulators and the shape's bound took 12.7 s and 2.0 ms.
+64 scalar accumulators and the shape's bound took 12.7 s and 2.0 ms; one whose runtime loop takes
+4 row blocks a step (each unrolled) 4.3 s and 1.19 ms (as generated, that run: 13.2 s, 0.52 ms).
 
     python benchmarks/experiments/cpu_rows_compile.py
 """
