@@ -28,7 +28,7 @@ import contextlib
 import numpy as np
 
 from . import runs
-from .two_stage_plan import Plan
+from .two_stage_plan import Chunk, Plan
 
 
 def write(source, shape, axes, outer: int, inner: int, p: Plan, row_outputs: list):
@@ -119,10 +119,13 @@ def start(source, shape, axes, outer_axes, outer: int, inner: int, p: Plan) -> b
     chunk = p.chunk
     if p.least:
         chunk = "chunk"
-        emit_chunk(source, p, inner)
+        emit_chunk(source, p)
     r.emit(f"start = {ix(f's * {chunk}')}")
     r.emit(f"e = {ix('start + h')}")
-    r.emit(f"end = {ix(f'min(start + {chunk}, {inner})')}")
+    # NOTE: a class's extent (a size argument, int64) narrowed as the start is: numba takes
+    # min(uint, int64) in float64
+    extent = ix(str(inner), literal=source.dynamic)
+    r.emit(f"end = {ix(f'min(start + {chunk}, {extent})')}")
     ragged = outer % p.width != 0
     if ragged:
         r.emit(f"if o >= {outer}:    # past the last output: no elements")
@@ -132,16 +135,15 @@ def start(source, shape, axes, outer_axes, outer: int, inner: int, p: Plan) -> b
     return ragged
 
 
-def emit_chunk(source, p: Plan, inner: int) -> None:
-    """A class plan's chunks as two_stage_plan.chunking gives them at the extent `inner` (a number
-    of the text the class writes as a size): `chunk`, elements a chunk, and `nch`, the chunks of
-    the grid its launch rule gave."""
-    r = source.renderer
-    r.emit(f"wanted = max(1, min({p.chunks}, {inner} // {p.least}))")
-    chunk = f"max(1, (({inner} + wanted - 1) // wanted + {p.height - 1}) // {p.height})"
-    r.emit(f"chunk = {source.ix(f'{chunk} * {p.height}')}")
+def emit_chunk(source, p: Plan) -> None:
+    """A class plan's chunks as two_stage_plan.chunking gives them at the call's extent: `chunk`,
+    elements a chunk, an argument (two_stage_plan.Chunk, of the group's reduction as the launch
+    rule counts it), and `nch`, the chunks of the grid its launch rule gave."""
+    reduction = source.group.reductions[0]
+    source.sizes.append(Chunk("chunk", reduction.inputs[0], tuple(reduction.attrs["axes"]),
+                              p.chunks, p.least, p.height))
     launched = "cuda.gridDim.x" if p.tiles == 1 else f"cuda.gridDim.x // {p.tiles}"
-    r.emit(f"nch = {source.ix(launched)}")
+    source.renderer.emit(f"nch = {source.ix(launched)}")
 
 
 def chunk_loop(source, p: Plan) -> None:

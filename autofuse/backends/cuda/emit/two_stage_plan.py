@@ -1,12 +1,16 @@
 """The plans of two-stage reductions (two_stage.py): the layout, tiles and chunks, chosen from
 the sizes (`plan`) or, for a shape class (autofuse/dynamic/), without the reduced extent, which
-varies (`plan_class`): then the chunks are chosen at launch by `chunking`, which the kernel
-computes again from the extent it takes as an argument, so that at large sizes a class kernel
-splits the extent exactly as the specialized one does; its scratch is sized for the most chunks.
+varies (`plan_class`): then the chunks are chosen at launch by `chunking`, whose chunk the kernel takes as an argument (`Chunk`), so that at large
+sizes a class kernel splits the extent exactly as the specialized one does; its scratch is sized
+for the most chunks.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,40 @@ def _shape(shape, axes, outer: int, tuning, device, simulator: bool) -> tuple:
 def chunking(inner: int, most: int, least: int, height: int) -> tuple:
     """(elements a chunk, chunks) of a class plan's reduced extent of `inner`: `plan`'s formula,
     as many chunks as give each at least `least` elements, at most `most`, a chunk a multiple of
-    `height`; one chunk of `height` where the extent is empty. (two_stage.emit_chunk writes it
-    in the kernel.)"""
+    `height`; one chunk of `height` where the extent is empty. (The kernel takes the chunk as
+    an argument, `Chunk`.)"""
     chunk = _chunk(inner, max(1, min(most, inner // least)), height)
     return chunk, max(1, -(-inner // chunk))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A class kernel's elements a chunk, an int64 argument beside its sizes (read as
+    kernel.Size's: name, node, axis, stride, value, moved): `chunking` of the extent of `node`
+    (the reduced operand) along `axes`, as the launch rule ("chunks", ...) sizes the grid.
+    NOTE: an argument, not computed in the kernel: computed there (a 64-bit division a thread)
+    it took registers from the loads in flight: x.T @ g float64 ran 1.20x its specialized kernel,
+    1.02x with the chunk written as the number (H200, experiments/xtg_class_variants.py)."""
+    name: str
+    node: object
+    axes: tuple
+    most: int
+    least: int
+    height: int
+    axis: int = -1                   # (a Size's fields: no single axis, never a stride)
+    stride: bool = False
+    dtype = np.dtype(np.int64)
+
+    @property
+    def value(self) -> int:
+        inner = math.prod(int(self.node.shape[a]) for a in self.axes)
+        return chunking(inner, self.most, self.least, self.height)[0]
+
+    def argument(self) -> np.int64:
+        return np.int64(self.value)
+
+    def moved(self, node, strides: dict) -> "Chunk":
+        return dataclasses.replace(self, node=node)
 
 
 def _chunk(inner: int, wanted: int, height: int) -> int:
