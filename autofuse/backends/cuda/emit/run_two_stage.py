@@ -69,14 +69,11 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, run):
     if ragged:
         r.emit(f"if o < {outer}:")
         r.push()
-    two_stage.chunk_loop(source, p)
-    with _positions(r, size):
+    with two_stage.chunk_loop(source, p), _positions(r, size):
         place = ix(f"j * {stretch} + b * {outer} + o")
         for node, (acc, idx), (part, parti) in zip(nodes, at("j"), parts):
             source.acc.merge(node, acc, idx, source.from_partial(node, f"{part}[{place}]"),
                              f"{parti}[{place}]" if parti else "0")
-    r.pop()
-    r.pop()
     if ragged:
         r.pop()
     _reduce_heights(source, entries(), p, size)
