@@ -57,6 +57,7 @@ def fourier_limits(options: dict, leaves) -> FourierLimits:
 GENERATOR_VERSION = "cpu-4"
 # (the select intrinsic's source: its code is compiled into the cached binaries that call it)
 _SELECTION = (Path(__file__).parent.parent / "selection.py").read_text()
+_LANES = (Path(__file__).parent / "lanes.py").read_text()     # (likewise its intrinsics)
 _import_lock = threading.Lock()
 
 
@@ -69,6 +70,9 @@ def module_text(kernel) -> str:
         lines.insert(1, "import cmath")
     if uses_select(kernel.text, kernel.helpers):
         lines.insert(4, "from autofuse.backends.selection import select")
+    used = [name for name in ("stack_array", "opaque") if f"{name}(" in kernel.text]
+    if used:
+        lines.insert(4, f"from autofuse.backends.cpu.lanes import {', '.join(used)}")
     if any("_bits_f" in helper for helper in kernel.helpers):
         lines.insert(4, "from autofuse.backends.cpu.bits import from_bits_f32, from_bits_f64, "
                         "to_bits_f32, to_bits_f64")
@@ -81,7 +85,7 @@ def module_text(kernel) -> str:
 
 def module_path(text: str) -> Path:
     """Where the generated module `text` is cached (its name hashes the text and toolchain)."""
-    key = disk_cache.digest(text, GENERATOR_VERSION, _SELECTION, runtime.numba_version(),
+    key = disk_cache.digest(text, GENERATOR_VERSION, _SELECTION, _LANES, runtime.numba_version(),
                             np.__version__, sys.version)
     return disk_cache.cache_dir() / "cpu" / f"k_{key}.py"
 

@@ -13,8 +13,13 @@ SPLIT_ELEMENTS = 1 << 18         # a full reduction over at least this many elem
 MATMUL_TILE_BYTES = 1 << 18      # rows of a matmul computed per BLAS call (one tile in L2) ...
 MATMUL_TILE_MAX_BYTES = 1 << 23  # ... or, up to this, a thread's share of the rows (matmul.py)
 MATMUL_PARALLEL_FLOPS = 1 << 22  # a product of fewer flops runs its tiles on one thread
-LANES = 64                       # independent accumulators of a sum/prod/max/min inner loop
-SHORT_LANES = 8                  # lanes of a row shorter than 2 * LANES
+LANE_BYTES = 256                 # a row loop's lanes (independent accumulators of its
+#                                  sums, products, extremes: rows.py), all its buffers together:
+#                                  8 AVX2 registers, half the file (layernorm 1024x1024 float32,
+#                                  one thread: 64 float64 lanes spilled in the loop, 2.0 ms; 32
+#                                  lanes 1.0 ms; 16, 1.3 ms)
+LANES = 64                       # lanes at most
+SHORT_LANES = 8                  # lanes of a row shorter than twice its lanes, and at least
 ROW_CHUNKS = 64                  # pieces a parallel rows loop is cut into (buffers made once each)
 LANED = ("sum", "prod", "max", "min")
 # Where the CPU spells an op its own way (keys: an op, or a reduction, and the computation's kind).

@@ -56,12 +56,14 @@ class Loops:
         r.push()
         return 2 + self.loops(names[1:], sizes[1:], False)
 
-    def scratch(self, prefix: str, size: int, dtype) -> str:
+    def scratch(self, prefix: str, size: int, dtype, stack: bool = False) -> str:
         """A buffer of `size` made where `chunked_loops` left room (else here): its contents are
-        the caller's to set before each use."""
+        the caller's to set before each use. `stack`: in the stack frame (lanes.stack_array; a
+        few elements)."""
         r = self.renderer
         name = r.name(prefix)
-        line = f"{name} = np.empty({size}, {r.ctor(dtype)})"
+        make = "stack_array" if stack else "np.empty"
+        line = f"{name} = {make}({size}, {r.ctor(dtype)})"
         if self._scratch_at is None:
             r.emit(line)
         else:

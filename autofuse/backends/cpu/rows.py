@@ -9,7 +9,7 @@ import numpy as np
 from ...ir.graph import Node
 from ...ir.ops import ELEMENTWISE, OPS, typed_constants
 from ...ir.printer import is_inline_constant
-from .kernel import LANED, LANES, SHORT_LANES
+from .kernel import LANE_BYTES, LANED, LANES, SHORT_LANES
 
 
 def _accumulator(node: Node) -> np.dtype:
@@ -35,6 +35,22 @@ def _column_accumulator(node: Node) -> np.dtype:
     if node.op in ("sum", "prod") and node.dtype == np.float32:
         return node.dtype
     return _accumulator(node)
+
+
+def _lanes(items, arg, size: int, budget: int) -> int:
+    """Lanes of a row loop: the most (a power of two, LANES at most, SHORT_LANES at least) whose
+    buffers together stay in `budget` bytes, so that LLVM keeps them in registers across the loop
+    (an argmax/argmin's lane holds its value and its index, as innermost sizes them)."""
+    lane = 0
+    for node, _, _, acc_type in items:
+        held = np.dtype(acc_type).itemsize
+        lane += held
+        if node.op in arg:
+            lane += 4 if held <= 4 and size < 1 << 31 else 8
+    width = LANES
+    while width > SHORT_LANES and width * lane > budget:
+        width //= 2
+    return width
 
 
 class RowPasses:
@@ -117,10 +133,11 @@ class RowPasses:
         """The loop over the innermost reduced axis accumulating each (node, acc, idx, acc_type).
 
         Without fastmath LLVM keeps a floating-point reduction in source order: one add per
-        add-latency. Sums, products, max and min therefore run LANES independent accumulators
-        in a small buffer (element k of each block of LANES goes to lane k; the loop over the
-        lanes is what LLVM vectorizes), then fold the lanes into the accumulator in lane order
-        and finish the tail serially. 64 lanes in a buffer against 8 scalar lanes, one core,
+        add-latency. Sums, products, max and min therefore run independent accumulators, lanes,
+        in a small buffer on the stack (element k of each block of lanes goes to lane k; the
+        loop over the lanes is what LLVM vectorizes, the loop over the blocks not unrolled in
+        full: lanes.py; as many lanes as stay in registers, `_lanes`), then fold the lanes
+        into the accumulator in lane order and finish the tail serially. 64 lanes in a buffer against 8 scalar lanes, one core,
         4096 x 1024 float32: x.max(1) 2.29 -> 0.96 ms, x.sum(1) 1.47 -> 0.98 ms (NumPy 0.96,
         1.19): LLVM left the 8 scalar max lanes unvectorized. argmax/argmin keep a lane's best
         value and its index, updated by selects, and fold the lanes by value, the lower index
@@ -128,8 +145,14 @@ class RowPasses:
         float32 x.argmax(1): 77 ms serial, NumPy 2.2 ms (BENCHMARKS.md). any/all stay serial."""
         r = self.renderer
         name = f"r{axis}"
-        width = LANES if size >= 2 * LANES else SHORT_LANES     # short rows: fewer lanes to fold
         arg = ("argmax", "argmin")
+        # NOTE: values through a math routine (exp, log) take registers of their own: half the
+        # lanes' bytes (softmax 4096x1024 float32, one thread: 19.5 ms at 32 float64 lanes in
+        # its exp pass, 16.6 at 16)
+        cone = set().union(*(self._row_values(n.inputs[0]) for n, *_ in items))
+        heavy = any(OPS[self.group.members[i].op].transcendental for i in cone)
+        width = _lanes(items, arg, size, LANE_BYTES // 2 if heavy else LANE_BYTES)
+        width = width if size >= 2 * width else SHORT_LANES     # short rows: fewer lanes to fold
         laned = size >= 2 * width and all(
             n.op in LANED or (n.op in arg and position == name) for n, *_ in items)
         if not laned:
@@ -143,21 +166,30 @@ class RowPasses:
                 value_type = node.inputs[0].dtype
                 start = r.constant(typed_constants(value_type)[
                     "LOWEST" if node.op == "argmax" else "HIGHEST"])
-                buffer = self.scratch("lanes", width, r.held(value_type))
+                buffer = self.scratch("lanes", width, r.held(value_type), stack=True)
                 # (indices as wide as the values, where the row allows: one vector width)
                 narrow = r.held(value_type).itemsize <= 4 and size < 1 << 31
-                where = self.scratch("where", width, np.dtype(np.int32 if narrow else np.int64))
+                where = self.scratch("where", width, np.dtype(np.int32 if narrow else np.int64),
+                                     stack=True)
                 r.emit(f"for {lane} in range({width}):")
                 r.emit(f"    {buffer}[{lane}] = {start}")
                 r.emit(f"    {where}[{lane}] = 0")
                 lanes.append((buffer, where))
                 continue
             start = r.constant(typed_constants(acc_type)[OPS[node.op].init.strip("{}")])
-            buffer = self.scratch("lanes", width, r.held(acc_type))
+            buffer = self.scratch("lanes", width, r.held(acc_type), stack=True)
             r.emit(f"for {lane} in range({width}):")
             r.emit(f"    {buffer}[{lane}] = {start}")
             lanes.append((buffer, None))
-        r.emit(f"for {block} in range(0, {body}, {width}):")
+        # NOTE: the row bound of sums and products opaque where their values are light: LLVM
+        # unrolls a loop over a constant number of blocks in full (layernorm 1024x1024 float32:
+        # 13.6 s of compile, 2.3 s opaque, and 0.51 -> 0.30 ms a call; x.sum(-1) and
+        # (x * x).sum(-1) over 4096x1024: 1.18 -> 0.69 and 1.95 -> 0.99 ms). Extremes and a
+        # value through a math routine run faster to the constant (x.max(-1) 0.73 ms, opaque
+        # 1.80; argmax 2.68, 4.00; softmax's exp and sum 7.0, 8.0); both on 2 cores, in turns.
+        summed = all(n.op in ("sum", "prod") for n, *_ in items)
+        bound = f"opaque({body})" if summed and not heavy else body
+        r.emit(f"for {block} in range(0, {bound}, {width}):")
         r.push()
         r.emit(f"for {lane} in range({width}):")
         r.push()
