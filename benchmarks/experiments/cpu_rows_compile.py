@@ -9,6 +9,10 @@ lanes' accumulators, an NRT array, no longer promoted to registers, presumably).
 64 scalar accumulators and the shape's bound took 12.7 s and 2.0 ms; one whose runtime loop takes
 4 row blocks a step (each unrolled) 4.3 s and 1.19 ms (as generated, that run: 13.2 s, 0.52 ms).
 
+Since 54c7a4a the generated kernel keeps its lanes on the stack (cpu/lanes.py) and runs a
+sum's blocks to an opaque bound: as generated, 2.4-2.5 s and 0.28-0.45 ms (BENCHMARKS.md, "Row
+reductions' lanes on the stack"); the second variant then only changes that bound's spelling.
+
     python benchmarks/experiments/cpu_rows_compile.py
 """
 from __future__ import annotations
