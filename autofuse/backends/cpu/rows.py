@@ -133,16 +133,16 @@ class RowPasses:
         """The loop over the innermost reduced axis accumulating each (node, acc, idx, acc_type).
 
         Without fastmath LLVM keeps a floating-point reduction in source order: one add per
-        add-latency. Sums, products, max and min therefore run independent accumulators, lanes,
-        in a small buffer on the stack (element k of each block of lanes goes to lane k; the
-        loop over the lanes is what LLVM vectorizes, the loop over the blocks not unrolled in
-        full: lanes.py; as many lanes as stay in registers, `_lanes`), then fold the lanes
-        into the accumulator in lane order and finish the tail serially. 64 lanes in a buffer
-        against 8 scalar lanes, one core, 4096 x 1024 float32: x.max(1) 2.29 -> 0.96 ms,
-        x.sum(1) 1.47 -> 0.98 ms (NumPy 0.96, 1.19): LLVM left the 8 scalar max lanes
-        unvectorized. argmax/argmin keep a lane's best value and its index, updated by selects,
-        and fold the lanes by value, the lower index on ties (so the first occurrence wins, as in NumPy; a NaN the first NaN); 4096 x 4096
-        float32 x.argmax(1): 77 ms serial, NumPy 2.2 ms (BENCHMARKS.md). any/all stay serial."""
+        add-latency. Sums, products, max and min therefore run independent accumulators, lanes, in a
+        small buffer on the stack (element k of each block of lanes goes to lane k; the loop over
+        the lanes is what LLVM vectorizes, the loop over the blocks not unrolled in full: lanes.py;
+        as many lanes as stay in registers, `_lanes`), then fold the lanes into the accumulator in
+        lane order and finish the tail serially. 64 lanes in a buffer against 8 scalar lanes, one
+        core, 4096 x 1024 float32: x.max(1) 2.29 -> 0.96 ms, x.sum(1) 1.47 -> 0.98 ms (NumPy 0.96,
+        1.19): LLVM left the 8 scalar max lanes unvectorized. argmax/argmin keep a lane's best value
+        and its index, updated by selects, and fold the lanes by value, the lower index on ties (so
+        the first occurrence wins, as in NumPy; a NaN the first NaN); 4096 x 4096 float32
+        x.argmax(1): 77 ms serial, NumPy 2.2 ms (BENCHMARKS.md). any/all stay serial."""
         r = self.renderer
         name = f"r{axis}"
         arg = ("argmax", "argmin")

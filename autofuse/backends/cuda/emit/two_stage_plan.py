@@ -1,8 +1,8 @@
-"""The plans of two-stage reductions (two_stage.py): the layout, tiles and chunks, chosen from
-the sizes (`plan`) or, for a shape class (autofuse/dynamic/), without the reduced extent, which
-varies (`plan_class`): then the chunks are chosen at launch by `chunking`, whose chunk the kernel takes as an argument (`Chunk`), so that at large
-sizes a class kernel splits the extent exactly as the specialized one does; its scratch is sized
-for the most chunks.
+"""The plans of two-stage reductions (two_stage.py): the layout, tiles and chunks, chosen from the
+sizes (`plan`) or, for a shape class (autofuse/dynamic/), without the reduced extent, which
+varies (`plan_class`): then the chunks are chosen at launch by `chunking`, whose chunk the kernel
+takes as an argument (`Chunk`), so that at large sizes a class kernel splits the extent exactly
+as the specialized one does; its scratch is sized for the most chunks.
 """
 from __future__ import annotations
 
