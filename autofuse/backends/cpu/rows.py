@@ -37,18 +37,12 @@ def _column_accumulator(node: Node) -> np.dtype:
     return _accumulator(node)
 
 
-def _lanes(items, arg, size: int, budget: int) -> int:
+def _lanes(lane_bytes: int, budget: int) -> int:
     """Lanes of a row loop: the most (a power of two, LANES at most, SHORT_LANES at least) whose
-    buffers together stay in `budget` bytes, so that LLVM keeps them in registers across the loop
-    (an argmax/argmin's lane holds its value and its index, as innermost sizes them)."""
-    lane = 0
-    for node, _, _, acc_type in items:
-        held = np.dtype(acc_type).itemsize
-        lane += held
-        if node.op in arg:
-            lane += 4 if held <= 4 and size < 1 << 31 else 8
+    buffers, `lane_bytes` a lane together, stay in `budget` bytes, so that LLVM keeps them in
+    registers across the loop."""
     width = LANES
-    while width > SHORT_LANES and width * lane > budget:
+    while width > SHORT_LANES and width * lane_bytes > budget:
         width //= 2
     return width
 
@@ -151,7 +145,18 @@ class RowPasses:
         # its exp pass, 16.6 at 16)
         cone = set().union(*(self._row_values(n.inputs[0]) for n, *_ in items))
         heavy = any(OPS[self.group.members[i].op].transcendental for i in cone)
-        width = _lanes(items, arg, size, LANE_BYTES // 2 if heavy else LANE_BYTES)
+        kinds = []      # an item's lanes' dtype, and an arg-reduction's indices' (else None)
+        for node, _, _, acc_type in items:
+            if node.op in arg:
+                value = r.held(node.inputs[0].dtype)
+                # (indices as wide as the values, where the row allows: one vector width)
+                narrow = value.itemsize <= 4 and size < 1 << 31
+                kinds.append((value, np.dtype(np.int32 if narrow else np.int64)))
+            else:
+                kinds.append((r.held(acc_type), None))
+        lane_bytes = sum(value.itemsize + (0 if where is None else where.itemsize)
+                         for value, where in kinds)
+        width = _lanes(lane_bytes, LANE_BYTES // 2 if heavy else LANE_BYTES)
         width = width if size >= 2 * width else SHORT_LANES     # short rows: fewer lanes to fold
         laned = size >= 2 * width and all(
             n.op in LANED or (n.op in arg and position == name) for n, *_ in items)
@@ -161,23 +166,20 @@ class RowPasses:
         body = size - size % width
         block, lane = r.name("rb"), r.name("q")
         lanes = []
-        for node, acc, idx, acc_type in items:
+        for (node, acc, idx, acc_type), (held, indices) in zip(items, kinds):
             if node.op in arg:
                 value_type = node.inputs[0].dtype
                 start = r.constant(typed_constants(value_type)[
                     "LOWEST" if node.op == "argmax" else "HIGHEST"])
-                buffer = self.scratch("lanes", width, r.held(value_type), stack=True)
-                # (indices as wide as the values, where the row allows: one vector width)
-                narrow = r.held(value_type).itemsize <= 4 and size < 1 << 31
-                where = self.scratch("where", width, np.dtype(np.int32 if narrow else np.int64),
-                                     stack=True)
+                buffer = self.scratch("lanes", width, held, stack=True)
+                where = self.scratch("where", width, indices, stack=True)
                 r.emit(f"for {lane} in range({width}):")
                 r.emit(f"    {buffer}[{lane}] = {start}")
                 r.emit(f"    {where}[{lane}] = 0")
                 lanes.append((buffer, where))
                 continue
             start = r.constant(typed_constants(acc_type)[OPS[node.op].init.strip("{}")])
-            buffer = self.scratch("lanes", width, r.held(acc_type), stack=True)
+            buffer = self.scratch("lanes", width, held, stack=True)
             r.emit(f"for {lane} in range({width}):")
             r.emit(f"    {buffer}[{lane}] = {start}")
             lanes.append((buffer, None))
