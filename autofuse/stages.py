@@ -45,9 +45,10 @@ class Entry:
     function_key: str = ""             # the traced function's (disk_cache.function_key)
 
 
-def cost_model(backend: str):
+def cost_model(backend: str, options: dict | None = None):
+    """The backend's cost model for a jit's `options`."""
     from .backends import get_backend
-    return get_backend(backend).COST
+    return get_backend(backend).cost_model(options or {})
 
 
 def build(fn, structure, leaves, statics, backend: str, name: str, options=None) -> Entry:
@@ -142,7 +143,7 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
         return simplify(split_total_reductions(unroll_short_reductions(lower_products(
             graph, limits, lambda node: specs[node.attrs["index"]].strides))))
 
-    cost = cost_model(backend)
+    cost = cost_model(backend, options)
     if sizes is not None:
         # NOTE: the class's sizes are decided on as at its stand-ins (CostModel.varying)
         cost = dataclasses.replace(cost, varying=tuple(sizes.stand_ins.items()))

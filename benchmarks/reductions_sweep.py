@@ -194,6 +194,28 @@ def points() -> list[Workload]:
         _point("sum(-1) 2^22x7", f32, [(1 << 22, 7)], [(1 << 22,)], *total("sum", -1)),
         _point("max(-1) 2^21x16", f32, [(1 << 21, 16)], [(1 << 21,)], *total("max", -1)),
     ]
+    return found + column_points()
+
+
+def column_points() -> list[Workload]:
+    """Whole-column programs across sizes, small enough for the L2 to far past it (names end
+    "cols"): where their column tiles give way to a reduction kernel a level (tuning's
+    column_program_bytes)."""
+    f32 = np.float32
+    found = []
+    for rows, cols in ((512, 512), (1024, 1024), (256, 8192), (2048, 2048), (512, 8192),
+                       (8192, 1024), (2048, 8192)):
+        shape = (rows, cols)
+        found.append(_point(f"softmax(0) {rows}x{cols} cols", f32, [shape], [shape],
+                            *softmax(0)))
+    for rows, cols in ((1024, 1024), (512, 8192), (2048, 8192)):
+        shape = (rows, cols)
+        found.append(_point(f"rmsnorm(0) {rows}x{cols} cols", f32, [shape], [shape],
+                            *rmsnorm(0)))
+        found.append(_point(f"x+r layernorm(0) {rows}x{cols} cols", f32, [shape, shape],
+                            [shape], *residual_layernorm(0)))
+    shape = (64, 1024, 128)
+    found.append(_point("softmax(1) 64x1024x128 cols", f32, [shape], [shape], *softmax(1)))
     return found
 
 

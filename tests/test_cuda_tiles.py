@@ -38,9 +38,9 @@ def test_tiles_under_the_simulator(tmp_path, shard):
 
 # function, input shapes, the strategy the planner takes at these sizes (float32; the last float16)
 PLANNED = [
-    (softmax(0), [(4096, 8192)], "column tiles, 16x32 threads, 2 passes"),
-    (layernorm0, [(1000, 8192), (1000, 8192)], "column tiles, 16x32 threads, 2 passes"),
-    (lambda x: x - x.max(1, keepdims=True), [(64, 4096, 128)], "column tiles, 16x32 threads, 1 passes"),
+    (softmax(0), [(512, 8192)], "column tiles, 16x32 threads, 2 passes"),
+    (layernorm0, [(500, 8192), (500, 8192)], "column tiles, 16x32 threads, 2 passes"),
+    (lambda x: x - x.max(1, keepdims=True), [(16, 1024, 128)], "column tiles, 16x32 threads, 1 passes"),
     (lambda x: x.sum(-1), [(1 << 19, 64)], "row tiles, 32x8 threads, 1 passes"),
     (lambda x: x.max(-1), [(1 << 21, 16)], "row tiles, 128x2 threads, 1 passes"),
     (softmax(-1), [(65536, 100)], "row tiles, 16x16 threads, 2 passes"),
@@ -73,9 +73,36 @@ def test_planned_and_compiled_to_sm90_ptx(case):
 @pytest.mark.skipif(config.ENABLE_CUDASIM, reason="no PTX under the simulator")
 def test_tiles_can_be_turned_off():
     args = [np.zeros((4096, 8192), np.float32)]
-    off = TUNING.replace(column_tiles=False, row_tile_elements=0)
+    off = TUNING.replace(column_tiles=False, row_tile_elements=0, column_program_bytes=0)
     (columns,) = autofuse.jit(softmax(0), backend="cuda", tuning=off).lower(*args).kernels
     assert columns.strategy == "columns"
     (rows,) = autofuse.jit(lambda x: x.sum(-1), backend="cuda", tuning=off).lower(
         np.zeros((1 << 19, 64), np.float32)).kernels
     assert rows.strategy.startswith("rows")
+
+
+# whole-column programs past Tuning.column_program_bytes (16 MiB of columns), or with too few
+# columns to fill the GPU that are too long to walk alone: a reduction kernel a level, the
+# columns cut across blocks, then one pointwise pass; the fused text says why
+SPLIT = [
+    (softmax(0), [(4096, 8192)], 3, "would be read again for each level of reductions"),
+    (softmax(0), [(2048, 2048)], 3, "too few to fill the GPU"),
+    (layernorm0, [(2048, 8192), (2048, 8192)], 3, "would be read again"),
+    (lambda x: np.log(np.exp(x).sum(1)), [(64, 1024, 128)], 1, None),    # no column phase
+    (lambda x: x - x.max(1, keepdims=True), [(64, 4096, 128)], 2, "would be read again"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT)))
+def test_long_columns_take_a_kernel_a_level(case):
+    fn, shapes, count, why = SPLIT[case]
+    args = [np.zeros(s, np.float32) for s in shapes]
+    low = autofuse.jit(fn, backend="cuda", tuning=TUNING).lower(*args)
+    strategies = [k.strategy for k in low.kernels]
+    assert len(strategies) == count, strategies
+    assert all(s.startswith("two-stage columns") for s in strategies[:count - 1]), strategies
+    if why is not None:
+        assert why in str(low.fused) and strategies[-1].startswith("grid-stride"), strategies
+    # the same program as one column-tiles kernel where the bound is off
+    whole = autofuse.jit(fn, backend="cuda", tuning=TUNING.replace(column_program_bytes=0))
+    assert len(whole.lower(*args).kernels) == (1 if why is not None else count)

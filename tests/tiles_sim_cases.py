@@ -52,6 +52,16 @@ CASES = [
      {"strategy": "column tiles"}),
     ("column_tiles_several_tiles_a_block", softmax(0), (f32(30, 70),),
      {"strategy": "column tiles", "ROW_GRID": 2, "calls": 2}),
+    # whole-column programs past Tuning.column_program_bytes (1 byte here: every one): a
+    # reduction kernel a level (the columns cut across blocks), then one pointwise pass
+    ("column_program_split_softmax", softmax(0), (f32(300, 7),),
+     {"strategy": "two-stage columns", "COLUMN_PROGRAM_BYTES": 1}),
+    ("column_program_split_layernorm", layernorm(0), (f32(260, 5), f32(260, 5)),
+     {"strategy": "two-stage columns", "COLUMN_PROGRAM_BYTES": 1}),
+    ("column_program_split_middle_axis", logsumexp(1), (f32(3, 200, 6),),
+     {"strategy": "two-stage columns", "COLUMN_PROGRAM_BYTES": 1}),
+    ("column_program_split_half", softmax(0), (f16(300, 9),),
+     {"strategy": "two-stage columns", "COLUMN_PROGRAM_BYTES": 1}),
     # row tiles: short rows, a warp or less a row, ragged, dependent passes, arg-reductions
     ("row_tiles_sum", lambda x: x.sum(-1), (f32(9, 37),),
      {"strategy": "row tiles, 4x8", **ROW_TILES}),

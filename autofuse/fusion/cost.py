@@ -24,6 +24,18 @@ class CostModel:
     max_work: int = 256
     # The most elements of one row a row-persistent reduction (softmax, layernorm) keeps on chip.
     max_row: int = 32768
+    # The most bytes a whole-column program (reductions over leading or middle axes whose
+    # results the rest of the column reads: softmax or layernorm along axis 0) reads in one
+    # kernel; 0: no bound. Such a kernel (CUDA's column tiles) walks its columns again for each
+    # level of reductions, from DRAM once they outgrow the L2; past this the reduced values are
+    # stored instead: each level a reduction kernel of its own (reading the columns coalesced,
+    # the extent cut across blocks), the rest one pointwise pass.
+    max_column_bytes: int = 0
+    # ... and where it keeps fewer than `column_fill` columns (its tiles of a few columns a
+    # block too few to fill the GPU), the longest column it walks (`column_walk` elements): a
+    # block walks its columns alone, once a level.
+    column_fill: int = 0
+    column_walk: int = 0
     # The longest row a sort holds on chip with its producers and consumers in its kernel
     # (fusion/sorting.py); longer rows are sorted alone.
     max_sort_row: int = 4096

@@ -372,6 +372,29 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
     if row_phase and inner > cost.max_row:
         return (f"its rows ({inner} elements) do not fit on chip (at most {cost.max_row}), so the "
                 f"reduced value is materialized before it is used across the row")
+    trailing = tuple(axes) == tuple(range(len(shape) - len(axes), len(shape)))
+    if row_phase and not trailing:
+        return _column_reason(p, shape, axes, inner, cost)
+    return None
+
+
+def _column_reason(p: Node, shape: tuple, axes: tuple, inner: int, cost: CostModel) -> str | None:
+    """Why a whole-column program (`p` reduces `inner` elements of each column of `shape`, and
+    the rest of the column reads it) is not one kernel (CostModel.max_column_bytes), or None."""
+    columns = 1
+    for d in range(len(shape)):
+        columns *= 1 if d in axes else cost.extent(shape[d])
+    read = columns * inner * p.inputs[0].dtype.itemsize
+    done = ("the reduced value is materialized, each level of reductions a kernel of its own "
+            "that cuts the columns across blocks")
+    if cost.max_column_bytes and read > cost.max_column_bytes:
+        return (f"its columns ({axes_text(axes)} of {shape}, {read} bytes) would be read again "
+                f"for each level of reductions, past what a whole-column kernel keeps in cache "
+                f"(at most {cost.max_column_bytes} bytes): {done}")
+    if columns < cost.column_fill and inner > cost.column_walk:
+        return (f"{columns} columns of {inner} elements ({axes_text(axes)} of {shape}) are too "
+                f"few to fill the GPU with whole columns a block (under {cost.column_fill}) and "
+                f"too long to walk alone (over {cost.column_walk}): {done}")
     return None
 
 

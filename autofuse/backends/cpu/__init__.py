@@ -40,6 +40,11 @@ COST = CostModel(max_row=1 << 30, max_sort_row=16, region_updates=True, broadcas
 PRODUCTS = ProductLimits(vector_left=False)
 
 
+def cost_model(options: dict) -> CostModel:
+    """The cost model fusion decides by: COST, whatever the options."""
+    return COST
+
+
 def product_limits(options: dict) -> ProductLimits:
     """Which matrix products run as reductions here (ir/products.py)."""
     return PRODUCTS

@@ -67,6 +67,17 @@ def tuning_of(options: dict) -> Tuning:
     return tuning
 
 
+def cost_model(options: dict) -> CostModel:
+    """The cost model fusion decides by: COST, with the tuning's bounds on whole-column
+    programs (measured on an H200: BENCHMARKS.md, "Reductions in every layout")."""
+    tuning = tuning_of(options)
+    if not tuning.column_program_bytes:
+        return COST
+    return dataclasses.replace(COST, max_column_bytes=tuning.column_program_bytes,
+                               column_fill=tuning.column_program_fill,
+                               column_walk=tuning.column_program_walk)
+
+
 def product_limits(options: dict):
     """Which matrix products run as reductions (ir/products.py): the tuning's."""
     return tuning_of(options).products
@@ -198,4 +209,4 @@ def _fourier_kernel(record) -> FourierKernel:
     return FourierKernel(record, library)
 
 
-__all__ = ["COST", "Tuning", "Device", "prepare", "product_limits", "simulating"]
+__all__ = ["COST", "Tuning", "Device", "cost_model", "prepare", "product_limits", "simulating"]

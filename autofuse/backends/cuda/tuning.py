@@ -100,6 +100,12 @@ class Tuning:
     column_tiles: bool = True         # whole-column programs (softmax along axis 0): a block a
     column_tile_width: int = 16       # tile of this many columns (consecutive outputs) ...
     column_tile_threads: int = 512    # ... of this many threads, the rest walking the column
+    column_program_bytes: int = 16 << 20  # ... where its columns take at most this many bytes
+    column_program_fill: int = 4096   # ... and, with fewer columns than this, ...
+    column_program_walk: int = 1024   # ... are at most this long; else each level of its
+    #                                   reductions is a kernel of its own (CostModel's
+    #                                   max_column_bytes, column_fill, column_walk; 0 bytes:
+    #                                   column tiles at any size)
     # -- rows kernels (a block a row, the row held in registers) --------------------------------
     rows_per_sm: int = 32             # short trailing reductions stay rows kernels under this
     #                                   many rows an SM (else a thread an output: columns)
