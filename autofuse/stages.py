@@ -13,6 +13,7 @@ from .ir.periods import COPIES, GROUPINGS, find_period, shorten
 from .kernels import Kernel
 from .ir.passes import PassRecord, simplify
 from .ir.split import split_total_reductions
+from .ir.online import online_sums
 from .ir.attention import lower_attention
 from .ir.products import lower_products
 from .ir.unroll import unroll_short_reductions
@@ -136,17 +137,19 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
         limits = dataclasses.replace(limits, vector_left=False, attention_head=(
             limits.attention_head if flash else 0), varying=tuple(sizes.stand_ins.items()))
     fourier = target.fourier_limits(options or {}, leaves)
-
-    def simplified(graph: Graph):
-        # NOTE: transforms first: a traced one may hold DFT-matrix products for the product planner
-        graph = lower_attention(lower_transforms(graph, fourier), limits.attention_head)
-        return simplify(split_total_reductions(unroll_short_reductions(lower_products(
-            graph, limits, lambda node: specs[node.attrs["index"]].strides))))
-
     cost = cost_model(backend, options)
     if sizes is not None:
         # NOTE: the class's sizes are decided on as at its stand-ins (CostModel.varying)
         cost = dataclasses.replace(cost, varying=tuple(sizes.stand_ins.items()))
+
+    def simplified(graph: Graph):
+        # NOTE: transforms first: a traced one may hold DFT-matrix products for the product planner
+        graph = lower_attention(lower_transforms(graph, fourier), limits.attention_head)
+        graph = split_total_reductions(unroll_short_reductions(lower_products(
+            graph, limits, lambda node: specs[node.attrs["index"]].strides)))
+        return simplify(online_sums(graph, cost.max_row, cost.extent)
+                        if cost.online_sums else graph)
+
     rolled = roll(traced.graph, simplified, cost) \
         if (options or {}).get("roll_loops", True) else None
     if rolled is not None:

@@ -34,7 +34,32 @@ def logsumexp(axis):
     return f
 
 
+def specials(rows, cols, dtype=np.float32):
+    """Columns a softmax along axis 0 meets at its edges: all -inf (NumPy: NaN), -inf before
+    and after finite values, +inf and NaN (NaN), the rest random."""
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    x[:, 0] = -np.inf
+    x[:rows // 2, 1] = -np.inf
+    x[rows - 3:, 2] = -np.inf
+    x[5, 3] = np.inf
+    x[7, 4] = np.nan
+    return x
+
+
 CASES = [
+    # softmax's denominator beside its max in one pass (ir/online.py: expsum): column tiles,
+    # two-stage columns (split programs), two-stage rows and split over rows past max_row; the
+    # edges: -inf columns and leading -inf, +inf, NaN
+    ("online_column_tiles_specials", softmax(0), (specials(100, 7),),
+     {"strategy": "column tiles, 8x4 threads, 1 passes"}),
+    ("online_two_stage_columns_specials", logsumexp(0), (specials(300, 6),),
+     {"strategy": "two-stage columns", "COLUMN_PROGRAM_BYTES": 1}),
+    ("online_two_stage_columns_float64", softmax(0), (specials(260, 5, np.float64),),
+     {"strategy": "two-stage columns", "COLUMN_PROGRAM_BYTES": 1}),
+    ("online_long_rows", logsumexp(-1), (specials(40000, 5).T.copy(),),
+     {"strategy": "rows (re-read)"}),
+    ("online_long_rows_two_stage", logsumexp(-1), (f32(2, 40000),), {"strategy": "two-stage rows"}),
+    ("online_long_row_split", logsumexp(-1), (f32(1, 40000),), {"strategy": "split"}),
     # column tiles: whole-column programs, ragged tiles (columns not a multiple of the width),
     # middle axes, several reduced axes, arg-reductions beside the others, float16
     ("column_tiles_softmax", softmax(0), (f32(100, 37),), {"strategy": "column tiles, 16x2"}),

@@ -1,9 +1,33 @@
-"""How reductions start, take values and merge partial results, rendered for any backend."""
+"""How reductions start, take values and merge partial results, rendered for any backend.
+
+A reduction holds its running value in `acc`; some hold a second value in `idx` (`paired`):
+argmax and argmin their position (int64), expsum (sum(exp(x - max(x)))) the sum scaled to the
+running maximum in `acc`, which becomes the result once the maximum is final."""
 from __future__ import annotations
+
+import numpy as np
 
 from ..ir.graph import Node
 from ..ir.ops import OPS, typed_constants
 from .render import Renderer
+
+ARG = ("argmax", "argmin")
+PAIRED = ARG + ("expsum",)
+
+
+def paired(node: Node) -> bool:
+    """Whether reduction `node` holds a second value (`idx`) beside `acc`."""
+    return node.op in PAIRED
+
+
+def acc_dtype(node: Node) -> np.dtype:
+    """The dtype of `acc`: an arg-reduction's operand's, else the result's."""
+    return node.inputs[0].dtype if node.op in ARG else node.dtype
+
+
+def second_dtype(node: Node) -> np.dtype:
+    """The dtype of a paired reduction's `idx`: a position, or expsum's scaled sum."""
+    return np.dtype(np.int64) if node.op in ARG else node.dtype
 
 
 class Accumulators:
@@ -15,6 +39,11 @@ class Accumulators:
 
     def init(self, node: Node, acc: str, idx: str, acc_type) -> None:
         r = self.r
+        if node.op == "expsum":
+            held = r.held(node.dtype)
+            r.emit(f"{acc} = {r.constant(typed_constants(held)['LOWEST'])}")
+            r.emit(f"{idx} = {r.constant(typed_constants(held)['ZERO'])}")
+            return
         r.emit(f"{idx} = 0")
         if node.op in ("argmax", "argmin"):
             start = "LOWEST" if node.op == "argmax" else "HIGHEST"
@@ -58,6 +87,14 @@ class Accumulators:
 
     def combine(self, node: Node, acc: str, idx: str, value: str, acc_type, position: str) -> None:
         r = self.r
+        if node.op == "expsum":
+            held = r.held(node.dtype)
+            if r.held(node.inputs[0].dtype) != held:
+                value = f"{r.ctor(held)}({value})"
+            v = r.name("v")
+            r.emit(f"{v} = {value}")
+            self._rescale(node, acc, idx, v, r.constant(typed_constants(held)["ONE"]))
+            return
         if node.op in ("argmax", "argmin"):
             self._take(self.better(node, value, acc), acc, idx, value, position)
             return
@@ -65,9 +102,41 @@ class Accumulators:
             value = f"{r.ctor(r.held(acc_type))}({value})"
         r.emit(f"{acc} = " + self.combined(node, value, acc, acc_type))
 
+    def _rescale(self, node: Node, acc: str, idx: str, value: str, weight: str) -> None:
+        """expsum's step: `weight` (a sum scaled to maximum `value`) joins `idx` (scaled to
+        `acc`): the smaller maximum's sum is scaled by exp(smaller - larger), one exp a step
+        (equal maxima: by 1, so that leading -inf elements count 1 each until a finite one
+        scales them to 0); a NaN value becomes the maximum and makes the sum NaN."""
+        r = self.r
+        held = r.held(node.dtype)
+        either, _ = self._logic()
+        larger, scale = r.name("larger"), r.name("scale")
+        low, high = (f"min({value}, {acc})", f"max({value}, {acc})") if r.target != "cpu" else \
+            (f"np.minimum({value}, {acc})", f"np.maximum({value}, {acc})")
+        exp = r.apply("exp", held, [f"{low} - {high}"])
+        one = r.constant(typed_constants(held)["ONE"])
+        r.emit(f"{larger} = {value} > {acc}")
+        r.emit(f"{scale} = select({value} == {acc}, {one}, {exp})")
+        r.emit(f"{idx} = select({larger}, {idx} * {scale} + {weight}, {idx} + {weight} * {scale})")
+        r.emit(f"{acc} = select(({larger}){either}({value} != {value}), {value}, {acc})")
+
+    def final(self, node: Node, acc: str, idx: str) -> str:
+        """The reduction's result from its accumulators: an arg-reduction's position; expsum's
+        sum where its maximum is finite, else NaN (NumPy's exp(x - max) is NaN at an infinite
+        maximum); the others' `acc`."""
+        if node.op in ARG:
+            return idx
+        if node.op == "expsum":
+            nan = self.r.constant(self.r.held(node.dtype).type(np.nan))
+            return f"select({acc} - {acc} == 0, {idx}, {nan})"
+        return acc
+
     def merge(self, node: Node, acc: str, idx: str, other: str, other_idx: str) -> None:
         """acc = acc (+) other, for partial results (argmax keeps the earlier position on ties)."""
         r = self.r
+        if node.op == "expsum":
+            self._rescale(node, acc, idx, other, other_idx)
+            return
         if node.op in ("argmax", "argmin"):
             either, both = self._logic()
             tie = f"((({other} == {acc}){either}(({other} != {other}){both}({acc} != {acc})))" \

@@ -268,6 +268,16 @@ class Renderer:
             return self.convert(node.dtype, expression, op_result=True)
         return f"{self.ctor(node.dtype)}({expression})" if wrap else expression
 
+    def apply(self, op: str, computation, args: list) -> str:
+        """Elementwise op `op` of `args` (expressions held as `computation`'s held dtype), as
+        `spell` writes it for a node, for code that has no node of it (accumulators.py)."""
+        computation = self.held(computation)
+        template = self.spellings.get((op, computation.kind)) or OPS[op].spelling(computation.kind)
+        fields = typed_constants(computation)
+        names = {field: self.constant(fields[field]) for field in set(_FIELD.findall(template))}
+        expression = _FIELD.sub(lambda m: names[m.group(1)], template).format(*args)
+        return self._helpers(expression, computation)
+
     def _helpers(self, expression: str, dtype) -> str:
         def replace(match):
             name = match.group(1)

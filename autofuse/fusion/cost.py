@@ -36,6 +36,9 @@ class CostModel:
     # block walks its columns alone, once a level.
     column_fill: int = 0
     column_walk: int = 0
+    # Whether softmax's denominator sum(exp(x - max(x))), where a kernel would read x again for
+    # it (columns; rows longer than max_row), is reduced beside the max in one pass (ir/online.py)
+    online_sums: bool = False
     # The longest row a sort holds on chip with its producers and consumers in its kernel
     # (fusion/sorting.py); longer rows are sorted alone.
     max_sort_row: int = 4096

@@ -67,8 +67,10 @@ def _reduce(node: Node, x: np.ndarray):
     if node.op in ("argmax", "argmin"):
         (axis,) = axes
         return getattr(np, node.op)(x, axis=axis)
-    if x.size == 0 and node.op in ("max", "min") and node.size:
+    if x.size == 0 and node.op in ("max", "min", "expsum") and node.size:
         raise ValueError(f"zero-size {node.op} reduction")
+    if node.op == "expsum":
+        return np.exp(x - np.max(x, axis=axes, keepdims=True)).sum(axis=axes, dtype=node.dtype)
     return OPS[node.op].ufunc.reduce(x, axis=axes, dtype=node.dtype if node.op in ("sum", "prod") else None)
 
 

@@ -295,6 +295,10 @@ _ROWS = [
     Op("all", REDUCE, 1, np.logical_and, {}, init="True", combine="{acc} & {0}", vjp=()),
     Op("argmax", REDUCE, 1, None, {}, vjp=()),
     Op("argmin", REDUCE, 1, None, {}, vjp=()),
+    # sum(exp(x - max(x))) over attrs axes (softmax's and log-sum-exp's denominator; ir/online.py
+    # writes it where a kernel would otherwise read x twice): a running maximum and a sum scaled
+    # to it, one pass (backends/accumulators.py)
+    Op("expsum", REDUCE, 1, None, {}, transcendental=True),
     # scans (ufunc.accumulate) along attrs axis, combining by the elementwise row attrs ufunc,
     # in the node's dtype (the tracer casts to NumPy's accumulation dtype first)
     Op("scan", SCAN, 1, None, {}, vjp="scan"),

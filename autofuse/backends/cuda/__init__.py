@@ -71,11 +71,11 @@ def cost_model(options: dict) -> CostModel:
     """The cost model fusion decides by: COST, with the tuning's bounds on whole-column
     programs (measured on an H200: BENCHMARKS.md, "Reductions in every layout")."""
     tuning = tuning_of(options)
-    if not tuning.column_program_bytes:
-        return COST
     return dataclasses.replace(COST, max_column_bytes=tuning.column_program_bytes,
-                               column_fill=tuning.column_program_fill,
-                               column_walk=tuning.column_program_walk)
+                               column_fill=tuning.column_program_fill if
+                               tuning.column_program_bytes else 0,
+                               column_walk=tuning.column_program_walk,
+                               online_sums=tuning.online_sums)
 
 
 def product_limits(options: dict):

@@ -106,6 +106,8 @@ class Tuning:
     #                                   reductions is a kernel of its own (CostModel's
     #                                   max_column_bytes, column_fill, column_walk; 0 bytes:
     #                                   column tiles at any size)
+    online_sums: bool = True          # softmax's denominator beside its max, one pass, where
+    #                                   columns or rows too long to hold are read (ir/online.py)
     # -- rows kernels (a block a row, the row held in registers) --------------------------------
     rows_per_sm: int = 32             # short trailing reductions stay rows kernels under this
     #                                   many rows an SM (else a thread an output: columns)

@@ -94,7 +94,7 @@ class Columns:
                     r.pop()
             results = []
             for acc, idx, result in accs:
-                final = idx if node.op in ("argmax", "argmin") else acc
+                final = self.acc.final(node, acc, idx)
                 r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
                 results.append(result)
             r.special[node.id] = (lambda index, result=results[0]: result) if run is None else \

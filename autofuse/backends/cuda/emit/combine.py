@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir.graph import Node
+from ...accumulators import acc_dtype, paired, second_dtype
 from ...render import short
 from ..kernel import storage_dtype
 
@@ -24,8 +25,12 @@ class Combining:
     def partial_dtype(self, node: Node) -> np.dtype:
         """The type of reduction `node`'s partial results in scratch memory: its accumulator's
         (an arg-reduction's: its input's), bools as bytes."""
-        arg = node.op in ("argmax", "argmin")
-        return storage_dtype(self.renderer.held(node.inputs[0].dtype if arg else node.dtype))
+        return storage_dtype(self.renderer.held(acc_dtype(node)))
+
+    def second_partial_dtype(self, node: Node) -> np.dtype:
+        """The type of a paired reduction's second partials (`idx`) in scratch memory: a
+        position's int64, expsum's held sum (int64 for the others, which store a 0)."""
+        return self.renderer.held(second_dtype(node)) if paired(node) else np.dtype(np.int64)
 
     def to_partial(self, node: Node, acc: str) -> str:
         """Accumulator `acc` of `node` as its partial's type (a bool as a byte)."""
@@ -36,23 +41,22 @@ class Combining:
         return f"({value} != 0)" if self._bool_partial(node) else value
 
     def _bool_partial(self, node: Node) -> bool:
-        arg = node.op in ("argmax", "argmin")
-        return (node.inputs[0].dtype if arg else node.dtype).kind == "b"
+        return acc_dtype(node).kind == "b"
 
     def declare_shared(self, node: Node) -> None:
         r = self.renderer
-        dtype = node.inputs[0].dtype if node.op in ("argmax", "argmin") else node.dtype
         size = 1024 if self.simulator else 32
-        r.emit(f"sh{node.id} = cuda.shared.array({size}, {self.numba_type(dtype)})")
-        if node.op in ("argmax", "argmin"):
-            r.emit(f"shi{node.id} = cuda.shared.array({size}, {self.numba_type(np.int64)})")
+        r.emit(f"sh{node.id} = cuda.shared.array({size}, {self.numba_type(acc_dtype(node))})")
+        if paired(node):
+            r.emit(f"shi{node.id} = cuda.shared.array({size}, "
+                   f"{self.numba_type(second_dtype(node))})")
 
     def block_reduce(self, node: Node, acc: str, idx: str, block: int) -> None:
         """Combine every thread's `acc` into all threads' `acc` (and `idx` for arg-reductions).
         It ends without a barrier: a caller that writes the node's shared array again (a rows
         kernel's next row, a split kernel's last block) passes one of its own first."""
         r = self.renderer
-        arg = node.op in ("argmax", "argmin")
+        arg = paired(node)
         sh, shi = f"sh{node.id}", f"shi{node.id}"
         if self.simulator:
             r.emit(f"{sh}[t] = {acc}")
@@ -102,8 +106,8 @@ class Combining:
     def warp_reduce(self, node: Node, acc: str, idx: str, lanes=(16, 8, 4, 2, 1)) -> None:
         """Combine `acc` (and `idx`) across the lanes of a warp `lanes` apart (xor shuffles)."""
         r = self.renderer
-        arg = node.op in ("argmax", "argmin")
-        dtype = self.renderer.held(node.inputs[0].dtype if arg else node.dtype)
+        arg = paired(node)
+        dtype = self.renderer.held(acc_dtype(node))
         # NOTE: warp shuffles move 32- and 64-bit values only: bools and narrow ints travel as
         # int32 and come back to their own type.
         # Complex values travel as their two parts.

@@ -8,6 +8,7 @@ import numpy as np
 from ....fusion.group import keepdims_shape, outer_shape
 from ....ir.ops import ELEMENTWISE
 from ....ir.printer import is_inline_constant
+from ...accumulators import ARG
 from ..intrinsics import divide as cuda_divide
 from ....arrays import contiguous
 from ..kernel import KernelSource, storage_dtype
@@ -136,7 +137,7 @@ class Rows:
                 r.emit(f"kept{source.id} = cuda.local.array({items}, "
                        f"{self.register_type(source.id, source.dtype)})")
             self.row_loop(items, block, inner, inner_names, shape, axes,
-                          across=node.op not in ("argmax", "argmin"))
+                          across=node.op not in ARG)
             value = r.value(source, full)
             self.acc.combine(node, acc, idx, value, node.dtype, "col")
             if keep:
@@ -149,7 +150,7 @@ class Rows:
                 r.special[source.id] = lambda index, node_id=source.id: (
                     self.held_item(node_id, "j") if index == self.row_index else None)
             self.block_reduce(node, acc, idx, block)
-            final = idx if node.op in ("argmax", "argmin") else acc
+            final = self.acc.final(node, acc, idx)
             r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
             r.special[node.id] = lambda index, result=result: result
         rows = self.store_reduced(shape, axes, "t == 0")

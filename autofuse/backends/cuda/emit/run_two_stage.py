@@ -13,8 +13,7 @@ test_cuda_ptx.py checks that no local memory is used).
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ...accumulators import acc_dtype, paired, second_dtype
 from . import two_stage
 from .two_stage import Plan, _declare_shared, _loop, _positions, _reduce_heights
 
@@ -32,11 +31,11 @@ def write(source, shape, axes, outer: int, inner: int, p: Plan, run):
     arrays = []
     for node in nodes:
         acc, idx = r.name("acc"), r.name("k")
-        arg = node.op in ("argmax", "argmin")
+        arg = paired(node)
         r.emit(f"{acc} = cuda.local.array({size}, "
-               f"{source.numba_type(node.inputs[0].dtype if arg else node.dtype)})")
+               f"{source.numba_type(acc_dtype(node))})")
         if arg:
-            r.emit(f"{idx} = cuda.local.array({size}, {source.numba_type(np.int64)})")
+            r.emit(f"{idx} = cuda.local.array({size}, {source.numba_type(second_dtype(node))})")
         arrays.append((acc, idx, arg))
 
     def at(position) -> list:
@@ -108,11 +107,11 @@ def _write_partials(source, nodes, arrays, outer: int, stretch: int, p: Plan, gu
     r.emit(f"if {guard}:")
     r.push()
     for k, node in enumerate(nodes):
-        arg = node.op in ("argmax", "argmin")
+        arg = paired(node)
         names.append((f"part{k}", f"parti{k}" if arg else None))
         source.scratch.append((names[-1][0], size * stretch, source.partial_dtype(node)))
         if arg:
-            source.scratch.append((names[-1][1], size * stretch, np.dtype(np.int64)))
+            source.scratch.append((names[-1][1], size * stretch, source.second_partial_dtype(node)))
     with _positions(r, size):
         place = source.ix(f"j * {stretch} + s * {outer} + o")
         for node, (acc, idx, arg), (part, parti) in zip(nodes, arrays, names):
@@ -130,7 +129,7 @@ def _results(source, nodes, at, run, shape, axes) -> None:
         results = []
         for position in range(run.size):
             acc, idx = at(position)[k]
-            final = idx if node.op in ("argmax", "argmin") else acc
+            final = source.acc.final(node, acc, idx)
             results.append(r.name("red"))
             r.emit(f"{results[-1]} = {r.convert(node.dtype, final, op_result=True)}")
         r.special[node.id] = run.result(results, shape, axes)

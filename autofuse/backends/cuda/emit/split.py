@@ -73,11 +73,11 @@ class Split:
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.block_reduce(node, acc, idx, block)
             self.scratch.append((f"part{k}", blocks, self.partial_dtype(node)))
-            self.scratch.append((f"parti{k}", blocks, np.dtype(np.int64)))
+            self.scratch.append((f"parti{k}", blocks, self.second_partial_dtype(node)))
         self.scratch.append(("counter", 1, np.dtype(np.int32)))
         r.emit("if t == 0:")
         r.push()
-        for k, (acc, idx) in enumerate(accs):
+        for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             r.emit(f"part{k}[cuda.blockIdx.x] = {self.to_partial(node, acc)}")
             r.emit(f"parti{k}[cuda.blockIdx.x] = {idx}")
         r.emit("cuda.threadfence()")
@@ -104,7 +104,7 @@ class Split:
             r.pop()
             r.pop()
             self.block_reduce(node, acc, idx, block)
-            final = idx if node.op in ("argmax", "argmin") else acc
+            final = self.acc.final(node, acc, idx)
             result = r.name("red")
             r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
             r.special[node.id] = lambda index, result=result: result

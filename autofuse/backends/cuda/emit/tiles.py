@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir.graph import Node
+from ...accumulators import ARG, acc_dtype, paired, second_dtype
 from . import two_stage
 
 
@@ -111,9 +112,9 @@ def write(source, shape, axes, outer: int, inner: int, p: two_stage.Plan):
         if rows:        # the simulator: a slot a thread, as two_stage's columns layout
             r.emit(f"sc{node.id} = cuda.shared.array({p.threads}, "
                    f"{source.numba_type(_partial_dtype(node))})")
-            if node.op in ("argmax", "argmin"):
+            if paired(node):
                 r.emit(f"sci{node.id} = cuda.shared.array({p.threads}, "
-                       f"{source.numba_type(np.int64)})")
+                       f"{source.numba_type(second_dtype(node))})")
         else:
             two_stage._declare_shared(source, node, p)
         r.emit(f"bc{node.id} = cuda.shared.array({p.width}, {source.numba_type(_result_dtype(node))})")
@@ -211,7 +212,7 @@ def _tile(source, shape, axes, outer_axes, outer: int, inner: int, p: two_stage.
         r.emit("if h == 0:")
         r.push()
         for node, (acc, idx) in zip(nodes, accs):
-            final = idx if node.op in ("argmax", "argmin") else acc
+            final = source.acc.final(node, acc, idx)
             r.emit(f"bc{node.id}[c] = {r.convert(node.dtype, final, op_result=True)}")
         r.pop()
         r.emit("cuda.syncthreads()")
@@ -262,7 +263,7 @@ def _walk(source, shape, axes, p: two_stage.Plan, accs, row_outputs, nodes) -> N
 def _results(source, nodes, accs) -> None:
     r = source.renderer
     for node, (acc, idx) in zip(nodes, accs):
-        final = idx if node.op in ("argmax", "argmin") else acc
+        final = source.acc.final(node, acc, idx)
         result = r.name("red")
         r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
         r.special[node.id] = lambda index, result=result: result
@@ -272,7 +273,7 @@ def _reduce_lanes(source, node, acc: str, idx: str, p: two_stage.Plan) -> None:
     """Row tiles under the simulator: a row's `height` partials combined by its first thread
     through shared memory (on a GPU: shuffles)."""
     r = source.renderer
-    arg = node.op in ("argmax", "argmin")
+    arg = paired(node)
     sc, sci = f"sc{node.id}", f"sci{node.id}"
     r.emit(f"{sc}[t] = {acc}")
     if arg:
@@ -288,8 +289,8 @@ def _reduce_lanes(source, node, acc: str, idx: str, p: two_stage.Plan) -> None:
 
 
 def _partial_dtype(node: Node):
-    return node.inputs[0].dtype if node.op in ("argmax", "argmin") else node.dtype
+    return acc_dtype(node)
 
 
 def _result_dtype(node: Node):
-    return np.int64 if node.op in ("argmax", "argmin") else node.dtype
+    return np.int64 if node.op in ARG else node.dtype

@@ -27,6 +27,7 @@ import contextlib
 
 import numpy as np
 
+from ...accumulators import acc_dtype, paired, second_dtype
 from . import runs
 from .two_stage_plan import Chunk, Plan
 
@@ -201,12 +202,12 @@ def _declare_shared(source, node, p: Plan, positions: int = 1) -> None:
         source.declare_shared(node)
         return
     r = source.renderer
-    arg = node.op in ("argmax", "argmin")
-    dtype = node.inputs[0].dtype if arg else node.dtype
+    arg = paired(node)
+    dtype = acc_dtype(node)
     r.emit(f"sc{node.id} = cuda.shared.array({p.threads * positions}, {source.numba_type(dtype)})")
     if arg:
         r.emit(f"sci{node.id} = cuda.shared.array({p.threads * positions}, "
-               f"{source.numba_type(np.int64)})")
+               f"{source.numba_type(second_dtype(node))})")
 
 
 def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None,
@@ -294,7 +295,7 @@ def _reduce_heights(source, entries: list, p: Plan, positions: int = 0) -> None:
         for node, position, acc, idx, *_ in entries:
             sc, sci = _slots(node, position, slot, p)
             r.emit(f"{sc} = {acc}")
-            if node.op in ("argmax", "argmin"):
+            if paired(node):
                 r.emit(f"{sci} = {idx}")
     if in_warp > 1:
         r.pop()
@@ -307,7 +308,7 @@ def _reduce_heights(source, entries: list, p: Plan, positions: int = 0) -> None:
     with _positions(r, positions):
         for node, position, acc, idx, *_ in entries:
             sc, sci = _slots(node, position, other, p)
-            arg = node.op in ("argmax", "argmin")
+            arg = paired(node)
             source.acc.merge(node, acc, idx, sc, sci if arg else "0")
     r.pop()
     r.pop()
@@ -333,7 +334,7 @@ def _results(source, accs) -> None:
     """Each reduction's result, as its dtype, for the stores."""
     r = source.renderer
     for node, (acc, idx) in zip(source.group.reductions, accs):
-        final = idx if node.op in ("argmax", "argmin") else acc
+        final = source.acc.final(node, acc, idx)
         result = r.name("red")
         r.emit(f"{result} = {r.convert(node.dtype, final, op_result=True)}")
         r.special[node.id] = lambda index, result=result: result
@@ -349,12 +350,12 @@ def _write_partials(source, accs, outer: int, p: Plan, guard: str) -> list:
     r.emit(f"if {guard}:")
     r.push()
     for k, (node, (acc, idx)) in enumerate(zip(source.group.reductions, accs)):
-        arg = node.op in ("argmax", "argmin")
+        arg = paired(node)
         part, parti = f"part{k}", (f"parti{k}" if arg else None)
         source.scratch.append((part, p.chunks * outer, source.partial_dtype(node)))
         r.emit(f"{part}[{at}] = {source.to_partial(node, acc)}")
         if arg:
-            source.scratch.append((parti, p.chunks * outer, np.dtype(np.int64)))
+            source.scratch.append((parti, p.chunks * outer, source.second_partial_dtype(node)))
             r.emit(f"{parti}[{at}] = {idx}")
         names.append((part, parti))
     count_done(source, p)
