@@ -53,6 +53,10 @@ class Tuning:
     class_two_stage_loads: int = 8    # ... in a shape class's (its chunk a size form: H200,
     #                                   two_stage_class_steps.py: sum(0) 8192x4096 float16 1.118x
     #                                   specialized at 4, 1.033x at 8; A.T @ y 1.088x, 0.929x)
+    expsum_loads: int = 16            # ... where the group holds an expsum, whose each value's
+    #                                   exp waits on the running maximum (H200, expsum_parts.py:
+    #                                   log-sum-exp down 4096x8192 columns 63.7 us at 4, 52.9 at
+    #                                   16; over 16 rows of 2^21 53.6, 46.8)
     class_run_steps: int = 4          # a shape class's two-stage run (x.T @ g): elements a step
     #                                   (same experiment: 1.198x specialized at 1, 1.007x at 4)
     class_steps: int = 2              # a shape class's column tiles reading one array: their loop

@@ -225,6 +225,8 @@ def _loop(source, shape, axes, p: Plan, accs, row_outputs, nodes=None, run=None,
     if run is None:
         loads = loads or (source.tuning.class_two_stage_loads if source.dynamic else
                           source.tuning.two_stage_loads)
+        if any(node.op == "expsum" for node in nodes):
+            loads = max(loads, source.tuning.expsum_loads)
         ilp = source.ilp(p.chunk, p.height, loads, loads) * steps
     else:
         steps = source.tuning.class_run_steps if source.dynamic else \
