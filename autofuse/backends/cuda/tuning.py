@@ -119,6 +119,13 @@ class Tuning:
     row_bytes: int = 64               # they take fewer bytes than this
     max_row_items: int = 32           # the most a thread holds; longer rows are re-read
     row_grid: int = 65535             # blocks, one a row; more rows loop
+    row_blocks_per_sm: int = 64       # ... rows kernels whose rows move fewer bytes than
+    row_launch_bytes: int = 4608      # this: at most this many blocks an SM, the rest looping.
+    #                                   H200 (experiments/row_grid_ab.py): a block a row of
+    #                                   33,554 rows of 1000 took 41 us whatever the row's bytes
+    #                                   (about 820 blocks a microsecond: float32 1.31x the floor,
+    #                                   float16 2.6x), 8,448 blocks 32.5 and 18.7 us; softmax over
+    #                                   65,536 rows of 1000 (8 KB a row) 152 -> 159 us capped
     row_threads_per_sm: int = 1280    # launch bounds: ptxas fits this many threads an SM
     row_hold_halves: bool = True      # float16 rows held as halves
     keep_reduced_halves: bool = True  # a reduced float16 value read again kept in registers

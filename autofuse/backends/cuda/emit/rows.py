@@ -67,7 +67,7 @@ class Rows:
         self.row_body(shape, axes, outer_axes, outer, inner, block, items, full, 0, {})
         if plan:
             r.pop()
-        blocks = max(1, min(outer, self.tuning.row_grid))
+        blocks = max(1, min(outer, self.row_grid(outer)))
         strategy = "rows" + ("" if hold else " (re-read)") + \
             (f", {plan[0]}-wide vectors" if plan else "")
         # NOTE: a row held in registers makes register count decide how many blocks an SM runs,
@@ -77,8 +77,18 @@ class Rows:
         # already at 48. Where the bound makes ptxas spill, compile.py links without it.
         min_blocks = min(32, max(1, self.tuning.row_threads_per_sm // block)) if hold else 0
         source = self.finish(strategy, block, (blocks, 1, 1), min_blocks)
-        source.launch_rule = ("rows", self.tuning.row_grid)
+        source.launch_rule = ("rows", self.row_grid(outer))
         return source
+
+    def row_grid(self, outer: int) -> int:
+        """The most blocks of a rows kernel over `outer` rows: a block a row up to the grid's
+        limit, or, where a row moves fewer than row_launch_bytes (the blocks' launch, not the
+        memory, would bound the kernel), up to row_blocks_per_sm an SM; more rows loop."""
+        moved = sum(n.nbytes for n in self.group.inputs) + \
+            sum(n.nbytes for n in self.group.outputs.values())
+        if moved >= self.tuning.row_launch_bytes * max(1, outer):
+            return self.tuning.row_grid
+        return min(self.tuning.row_grid, self.tuning.row_blocks_per_sm * self.device.sms)
 
     def row_vectors(self, shape, axes, inner, block, full):
         """(lanes, vector reads of the row outputs' other inputs, arrays whose base addresses must
@@ -164,11 +174,11 @@ class Rows:
         # NOTE: a block's next row writes the shared arrays again. With two or more block
         # reductions a row, the barrier of each comes after every thread's reads of the one
         # before, so the next row's writes wait already; a block that has only one row (the
-        # grid is one block a row up to ROW_GRID rows) needs no barrier either. A class's grid
-        # is a block a row up to ROW_GRID rows too, as a specialized kernel's: its barrier only
+        # grid is one block a row up to row_grid(outer) rows) needs no barrier either. A class's grid
+        # is a block a row up to row_grid(outer) rows too, as a specialized kernel's: its barrier only
         # where the block has another row (rows are the block's alike: every thread branches
         # alike).
-        barrier = (outer > self.tuning.row_grid or self.dynamic) and \
+        barrier = (outer > self.row_grid(outer) or self.dynamic) and \
             len(self.group.reductions) < 2
         if barrier and not self.dynamic:
             r.emit("cuda.syncthreads()")
