@@ -117,7 +117,9 @@ def test_whole_column_programs_are_column_tile_class_kernels(fn):
     text = lowered.as_text("fused")
     assert "# dynamic: n0 = x.shape[0]" in text and "# static" not in text, text
     (kernel,) = lowered.kernels
-    assert kernel.strategy == "column tiles, 16x32 threads, 2 passes"
+    # (softmax's max and its denominator in one pass: ir/online.py)
+    passes = 1 if fn is column_softmax else 2
+    assert kernel.strategy == f"column tiles, 16x32 threads, {passes} passes"
     assert "end = ix(n0)" in kernel.source and "sizes n0" in kernel.reason
 
 

@@ -21,7 +21,7 @@ def test_slice_of_a_reshape_index(k):
 
 
 def test_affine_keeps_an_expression_together():
-    from autofuse.backends.render import affine
+    from autofuse.backends.index_text import affine
     assert affine(2, -1, "f1 // 2") == "(2 + -1 * (f1 // 2))"
     assert affine(0, 3, "i0") == "(3 * i0)"
     assert affine(4, 1, "f1 % 2") == "(4 + f1 % 2)"

@@ -18,6 +18,7 @@ from ..ir.ops import ELEMENTWISE, OPS, typed_constants
 from ..ir.printer import is_inline_constant
 from . import gathering, helpers
 from .conditions import all_of, within
+from .index_text import affine, broadcast_index, plus
 
 _FIELD = re.compile(r"\{([A-Z_]+)\}")
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -27,52 +28,6 @@ def short(dtype) -> str:
     dtype = np.dtype(dtype)
     return {"b": "b", "i": "i", "u": "u", "f": "f", "c": "c"}[dtype.kind] + str(dtype.itemsize * 8) \
         if dtype.kind != "b" else "bool"
-
-
-def broadcast_index(in_shape: tuple, out_shape: tuple, index: tuple,
-                    ones: bool = True) -> tuple:
-    """The index of an operand of shape `in_shape` read at `index` of a result of `out_shape`.
-
-    `ones` False: a size-1 axis not broadcast (the result's is 1 too) keeps its index name, which
-    is 0 there: the text is then the same as at any other size (a shape class, dynamic/)."""
-    offset = len(out_shape) - len(in_shape)
-    return tuple("0" if size == 1 and (ones or out_shape[offset + d] != 1) else index[offset + d]
-                 for d, size in enumerate(in_shape))
-
-
-def _atom(expression: str) -> bool:
-    """Whether `expression` binds as one operand: a name, or one parenthesized whole."""
-    if expression.isidentifier():
-        return True
-    if not expression.startswith("("):
-        return False
-    depth = 0
-    for position, char in enumerate(expression):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0:
-            return position == len(expression) - 1
-    return False
-
-
-def affine(start: int | str, step: int, i: str) -> str:
-    """start + step * i, folded where the numbers allow; `start` may be a name (a kernel
-    argument: backends/sharing.py)."""
-    if i.isdigit() and not isinstance(start, str):
-        return str(start + step * int(i))
-    if i.isdigit():
-        return start if step * int(i) == 0 else f"({start} + {step * int(i)})"
-    # NOTE: `i` may be an expression (a reshape's "f1 // 2"): -1 * f1 // 2 is (-f1) // 2.
-    term = i if step == 1 else f"{step} * {i}" if _atom(i) else f"{step} * ({i})"
-    if start == 0:
-        return term if step == 1 else f"({term})"
-    return f"({start} + {term})"
-
-
-def plus(start: int | str, amount: int) -> str:
-    """start + amount as text, `start` a number or a name."""
-    if not isinstance(start, str):
-        return str(start + amount)
-    return start if amount == 0 else f"{start} + {amount}" if amount > 0 else f"{start} - {-amount}"
 
 
 class Renderer:
@@ -242,8 +197,7 @@ class Renderer:
 
     def spell(self, node: Node, computation: np.dtype, args: list) -> str:
         computation = self.held(computation)
-        template = self.spellings.get((node.op, computation.kind)) or \
-            OPS[node.op].spelling(computation.kind)
+        template = self._template(node.op, computation)
         fields = dict(typed_constants(computation))
         if node.op == "cast" and self.held(node.dtype) != node.dtype:
             return self.convert(node.dtype, f"{args[0]}.real" if computation.kind == "c" else args[0])
@@ -252,12 +206,7 @@ class Renderer:
             fields["ZERO_IN"] = computation.type(0)
             to_real = computation.kind == "c" and node.dtype.kind != "c"
             template = OPS["cast"].spelling("b" if node.dtype.kind == "b" else "c" if to_real else "*")
-        names = {}
-        for field in set(_FIELD.findall(template)):
-            value = fields[field]
-            names[field] = self.ctor(value) if isinstance(value, np.dtype) else self.constant(value)
-        expression = _FIELD.sub(lambda m: names[m.group(1)], template).format(*args)
-        expression = self._helpers(expression, computation)
+        expression = self._fill(template, fields, args, computation)
         wrap = node.dtype.kind in "iu" and node.op not in ("cast", "where")
         if self.held(node.dtype) != node.dtype and not OPS[node.op].exact_on_halves:
             if self.halves is not None and self.round_halves and \
@@ -272,11 +221,20 @@ class Renderer:
         """Elementwise op `op` of `args` (expressions held as `computation`'s held dtype), as
         `spell` writes it for a node, for code that has no node of it (accumulators.py)."""
         computation = self.held(computation)
-        template = self.spellings.get((op, computation.kind)) or OPS[op].spelling(computation.kind)
-        fields = typed_constants(computation)
-        names = {field: self.constant(fields[field]) for field in set(_FIELD.findall(template))}
-        expression = _FIELD.sub(lambda m: names[m.group(1)], template).format(*args)
-        return self._helpers(expression, computation)
+        return self._fill(self._template(op, computation), typed_constants(computation), args,
+                          computation)
+
+    def _template(self, op: str, computation: np.dtype) -> str:
+        return self.spellings.get((op, computation.kind)) or OPS[op].spelling(computation.kind)
+
+    def _fill(self, template: str, fields: dict, args: list, computation: np.dtype) -> str:
+        """`template` with its named constants bound (dtypes as constructors) and `args` in."""
+        names = {}
+        for field in set(_FIELD.findall(template)):
+            value = fields[field]
+            names[field] = self.ctor(value) if isinstance(value, np.dtype) else self.constant(value)
+        return self._helpers(_FIELD.sub(lambda m: names[m.group(1)], template).format(*args),
+                             computation)
 
     def _helpers(self, expression: str, dtype) -> str:
         def replace(match):

@@ -22,6 +22,10 @@ def outer_shape(shape: tuple, axes: tuple) -> tuple:
     return tuple(s for d, s in enumerate(shape) if d not in axes)
 
 
+def axes_text(axes: tuple) -> str:
+    return f"axis {axes[0]}" if len(axes) == 1 else f"axes {axes}"
+
+
 def keepdims_shape(shape: tuple, axes: tuple) -> tuple:
     return tuple(1 if d in axes else s for d, s in enumerate(shape))
 

@@ -11,7 +11,8 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, LAYOUT, MATMUL, OPS, REDUCE, SCAN, SCATTER, SORT, TRANSFORM
 from .attention import attention_group, attention_reason
 from .cost import COSTLY_OP, CostModel
-from .group import Group, keepdims_shape, outer_shape
+from .columns import column_reason
+from .group import Group, axes_text, keepdims_shape, outer_shape
 from .in_place import small_region
 from .scans import scan_reason, scans_merge_reason
 from .scatter import scatter_reason, scatters_merge_reason
@@ -20,10 +21,6 @@ from .work import index_map
 
 OPERAND_LAYOUT = ("transpose", "broadcast_to", "reshape", "slice")
 RECOMPUTE_VISITS = 64       # recompute_cost's walk: a chain of layout ops costs nothing to count
-
-
-def axes_text(axes: tuple) -> str:
-    return f"axis {axes[0]}" if len(axes) == 1 else f"axes {axes}"
 
 
 def readers_in(p: Node, g: Group, users: dict) -> list[Node]:
@@ -374,27 +371,7 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
                 f"reduced value is materialized before it is used across the row")
     trailing = tuple(axes) == tuple(range(len(shape) - len(axes), len(shape)))
     if row_phase and not trailing:
-        return _column_reason(p, shape, axes, inner, cost)
-    return None
-
-
-def _column_reason(p: Node, shape: tuple, axes: tuple, inner: int, cost: CostModel) -> str | None:
-    """Why a whole-column program (`p` reduces `inner` elements of each column of `shape`, and
-    the rest of the column reads it) is not one kernel (CostModel.max_column_bytes), or None."""
-    columns = 1
-    for d in range(len(shape)):
-        columns *= 1 if d in axes else cost.extent(shape[d])
-    read = columns * inner * p.inputs[0].dtype.itemsize
-    done = ("the reduced value is materialized, each level of reductions a kernel of its own "
-            "that cuts the columns across blocks")
-    if cost.max_column_bytes and read > cost.max_column_bytes:
-        return (f"its columns ({axes_text(axes)} of {shape}, {read} bytes) would be read again "
-                f"for each level of reductions, past what a whole-column kernel keeps in cache "
-                f"(at most {cost.max_column_bytes} bytes): {done}")
-    if columns < cost.column_fill and inner > cost.column_walk:
-        return (f"{columns} columns of {inner} elements ({axes_text(axes)} of {shape}) are too "
-                f"few to fill the GPU with whole columns a block (under {cost.column_fill}) and "
-                f"too long to walk alone (over {cost.column_walk}): {done}")
+        return column_reason(p, shape, axes, inner, cost)
     return None
 
 

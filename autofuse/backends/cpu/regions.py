@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..render import affine
+from ..index_text import affine
 from .kernel import PARALLEL_ELEMENTS
 
 

@@ -130,7 +130,7 @@ def _computed_from(group, node, source) -> bool:
 
 def _key(index: tuple, shape: tuple) -> tuple:
     """A row and column index as the renderer writes it for a value of `shape`: "0" along an
-    axis of extent 1 (render.broadcast_index)."""
+    axis of extent 1 (index_text.broadcast_index)."""
     return tuple("0" if extent == 1 else i for i, extent in zip(index, shape[-2:]))
 
 

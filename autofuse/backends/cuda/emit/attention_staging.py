@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....arrays import contiguous
-from ...render import broadcast_index
+from ...index_text import broadcast_index
 
 
 class Direct:

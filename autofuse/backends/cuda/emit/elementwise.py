@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...render import affine
+from ...index_text import affine
 from ....arrays import contiguous
 from ..kernel import MAX_GRID, KernelSource
 from . import strip as cuda_strip
