@@ -1,13 +1,13 @@
 """The call a cached signature runs on the jit's fast path, written out as straight-line Python.
 
-jit.run() assembles a call's results the general way: it loops over the trace's checks, the
+running.run() assembles a call's results the general way: it loops over the trace's checks, the
 arguments the function writes and the result specs, and flattens the result structure back. For
 one signature all of that is fixed, so after a signature's first call this module writes it out
 once, around the program's own generated call (`program.fast`): the Python-int range checks, the
 aliasing check of written arguments, the program, its error flags, the writes into the
 arguments and the result structure, each as a line of its own.
 
-A call that fails a check before the program runs is handed to jit.run(), which raises the error
+A call that fails a check before the program runs is handed to running.run(), which raises the error
 with the user's line; a raised error flag raises as run() raises it. Measured on the 2-core
 machine (in-place Adam step on 1,000 float32 values, minimum of 7 rounds): BENCHMARKS.md, CPU
 per-call overhead.

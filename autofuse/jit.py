@@ -7,18 +7,19 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numpy._core.multiarray import may_share_memory as _may_share_memory   # (no dispatch layer)
 
 from . import cached_call, tree
 from .debug import STATE as _DEBUG, compiled as _debug_compiled, hit as _debug_hit, run_program as _debug_run
 from .dlpack import foreign, import_leaves
-from .errors import (DTypeError, NumPyValueError, UnsupportedError, ValueNeeded,
-                     where)
+from .errors import ValueNeeded
 from .lowered import Lowered
 from .options import check_options
 from .signature import Binder, static_key
 from .tree import numeric_sequence
 from .trace.context import current
+from . import stages
+from .autotune import tuned
+from .running import run
 from .stages import build
 from .trace.budget import MAX_OPS
 from .dynamic.classes import MAX_FAST, Classes
@@ -40,13 +41,14 @@ class JitFunction:
 
     def __init__(self, fn, static_argnames=(), static_argnums=(), backend="auto",
                  cuda_graph=None, float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None,
-                 matmul_precision="float32", fft_limits=None):
+                 matmul_precision="float32", fft_limits=None, autotune=True):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.backend = backend
         self.options = {"cuda_graph": cuda_graph, "float16": float16, "tuning": tuning,
                         "max_ops": max_ops, "matmul_precision": matmul_precision,
                         "fft_limits": fft_limits}
+        self.autotune = autotune
         self._binder = Binder(fn, static_argnames, static_argnums)
         self._flat = self._binder.positional    # positional calls may take the fast path
         self._cache: dict = {}
@@ -100,6 +102,9 @@ class JitFunction:
                     if entry is not None:
                         break
                     entry = self._build(structure, leaves, statics, backend)
+                    if self.autotune:
+                        entry = self._tuned(entry, structure, leaves, statics, backend, key,
+                                            running)
                     entry.dynamic = self._classes.reasons(structure, args, kwargs, self,
                                                           (backend, key))
                 except ValueNeeded as need:
@@ -119,6 +124,20 @@ class JitFunction:
         entry.build_seconds = time.perf_counter() - start
         self._info.traces += 1
         return entry
+
+    def _tuned(self, entry, structure, leaves, statics, backend, key, running: bool):
+        """`entry` or the program its backend's candidates timed fastest (autofuse/autotune.py);
+        `running` False (lower()): only a choice remembered on disk."""
+        from .backends import get_backend
+
+        def assemble(options):
+            candidate = stages.assemble(self.fn, structure, leaves,
+                                        stages.leaf_specs(leaves, statics, self._binder.name),
+                                        statics, backend, self._binder.name, options)
+            candidate.function_key = entry.function_key
+            return candidate
+        return tuned(entry, assemble, get_backend(backend), _as_arrays(leaves, statics), key, run,
+                     timing=running)
 
     def _learn(self, structure, leaves, statics, need: ValueNeeded) -> None:
         """Remember that this call structure's leaves `need.leaves` are needed by value, as
@@ -231,97 +250,9 @@ def caller(entry, args: tuple):
     return generated if generated is not None else functools.partial(run, entry)
 
 
-def run(entry, leaves):
-    """Execute a built entry on the argument leaves; returns the result NumPy would."""
-    if entry.single_array:
-        # NOTE: the common case (one array result, no argument written, no Python-int range
-        # check) skips the general result assembly below.
-        value = entry.program([leaves[index] for index in entry.input_leaves])[0]
-        for leaf in leaves:
-            if value is leaf:
-                return value.copy()
-        return value
-    traced = entry.traced
-    for index, dtype in traced.weak_int_casts.items():
-        value = leaves[index]
-        low, high = _int_bounds(dtype)
-        if not low <= value <= high:
-            raise DTypeError(f"{entry.name}(): Python integer {value} out of bounds for {dtype}"
-                             f"{where()}")
-    for index in traced.nonnegative:
-        if leaves[index] < 0:
-            raise NumPyValueError(f"{entry.name}(): np.power: Integers to negative integer powers "
-                                  f"are not allowed. (argument exponent {leaves[index]}){where()}")
-    _check_written_arguments_unaliased(entry, leaves)
-    inputs = [leaves[index] for index in entry.input_leaves]
-    outputs = entry.program(inputs)
-    for output_index, error, message in traced.checks:
-        if bool(outputs[output_index]):
-            raise error(f"{entry.name}(): {message}")
-    for leaf_index, output_index in traced.mutations:
-        target = leaves[leaf_index]
-        if isinstance(target, np.ndarray):
-            np.copyto(target, outputs[output_index], casting="unsafe")
-        else:
-            entry.program.copy_into(target, outputs[output_index])
-    results = []
-    for spec in traced.outputs:
-        if spec[0] == "argument":
-            results.append(leaves[spec[1]])
-        elif spec[0] == "constant":
-            results.append(spec[1])
-        else:
-            results.append(_as_returned(_not_an_argument(outputs[spec[1]], leaves), spec[2]))
-    return tree.unflatten(traced.structure, results)
-
-
-def _check_written_arguments_unaliased(entry, leaves) -> None:
-    """The trace treats every argument as its own memory: refuse a call where the function writes
-    an argument that shares memory with another (NumPy would see the write through both)."""
-    arrays = [(index, leaf) for index, leaf in enumerate(leaves) if type(leaf) is np.ndarray or
-              isinstance(leaf, np.ndarray)]
-    for written, _ in entry.traced.mutations:
-        target = leaves[written]
-        for index, leaf in arrays:
-            if index != written and _may_share_memory(target, leaf):
-                raise UnsupportedError(
-                    f"{entry.name}(): argument {written} is written in place and shares memory with "
-                    f"argument {index}; autofuse traces arguments as separate arrays, so pass copies"
-                    f"{where()}")
-
-
-@functools.lru_cache(maxsize=None)
-def _int_bounds(dtype) -> tuple:
-    info = np.iinfo(dtype)
-    return int(info.min), int(info.max)
-
-
-def _not_an_argument(value, leaves):
-    """A computed result is a new array, even where the program returns an input unchanged
-    (x.astype(x.dtype), x.copy(), x + 0 folded away): copy it if it is an argument object."""
-    if isinstance(value, np.ndarray) and any(value is leaf for leaf in leaves):
-        return value.copy()
-    return value
-
-
-def _as_returned(value, kind: str):
-    if kind == "scalar":
-        # NOTE: a device array stays a 0-d device array (CuPy's and torch's own convention).
-        return value[()] if isinstance(value, np.ndarray) else value
-    if kind == "int":
-        return int(value)
-    if kind == "float":
-        return float(value)
-    if kind == "complex":
-        return complex(value)
-    if kind == "bool":
-        return bool(value)
-    return value
-
-
 def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_graph=None,
         float16="numpy", tuning=None, max_ops=MAX_OPS, dynamic=None, matmul_precision="float32",
-        fft_limits=None):
+        fft_limits=None, autotune=True):
     """Compile a NumPy-style function: `@autofuse.jit` or `@autofuse.jit(static_argnames=("axis",))`.
 
     `cuda_graph` says how the CUDA backend launches a signature's kernels once its arguments are
@@ -357,6 +288,12 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
     neighbour, run by the library (scipy.fft or np.fft on the CPU; cupy.fft or torch.fft on the
     GPU); `FourierLimits(library=None)` traces every one, `max_traced_length=` moves the line.
 
+    `autotune`: where a CUDA planning choice sits near the bound it was measured at (a
+    whole-column program of 8-32 MiB: column tiles, or a kernel a level), the first call with
+    the arguments on the device compiles both programs, times them on those arguments and keeps
+    the faster, remembered on disk per GPU and signature (autofuse/autotune.py; every kernel's
+    reason says what was timed). False takes the planner's choice untimed.
+
     `max_ops` bounds the operations one trace records (Python loops unroll while tracing, and
     compiling takes time in proportion, about 0.1 ms an operation): past it the call raises a
     TraceError naming the loop and what to change (autofuse/trace/budget.py).
@@ -380,10 +317,11 @@ def jit(fn=None, *, static_argnames=(), static_argnums=(), backend="auto", cuda_
         static_argnames = (static_argnames,)
     if isinstance(static_argnums, (str, bytes)) or not hasattr(static_argnums, "__iter__"):
         static_argnums = (static_argnums,)      # one number (or a bad value, refused by Binder)
-    check_options(cuda_graph, float16, tuning, max_ops, dynamic, matmul_precision, fft_limits)
+    check_options(cuda_graph, float16, tuning, max_ops, dynamic, matmul_precision, fft_limits,
+                  autotune)
 
     def decorate(function):
         return JitFunction(function, static_argnames, static_argnums, backend, cuda_graph, float16,
-                           tuning, max_ops, dynamic, matmul_precision, fft_limits)
+                           tuning, max_ops, dynamic, matmul_precision, fft_limits, autotune)
 
     return decorate if fn is None else decorate(fn)

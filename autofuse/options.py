@@ -6,7 +6,7 @@ from .errors import ArgumentError, where
 
 
 def check_options(cuda_graph, float16, tuning, max_ops, dynamic, matmul_precision,
-                  fft_limits) -> None:
+                  fft_limits, autotune=True) -> None:
     if cuda_graph is not None and not isinstance(cuda_graph, bool):
         raise ArgumentError(f"jit(cuda_graph=...) takes None, True or False, got {cuda_graph!r}"
                             f"{where()}")
@@ -34,6 +34,9 @@ def check_options(cuda_graph, float16, tuning, max_ops, dynamic, matmul_precisio
 
     if isinstance(max_ops, bool) or not isinstance(max_ops, int) or max_ops < 1:
         raise ArgumentError(f"jit(max_ops=...) takes a positive int, got {max_ops!r}{where()}")
+
+    if not isinstance(autotune, bool):
+        raise ArgumentError(f"jit(autotune=...) takes True or False, got {autotune!r}{where()}")
 
     if dynamic not in (None, True, False):
         raise ArgumentError(f"jit(dynamic=...) takes None, True or False, got {dynamic!r}{where()}")

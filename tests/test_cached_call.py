@@ -1,7 +1,7 @@
 """The generated call of a cached signature (autofuse/cached_call.py): from the second call on, a
 signature whose results need assembling (arguments written in place, several results, scalars,
 Python-int checks, error flags) runs one written-out function; it must return and write exactly
-what the first call (jit.run) does, and raise the same errors with nothing written."""
+what the first call (running.run) does, and raise the same errors with nothing written."""
 import numpy as np
 import pytest
 

@@ -16,6 +16,11 @@ def cost_model(options: dict) -> CostModel:
     return COST
 
 
+def candidates(entry) -> list:
+    """Options to time at a signature's first call (autofuse/autotune.py): none."""
+    return []
+
+
 def product_limits(options: dict) -> ProductLimits:
     """The interpreter runs every product the planner lowers (ir/products.py)."""
     return ProductLimits()

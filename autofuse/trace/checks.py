@@ -1,6 +1,6 @@
 """Conditions NumPy checks on values (an index out of bounds, an integer's negative exponent):
 refused at trace time where the value is known, else computed by the program as a 0-d bool that
-the call reads after the kernels ran, raising NumPy's error (jit.run) before any result or
+the call reads after the kernels ran, raising NumPy's error (running.run) before any result or
 argument update is seen."""
 from __future__ import annotations
 

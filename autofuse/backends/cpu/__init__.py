@@ -45,6 +45,11 @@ def cost_model(options: dict) -> CostModel:
     return COST
 
 
+def candidates(entry) -> list:
+    """Options to time at a signature's first call (autofuse/autotune.py): none."""
+    return []
+
+
 def product_limits(options: dict) -> ProductLimits:
     """Which matrix products run as reductions here (ir/products.py)."""
     return PRODUCTS

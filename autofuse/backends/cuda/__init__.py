@@ -21,6 +21,7 @@ CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 
@@ -76,6 +77,48 @@ def cost_model(options: dict) -> CostModel:
                                tuning.column_program_bytes else 0,
                                column_walk=tuning.column_program_walk,
                                online_sums=tuning.online_sums)
+
+
+def candidates(entry) -> list:
+    """Options to time at the signature's first call (autofuse/autotune.py): where a reduction
+    over leading or middle axes sits within Tuning.autotune_margin of the whole-column bounds
+    (bytes; or few columns of about the walk's length), its program as column tiles and as a
+    kernel a level."""
+    tuning = tuning_of(entry.options)
+    margin = tuning.autotune_margin
+    if not margin or not tuning.column_program_bytes or entry.varying:
+        return []
+    cost = cost_model(entry.options)
+    if not any(_near_columns(node, cost, margin) for node in entry.graph.nodes
+               if node.kind == "reduce" and node.inputs):
+        return []
+    return [("column tiles", dict(entry.options, tuning=tuning.replace(column_program_bytes=0))),
+            ("a kernel a level", dict(entry.options,
+                                      tuning=tuning.replace(column_program_bytes=1)))]
+
+
+def _near_columns(node, cost: CostModel, margin: float) -> bool:
+    shape, axes = node.inputs[0].shape, tuple(node.attrs["axes"])
+    if axes == tuple(range(len(shape) - len(axes), len(shape))):
+        return False
+    inner = math.prod(shape[a] for a in axes)
+    columns = node.inputs[0].size // max(1, inner)
+    read = node.inputs[0].nbytes
+    return cost.max_column_bytes / margin <= read <= cost.max_column_bytes * margin or (
+        columns < cost.column_fill * margin and
+        cost.column_walk / margin < inner <= cost.column_walk * margin)
+
+
+def synchronize(entry) -> None:
+    """Wait for the entry's last call (autotune.py's timing)."""
+    if not simulating():
+        from .runtime import driver
+        driver.synchronize(entry.program.stream())
+
+
+def device_key() -> str:
+    """The facts of the GPU a choice timed here holds for (autotune.py's record)."""
+    return "simulator" if simulating() else repr(device_for(False))
 
 
 def product_limits(options: dict):

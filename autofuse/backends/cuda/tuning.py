@@ -110,6 +110,8 @@ class Tuning:
     #                                   reductions is a kernel of its own (CostModel's
     #                                   max_column_bytes, column_fill, column_walk; 0 bytes:
     #                                   column tiles at any size)
+    autotune_margin: float = 2.0      # ... within this factor of a bound, timed both ways at
+    #                                   the first call (autofuse/autotune.py; 0: never)
     online_sums: bool = True          # softmax's denominator beside its max, one pass, where
     #                                   columns or rows too long to hold are read (ir/online.py)
     # -- rows kernels (a block a row, the row held in registers) --------------------------------

@@ -1,0 +1,118 @@
+"""A program's candidates timed at its signature's first call, where a choice sits near its bound.
+
+Some of the CUDA planner's choices follow a bound measured on one GPU (Tuning.column_program_bytes:
+a whole-column program as column tiles, or as a reduction kernel a level and a pointwise pass).
+Near the bound that measurement says little about another GPU or shape. There the backend names
+candidate options (`candidates(entry)`); those whose partition differs from the default's and
+from each other's are compiled and timed on the call's own arguments, in turns, and the fastest
+is kept. The choice is remembered on disk per device, function and signature, so that a later
+process compiles only it; every kernel's reason says what was timed and taken.
+`jit(autotune=False)` takes the default without timing. A program that writes its arguments is
+not timed (each timed call would write them again)."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from .backends.disk_cache import cache_dir, digest, write_checked
+
+ROUNDS = 3                 # timed rounds, the candidates in turns; the median of each's
+BATCH_SECONDS = 2e-3       # a round's calls of a candidate take at least this long ...
+MOST_CALLS = 50            # ... in at most this many calls
+
+
+@dataclass(frozen=True)
+class Timed:
+    """What was timed: each candidate's label and seconds a call (None: remembered), and the
+    label taken."""
+    labels: tuple
+    seconds: tuple
+    chosen: str
+
+    def text(self) -> str:
+        if self.seconds[0] is None:
+            return f"{self.chosen}, timed fastest of {', '.join(self.labels)} by an earlier " \
+                   f"process at this signature's first call (the disk cache)"
+        times = ", ".join(f"{label} {seconds * 1e3:.3f} ms"
+                          for label, seconds in zip(self.labels, self.seconds))
+        return f"{self.chosen}, the fastest of {times}, timed at this signature's first call"
+
+
+def structure(entry) -> tuple:
+    """The program's partition: each kernel's ops (node ids of the same trace)."""
+    return tuple(sorted(tuple(sorted(group.members)) for group in entry.fused.groups))
+
+
+def tuned(entry, assemble, target, leaves, key, run, timing: bool = True):
+    """`entry`, or the fastest of it and its candidates (`target.candidates(entry)`: (label,
+    options) pairs; `assemble(options)` traces and partitions one, `target.prepare` compiles
+    it; `run(entry, leaves)` calls it). `timing` False (a lower(), no arguments on the device):
+    only a choice remembered on disk is taken."""
+    proposed = target.candidates(entry) if not entry.traced.mutations else []
+    if not proposed:
+        return entry
+    seen, found = {structure(entry)}, [("as planned", entry)]
+    for label, options in proposed:
+        candidate = assemble(options)
+        if structure(candidate) not in seen:
+            seen.add(structure(candidate))
+            found.append((label, candidate))
+    if len(found) == 1:
+        return entry
+    labels = tuple(label for label, _ in found)
+    name = digest(entry.function_key, repr(key), target.device_key(), *labels)
+    record = cache_dir() / "autotune" / f"{name}.json"
+    remembered = _remembered(record, labels)
+    if remembered is None and not timing:
+        return entry
+    if remembered is not None:
+        chosen = dict(found)[remembered]
+        if chosen is not entry:
+            target.prepare(chosen)
+        return _noted(chosen, Timed(labels, (None,) * len(labels), remembered))
+    for _, candidate in found[1:]:
+        target.prepare(candidate)
+    seconds = _timed([candidate for _, candidate in found], leaves, run, target.synchronize)
+    best = min(range(len(found)), key=seconds.__getitem__)
+    write_checked(record, json.dumps({"chosen": labels[best], "labels": labels,
+                                      "seconds": seconds}).encode())
+    return _noted(found[best][1], Timed(labels, tuple(seconds), labels[best]))
+
+
+def _remembered(record, labels: tuple) -> str | None:
+    try:
+        chosen = json.loads(record.read_text())["chosen"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return chosen if chosen in labels else None
+
+
+def _noted(entry, timed: Timed):
+    entry.autotuned = timed
+    for kernel in entry.kernels:
+        kernel.reason = f"{kernel.reason}; program: {timed.text()}"
+    return entry
+
+
+def _timed(entries: list, leaves, run, synchronize) -> list:
+    """Seconds a call of each entry: the median of ROUNDS rounds, each a batch of each entry's
+    calls in turns (after one call each that loads its kernels)."""
+    calls = []
+    for entry in entries:
+        start = time.perf_counter()
+        run(entry, leaves)
+        synchronize(entry)
+        run(entry, leaves)
+        synchronize(entry)
+        once = max(time.perf_counter() - start, 1e-7) / 2
+        calls.append(max(1, min(MOST_CALLS, int(BATCH_SECONDS / once))))
+    samples = [[] for _ in entries]
+    for _ in range(ROUNDS):
+        for index, entry in enumerate(entries):
+            start = time.perf_counter()
+            for _ in range(calls[index]):
+                run(entry, leaves)
+            synchronize(entry)
+            samples[index].append((time.perf_counter() - start) / calls[index])
+    return [sorted(s)[len(s) // 2] for s in samples]
