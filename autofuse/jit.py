@@ -136,7 +136,7 @@ class JitFunction:
                                         statics, backend, self._binder.name, options)
             candidate.function_key = entry.function_key
             return candidate
-        return tuned(entry, assemble, get_backend(backend), _as_arrays(leaves, statics), key, run,
+        return tuned(entry, assemble, get_backend(backend), _as_arrays(leaves, statics), key,
                      timing=running)
 
     def _learn(self, structure, leaves, statics, need: ValueNeeded) -> None:

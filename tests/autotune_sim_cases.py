@@ -52,6 +52,12 @@ def main() -> int:
     text = reasons(again)
     check("remembered_on_disk", np.allclose(got, softmax0(x), rtol=1e-5)
           and all("by an earlier process" in r for r in text), f"{text}")
+    other = autofuse.jit(softmax0, backend="cuda",
+                         tuning=near.replace(column_tile_threads=256))
+    got = other(x)
+    text = reasons(other)
+    check("another_tuning_times_anew", np.allclose(got, softmax0(x), rtol=1e-5)
+          and all("timed at this signature's first call" in r for r in text), f"{text}")
     untimed = autofuse.jit(softmax0, backend="cuda", tuning=near, autotune=False)
     got = untimed(x)
     check("turned_off", np.allclose(got, softmax0(x), rtol=1e-5)

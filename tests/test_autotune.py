@@ -58,4 +58,4 @@ def test_the_option_is_checked():
 @pytest.mark.sim
 def test_timed_remembered_and_left_alone_under_the_simulator(tmp_path):
     lines = run_cases("autotune_sim_cases.py", tmp_path)
-    assert len(lines) == 5 and all(line.endswith(": ok") for line in lines), "\n".join(lines)
+    assert len(lines) == 6 and all(line.endswith(": ok") for line in lines), "\n".join(lines)
