@@ -3,11 +3,12 @@
 Some of the CUDA planner's choices follow a bound measured on one GPU (Tuning.column_program_bytes:
 a whole-column program as column tiles, or as a reduction kernel a level and a pointwise pass).
 Near the bound that measurement says little about another GPU or shape. There the backend names
-candidate options (`candidates(entry)`); those whose partition differs from the default's and
+candidate options (`candidates(entry)`); those whose partition differs from the planner's and
 from each other's are compiled and timed on the call's own arguments, in turns, and the fastest
 is kept. The choice is remembered on disk per device, function and signature, so that a later
-process compiles only it; every kernel's reason says what was timed and taken.
-`jit(autotune=False)` takes the default without timing. A program that writes its arguments is
+process compiles only it; every kernel's reason says what was timed and taken. Only a call whose
+arguments are on the device is timed (host arrays' copies would be most of the time).
+`jit(autotune=False)` takes the planner's choice without timing. A program that writes its arguments is
 not timed (each timed call would write them again)."""
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def tuned(entry, assemble, target, leaves, key, timing: bool = True):
                   target.device_key(), *labels)
     record = cache_dir() / "autotune" / f"{name}.json"
     remembered = _remembered(record, labels)
-    if remembered is None and not timing:
+    if remembered is None and not (timing and target.timeable(leaves)):
         return entry
     if remembered is not None:
         chosen = dict(found)[remembered]

@@ -109,6 +109,13 @@ def _near_columns(node, cost: CostModel, margin: float) -> bool:
         cost.column_walk / margin < inner <= cost.column_walk * margin)
 
 
+def timeable(leaves) -> bool:
+    """Whether a call's arguments let its programs be timed (autotune.py): on the device (the
+    simulator runs on host arrays), else copies to and from the host would be most of the time."""
+    return simulating() or not any(isinstance(leaf, np.ndarray) and leaf.size > 1
+                                   for leaf in leaves)
+
+
 def synchronize(entry) -> None:
     """Wait for the entry's last call (autotune.py's timing)."""
     if not simulating():
