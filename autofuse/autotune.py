@@ -7,9 +7,9 @@ candidate options (`candidates(entry)`); those whose partition differs from the 
 from each other's are compiled and timed on the call's own arguments, in turns, and the fastest
 is kept. The choice is remembered on disk per device, function and signature, so that a later
 process compiles only it; every kernel's reason says what was timed and taken. Only a call whose
-arguments are on the device is timed (host arrays' copies would be most of the time).
-`jit(autotune=False)` takes the planner's choice without timing. A program that writes its arguments is
-not timed (each timed call would write them again)."""
+arguments are on the device is timed (host arrays' copies would be most of the time), and not a
+program that writes its arguments (each timed call would write them again).
+`jit(autotune=False)` takes the planner's choice without timing."""
 from __future__ import annotations
 
 import json
