@@ -136,8 +136,11 @@ class JitFunction:
                                         statics, backend, self._binder.name, options)
             candidate.function_key = entry.function_key
             return candidate
-        return tuned(entry, assemble, get_backend(backend), _as_arrays(leaves, statics), key,
-                     timing=running)
+        start = time.perf_counter()
+        chosen = tuned(entry, assemble, get_backend(backend), _as_arrays(leaves, statics), key,
+                       timing=running)
+        chosen.build_seconds = entry.build_seconds + (time.perf_counter() - start)
+        return chosen
 
     def _learn(self, structure, leaves, statics, need: ValueNeeded) -> None:
         """Remember that this call structure's leaves `need.leaves` are needed by value, as
