@@ -9,6 +9,7 @@ import pytest
 
 import autofuse
 from gpu_marks import cupy, pytestmark  # noqa: F401  (CuPy, and the GPU marker and skip)
+from tiles_sim_cases import specials  # noqa: E402  (-inf, +inf and NaN columns)
 
 rng = np.random.default_rng(31)
 
@@ -30,18 +31,6 @@ def layernorm(axis):
         d = y - y.mean(axis, keepdims=True)
         return d / np.sqrt((d * d).mean(axis, keepdims=True) + 1e-5)
     return f
-
-
-def specials(rows, cols):
-    """Columns a softmax along axis 0 meets at its edges: all -inf (NumPy: NaN), -inf before and
-    after finite values, +inf and NaN (NaN)."""
-    x = f32(rows, cols)
-    x[:, 0] = -np.inf
-    x[:rows // 2, 1] = -np.inf
-    x[rows - 3:, 2] = -np.inf
-    x[5, 3] = np.inf
-    x[7, 4] = np.nan
-    return x
 
 
 # name, function, inputs, strategy expected

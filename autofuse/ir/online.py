@@ -29,15 +29,9 @@ def online_sums(graph: Graph, max_row: int, extent=lambda size: size) -> Graph:
     if not chosen:
         return graph
     rewriter = Rewriter(graph)
-    for node in graph.nodes:
-        inputs = rewriter.inputs_of(node)
-        if node.id in chosen:
-            source = rewriter.mapping[chosen[node.id].id]
-            rewriter.mapping[node.id] = rewriter.make(node, "expsum", (source,),
-                                                      {"axes": tuple(node.attrs["axes"])})
-        else:
-            rewriter.mapping[node.id] = rewriter.keep(node, inputs)
-    return rewriter.finish()
+    return rewriter.each(lambda node, inputs: rewriter.make(
+        node, "expsum", (rewriter.mapping[chosen[node.id].id],),
+        {"axes": tuple(node.attrs["axes"])}) if node.id in chosen else None)
 
 
 def _denominator_of(node: Node) -> Node | None:

@@ -58,6 +58,15 @@ class Rewriter:
         self.nodes.append(new)
         return new
 
+    def each(self, replace) -> Graph:
+        """The graph rebuilt in order: each node replaced by `replace(node, inputs)` (a node this
+        rewriter made from the rebuilt inputs) where that is not None, else kept."""
+        for node in self.graph.nodes:
+            inputs = self.inputs_of(node)
+            new = replace(node, inputs)
+            self.mapping[node.id] = new if new is not None else self.keep(node, inputs)
+        return self.finish()
+
     def finish(self) -> Graph:
         outputs = [self.mapping[n.id] for n in self.graph.outputs]
         inputs = [self.mapping[n.id] for n in self.graph.inputs]

@@ -28,13 +28,8 @@ def split_total_reductions(graph: Graph) -> Graph:
     if not chosen:
         return graph
     rewriter = Rewriter(graph)
-    for node in graph.nodes:
-        inputs = rewriter.inputs_of(node)
-        if node.id in chosen:
-            rewriter.mapping[node.id] = _split(rewriter, node, inputs[0], chosen[node.id])
-        else:
-            rewriter.mapping[node.id] = rewriter.keep(node, inputs)
-    return rewriter.finish()
+    return rewriter.each(lambda node, inputs: _split(rewriter, node, inputs[0], chosen[node.id])
+                         if node.id in chosen else None)
 
 
 def _row_reductions(graph: Graph) -> dict:

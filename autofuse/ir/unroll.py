@@ -35,13 +35,8 @@ def unroll_short_reductions(graph: Graph) -> Graph:
         return graph
     rewriter = Rewriter(graph)
     chosen = {n.id for n in found}
-    for node in graph.nodes:
-        inputs = rewriter.inputs_of(node)
-        if node.id in chosen:
-            rewriter.mapping[node.id] = _written_out(rewriter, node, inputs[0])
-        else:
-            rewriter.mapping[node.id] = rewriter.keep(node, inputs)
-    return dead_code(rewriter.finish())
+    return dead_code(rewriter.each(lambda node, inputs: _written_out(rewriter, node, inputs[0])
+                                   if node.id in chosen else None))
 
 
 def _unrollable(node: Node, users: dict) -> bool:
