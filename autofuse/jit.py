@@ -173,12 +173,17 @@ class JitFunction:
         # runs what its signature's first call chose (caller()).
         if _DEBUG.active:
             return self._call_debug(args, kwargs)
-        fast = self._fast_key(args) if self._flat and not kwargs else None
-        if fast is not None:
-            call = self._fast.get(fast)
-            if call is not None:
-                self._info.hits += 1
-                return call(args)
+        fast = None
+        if self._flat and not kwargs:
+            # (self._fast_key, written out: a method call was a tenth of a small call's cost)
+            fast = fast_key(args, self._writes)
+            if fast is not None:
+                if self._fast_values:
+                    fast += self._values_key(args)
+                call = self._fast.get(fast)
+                if call is not None:
+                    self._info.hits += 1
+                    return call(args)
         if current() is not None:
             # NOTE: called inside another function's trace (a jitted helper, jit of a gradient):
             # its body joins that trace, to be fused with the rest.
@@ -204,9 +209,13 @@ class JitFunction:
     def _fast_key(self, args):
         key = fast_key(args, self._writes)
         if key is not None and self._fast_values:
-            key += tuple(static_key(args[i]) if type(args[i]) in _SCALARS else None
-                         for i in self._fast_values if i < len(args))
+            key += self._values_key(args)
         return key
+
+    def _values_key(self, args) -> tuple:
+        """The fast key's part for arguments whose values a trace needed (_learn)."""
+        return tuple(static_key(args[i]) if type(args[i]) in _SCALARS else None
+                     for i in self._fast_values if i < len(args))
 
     def _call_debug(self, args, kwargs):
         """A call while debug output may be due (autofuse.debug / $AUTOFUSE_DEBUG): the full path."""
