@@ -257,7 +257,8 @@ def caller(entry, args: tuple):
     # needs none of run()'s assembly or copying.
     direct = getattr(entry.program, "fast", None)
     if direct is not None and entry.single_array and entry.input_leaves == tuple(range(len(args))):
-        return lambda call_args: direct(call_args)[0]
+        one = getattr(entry.program, "fast_one", None)      # (CPU: the result, not a list)
+        return one if one is not None else lambda call_args: direct(call_args)[0]
     generated = cached_call.build(entry, args, run) if direct is not None else None
     return generated if generated is not None else functools.partial(run, entry)
 

@@ -243,6 +243,7 @@ class Program:
         self.output_ids = [n.id for n in graph.outputs]
         self.constants = {n.id: n.attrs["value"].array for n in graph.nodes if n.op == "constant"}
         self.fast = None              # the generated call (host.py), after the first call
+        self.fast_one = None          # ... its form returning its one result (None: several)
         self.host_source = None
         self.uses_blas = any(getattr(getattr(step, "kernel", None), "strategy", "") == "blas-tiles"
                              for step in steps)
@@ -269,7 +270,7 @@ class Program:
         else:
             results = self._general(inputs)
         if self.host_source is None:
-            self.fast, self.host_source = host.build(self)
+            self.fast, self.fast_one, self.host_source = host.build(self)
         return results
 
     def _general(self, inputs):

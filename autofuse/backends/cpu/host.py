@@ -52,23 +52,29 @@ def write(program) -> tuple[str, dict] | None:
         body += write_step(index, step, names, space)
     borrowed = set(program.input_ids) | set(program.constants)
     results = [f"copy_of({names[i]})" if i in borrowed else names[i] for i in program.output_ids]
-    body.append(f"    return [{', '.join(results)}]")
+    # NOTE: one result: `call_one` returns it, `call` a list of it (a cached call of a single
+    # array takes call_one: no list and no frame of its own to take the array out of one)
+    single = len(results) == 1
+    body.append(f"    return {results[0]}" if single else f"    return [{', '.join(results)}]")
     if program.uses_blas:
         # (blas.py: the BLAS library numba calls stays on one thread while the tiles run)
         space["blas_guard"] = blas.GUARD
         lines.append("    with blas_guard:")
         body = ["    " + line for line in body]
+    if single:
+        lines[0] = "def call_one(inputs):"
+        body += ["", "", "def call(inputs):", "    return [call_one(inputs)]"]
     return "\n".join(lines + body) + "\n", space
 
 
 def build(program):
-    """The generated call and its text, or (None, why not)."""
+    """(the generated call, its one-result form or None, its text), or (None, None, why not)."""
     written = write(program)
     if written is None:
-        return None, "# a float16 group runs node by node: calls take the general path"
+        return None, None, "# a float16 group runs node by node: calls take the general path"
     text, space = written
     exec(compile(text, f"<autofuse cpu call of {program.name}>", "exec"), space)
-    return space["call"], text
+    return space["call"], space.get("call_one"), text
 
 
 def _step(index: int, step, names: dict, space: dict) -> list[str]:
