@@ -45,7 +45,8 @@ def main():
         for label, tune in variants.items():
             jitted = autofuse.jit(fn, tuning=tune) if tune else autofuse.jit(fn)
             jitted(*inputs)
-            entries[label] = (lambda j=jitted: j(*inputs), lambda _: cupy.cuda.Device().synchronize())
+            entries[label] = (lambda j=jitted: j(*inputs),
+                              lambda _: cupy.cuda.Device().synchronize())
             grids[label] = [k.launch.get("grid") for k in jitted.lower(*inputs).kernels]
         times = time_rounds(entries, rounds=args.rounds, short=2)
         floor = sum(a.nbytes for a in host) * (2 if "softmax" in name or "layernorm" in name

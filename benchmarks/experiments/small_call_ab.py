@@ -1,8 +1,9 @@
 """relu(x*y+z)*w on 1,000 float32 (benchmarks/cpu.py's small case) beside NumPy and the
 hand-written numba `prange` loop of cpu_cases.py, timed as a per-call cost: rounds of 2,000 calls
 each (the best of 3 batches, over its calls), the three taking turns for 30 rounds; prints the
-minimum and median of each and the medians of the rounds' ratios. cpu.py times that case as the median of 9 single calls after a 64 MB case, which moves
-with the machine by more than the two differ.
+minimum and median of each and the medians of the rounds' ratios. cpu.py times that case as the
+median of 9 single calls after a 64 MB case, which moves with the machine by more than the
+systems differ.
 
     python benchmarks/experiments/small_call_ab.py
 """

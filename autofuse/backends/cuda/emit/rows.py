@@ -174,10 +174,10 @@ class Rows:
         # NOTE: a block's next row writes the shared arrays again. With two or more block
         # reductions a row, the barrier of each comes after every thread's reads of the one
         # before, so the next row's writes wait already; a block that has only one row (the
-        # grid is one block a row up to row_grid(outer) rows) needs no barrier either. A class's grid
-        # is a block a row up to row_grid(outer) rows too, as a specialized kernel's: its barrier only
-        # where the block has another row (rows are the block's alike: every thread branches
-        # alike).
+        # grid is one block a row up to row_grid(outer) rows) needs no barrier either. A
+        # class's grid is a block a row up to row_grid(outer) rows too, as a specialized
+        # kernel's: its barrier only where the block has another row (rows are the block's
+        # alike: every thread branches alike).
         barrier = (outer > self.row_grid(outer) or self.dynamic) and \
             len(self.group.reductions) < 2
         if barrier and not self.dynamic:
