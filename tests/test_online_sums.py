@@ -49,6 +49,30 @@ def test_where_the_denominator_is_reduced_beside_its_max(case):
         assert len(low.kernels) == kernels, [k.strategy for k in low.kernels]
 
 
+# programs near the pattern: (function, whether it becomes expsum); shape (6, 40, 8)
+NEAR = [
+    (lambda x, y: np.exp(x - x.max((0, 2), keepdims=True)).sum((0, 2)), True),   # two axes
+    (lambda x, y: np.exp(x - x.max(0, keepdims=True)).sum(1), False),        # other axes
+    (lambda x, y: np.exp(x - y.max(0, keepdims=True)).sum(0), False),        # another array
+    (lambda x, y: np.exp(x.max(0, keepdims=True) - x).sum(0), False),        # max - x
+    (lambda x, y: np.exp(2 * (x - x.max(0, keepdims=True))).sum(0), False),  # scaled
+    (lambda x, y: np.exp(x - x.max(0, keepdims=True)).sum(0, dtype=np.float64), False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(NEAR)))
+def test_only_the_pattern_itself(case):
+    fn, online = NEAR[case]
+    rng = np.random.default_rng(case)
+    x, y = (rng.standard_normal((6, 40, 8)).astype(np.float32) for _ in range(2))
+    low = autofuse.jit(fn, backend="cuda").lower(x, y)
+    assert ("expsum" in [n.op for n in low.graph.nodes]) == online
+    (got,) = evaluate(low.graph, [x, y])
+    expected = fn(x, y)
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_not_on_the_cpu_nor_when_turned_off():
     assert "expsum" not in ops(softmax(0), (4096, 8192), backend="cpu")[0]
     found, low = ops(softmax(0), (4096, 8192), tuning=TUNING.replace(online_sums=False))
