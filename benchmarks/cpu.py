@@ -5,7 +5,10 @@
     python benchmarks/cpu.py --mb 16 --repeats 5 --json out.json
 
 Times are medians of `--repeats` runs after warm-up (the first, compiling call, from an empty
-disk cache, is timed on its own: `first call s`);
+disk cache, is timed on its own: `first call s`); a run of a call shorter than SHORT_S is a batch
+of calls that takes about SHORT_S, over its calls (a single call of a few microseconds, right
+after another case's 64 MB, measured its cold caches: 0.63x NumPy where the per-call cost is
+1.08x);
 the computations and their hand-written numba versions are in cpu_cases.py. Then the per-call
 cost of cached calls on tiny inputs (fastest of 200 rounds of 100 calls), and, in new processes
 with a warm disk cache, `import autofuse` and the first call of a cached function (the CPU
@@ -34,14 +37,22 @@ from cpu_cases import cases  # noqa: E402  (benchmarks/ is the script's folder)
 
 
 # -- timing -----------------------------------------------------------------------------------
+SHORT_S = 2e-3            # calls shorter than this are timed in batches of about this long
+
+
 def median_time(fn, args, repeats: int, warmup: int = 2) -> float:
     for _ in range(warmup):
         fn(*args)
+    start = time.perf_counter()
+    fn(*args)
+    once = time.perf_counter() - start
+    calls = 1 if once >= SHORT_S else max(1, int(SHORT_S / max(once, 1e-7)))
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
+        for _ in range(calls):
+            fn(*args)
+        times.append((time.perf_counter() - start) / calls)
     return statistics.median(times)
 
 
