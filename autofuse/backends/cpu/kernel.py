@@ -54,7 +54,8 @@ def planned_cores() -> int:
 class Argument:
     """How the runner passes one array: the node it holds and the view it takes."""
     node: Node
-    view: str = "as_is"         # "as_is", "flat" (1-D), "one" (0-d as shape (1,)), "operand"
+    view: str = "as_is"         # "as_is", "flat" (1-D), "ravelled" (passed as is, made 1-D
+    #                             by the kernel), "one" (0-d as shape (1,)), "operand"
     chain: tuple = ()           # operand nodes evaluated on the host (matmul operands)
     into: Node | None = None    # an output written into this input's memory (in place)
     order: tuple | None = None  # a flat view's array stored in this axis order (slowest first),
