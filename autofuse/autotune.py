@@ -56,8 +56,9 @@ def tuned(entry, assemble, target, leaves, key, timing: bool = True):
     seen, found = {structure(entry)}, [("as planned", entry)]
     for label, options in proposed:
         candidate = assemble(options)
-        if structure(candidate) not in seen:
-            seen.add(structure(candidate))
+        partition = structure(candidate)
+        if partition not in seen:
+            seen.add(partition)
             found.append((label, candidate))
     if len(found) == 1:
         return entry

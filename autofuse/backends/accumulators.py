@@ -115,12 +115,6 @@ class Accumulators:
             value = f"{r.ctor(r.held(acc_type))}({value})"
         r.emit(f"{acc} = " + self.combined(node, value, acc, acc_type))
 
-    def _nan_max(self, a: str, b: str, held) -> str:
-        """max(a, b), NaN where either is (the max reduction's combine)."""
-        template = self.r.spellings.get(("max", held.kind))
-        return template.format(a, b) if template is not None else \
-            OPS["max"].combine.format(a, acc=b)
-
     def final(self, node: Node, acc: str, idx: str) -> str:
         """The reduction's result from its accumulators: an arg-reduction's position; expsum's
         sum where its maximum is finite, else NaN (NumPy's exp(x - max) is NaN at an infinite
@@ -141,7 +135,7 @@ class Accumulators:
             # both sums scaled to the larger maximum (NaN where either maximum is)
             held = r.held(node.dtype)
             peak = r.name("peak")
-            r.emit(f"{peak} = {self._nan_max(other, acc, held)}")
+            r.emit(f"{peak} = {self._combined('max', other, acc, held)}")
             r.emit(f"{idx} = {idx} * {r.apply('exp', held, [f'{acc} - {peak}'])} + "
                    f"{other_idx} * {r.apply('exp', held, [f'{other} - {peak}'])}")
             r.emit(f"{acc} = {peak}")
@@ -157,7 +151,10 @@ class Accumulators:
     def combined(self, node: Node, value: str, acc: str, acc_type) -> str:
         """The accumulator's next value: the op table's combine, or the backend's own spelling of
         this reduction where it has one (NaN-propagating either way)."""
-        template = self.r.spellings.get((node.op, self.r.held(acc_type).kind))
+        return self._combined(node.op, value, acc, acc_type)
+
+    def _combined(self, op: str, value: str, acc: str, acc_type) -> str:
+        template = self.r.spellings.get((op, self.r.held(acc_type).kind))
         if template is not None:
             return template.format(value, acc)
-        return OPS[node.op].combine.format(value, acc=acc)
+        return OPS[op].combine.format(value, acc=acc)

@@ -13,13 +13,25 @@ from .cost import CostModel
 from .group import axes_text
 
 
-def column_reason(p: Node, shape: tuple, axes: tuple, inner: int, cost: CostModel) -> str | None:
-    """Why a whole-column program (`p` reduces `inner` elements of each column of `shape`, and
-    the rest of the column reads it) is not one kernel (CostModel.max_column_bytes), or None."""
-    columns = 1
-    for d in range(len(shape)):
-        columns *= 1 if d in axes else cost.extent(shape[d])
-    read = columns * inner * p.inputs[0].dtype.itemsize
+def column_sizes(node: Node, extent=lambda size: size) -> tuple:
+    """(columns, elements a column, bytes of all) of reduction `node`'s operand, each extent
+    counted by `extent` (a shape class's stand-ins)."""
+    shape, axes = node.inputs[0].shape, tuple(node.attrs["axes"])
+    columns, inner = 1, 1
+    for d, size in enumerate(shape):
+        if d in axes:
+            inner *= extent(size)
+        else:
+            columns *= extent(size)
+    return columns, inner, columns * inner * node.inputs[0].dtype.itemsize
+
+
+def column_reason(p: Node, cost: CostModel) -> str | None:
+    """Why a whole-column program (`p` reduces the columns of its operand over leading or middle
+    axes, and the rest of the column reads it) is not one kernel (CostModel.max_column_bytes),
+    or None."""
+    shape, axes = p.inputs[0].shape, tuple(p.attrs["axes"])
+    columns, inner, read = column_sizes(p, cost.extent)
     done = ("the reduced value is materialized, each level of reductions a kernel of its own "
             "that cuts the columns across blocks")
     if cost.max_column_bytes and read > cost.max_column_bytes:

@@ -371,7 +371,7 @@ def _reduction_into(p: Node, g: Group, users: dict, cost: CostModel) -> str | No
                 f"reduced value is materialized before it is used across the row")
     trailing = tuple(axes) == tuple(range(len(shape) - len(axes), len(shape)))
     if row_phase and not trailing:
-        return column_reason(p, shape, axes, inner, cost)
+        return column_reason(p, cost)
     return None
 
 

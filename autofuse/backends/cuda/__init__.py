@@ -21,13 +21,13 @@ CUDA simulator (NUMBA_ENABLE_CUDASIM=1) the same source runs on NumPy arrays.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import sys
 
 import numpy as np
 
 from ...fusion import CostModel
+from ...fusion.columns import column_sizes
 from ...fusion.in_place import region_base
 from ...ir.fourier_plan import FourierLimits
 from .. import cuda_problem, sharing
@@ -101,9 +101,7 @@ def _near_columns(node, cost: CostModel, margin: float) -> bool:
     shape, axes = node.inputs[0].shape, tuple(node.attrs["axes"])
     if axes == tuple(range(len(shape) - len(axes), len(shape))):
         return False
-    inner = math.prod(shape[a] for a in axes)
-    columns = node.inputs[0].size // max(1, inner)
-    read = node.inputs[0].nbytes
+    columns, inner, read = column_sizes(node)
     return cost.max_column_bytes / margin <= read <= cost.max_column_bytes * margin or (
         columns < cost.column_fill * margin and
         cost.column_walk / margin < inner <= cost.column_walk * margin)
