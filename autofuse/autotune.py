@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .backends.disk_cache import cache_dir, digest, write_checked
 
-ROUNDS = 3                 # timed rounds, the candidates in turns; the median of each's
+ROUNDS = 5                 # timed rounds, the candidates in turns; the median of each's
 BATCH_SECONDS = 2e-3       # a round's calls of a candidate take at least this long ...
 MOST_CALLS = 50            # ... in at most this many calls
 
@@ -99,29 +99,33 @@ def _noted(entry, timed: Timed):
     return entry
 
 
+def _batch(entry, inputs, count: int, synchronize) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        entry.program(inputs)
+    synchronize(entry)
+    return time.perf_counter() - start
+
+
 def _timed(entries: list, leaves, synchronize) -> list:
-    """Seconds a call of each entry: the median of ROUNDS rounds, each a batch of each entry's
-    calls in turns (after two calls each: the first loads its kernels and settles its host
-    call). Each call is the program's own (its generated host call, a CUDA graph's launch), not
-    jit's general path: through that (tens of microseconds of host time a call) a batch timed
-    the host, and two programs of 20 and 52 us on an H200 timed 46 and 44 us."""
+    """Seconds a call of each entry: the median of ROUNDS rounds, the entries in turns. A round
+    times a lead batch of an entry's calls, then one of twice as many, and takes their difference
+    over the added calls: the steady rate of calls, without what a batch pays once (the final
+    synchronize, the first call after another program's). Each call is the program's own (its
+    generated host call, a CUDA graph's launch), not jit's general path: through that (tens of
+    microseconds of host time a call) a batch timed the host, and two programs of 20 and 52 us on
+    an H200 timed 46 and 44 us; a batch without the lead timed a 15 us program at 23 us."""
     calls = []
     for entry in entries:
         inputs = [leaves[index] for index in entry.input_leaves]
-        entry.program(inputs)
-        synchronize(entry)
-        start = time.perf_counter()
-        entry.program(inputs)
-        synchronize(entry)
-        once = max(time.perf_counter() - start, 1e-7)
+        _batch(entry, inputs, 1, synchronize)       # loads its kernels, settles its host call
+        once = max(_batch(entry, inputs, 1, synchronize), 1e-7)
         calls.append(max(1, min(MOST_CALLS, int(BATCH_SECONDS / once))))
     samples = [[] for _ in entries]
     for _ in range(ROUNDS):
         for index, entry in enumerate(entries):
             inputs = [leaves[i] for i in entry.input_leaves]
-            start = time.perf_counter()
-            for _ in range(calls[index]):
-                entry.program(inputs)
-            synchronize(entry)
-            samples[index].append((time.perf_counter() - start) / calls[index])
+            lead = _batch(entry, inputs, calls[index], synchronize)
+            both = _batch(entry, inputs, 2 * calls[index], synchronize)
+            samples[index].append(max(both - lead, 0.0) / calls[index])
     return [sorted(s)[len(s) // 2] for s in samples]
