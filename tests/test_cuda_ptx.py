@@ -202,8 +202,11 @@ def test_index_math_is_32_bit_where_sizes_allow():
 def test_index_math_stays_64_bit_past_2_to_the_31():
     x = np.broadcast_to(np.ones((1, 1), np.float32), (1 << 16, 1 << 15))   # 2^31 elements
     (kernel,) = lowered(lambda x, b: np.tanh(x + b), (x, np.empty(1 << 15, np.float32))).kernels
-    assert "ix(" not in kernel.source and "2147483648" in kernel.source
+    assert "ix(" not in kernel.source and "536870912" in kernel.source     # 2^31 / 4 vectors
     assert ".visible .entry" in kernel.ptx
+    (two,) = lowered(lambda x, b: np.tanh(x + b), (x, np.empty(1 << 15, np.float32)),
+                     vector_anywhere=False).kernels
+    assert "ix(" not in two.source and "2147483648" in two.source     # the element body's loop
 
 
 VECTOR_LOAD = re.compile(rf"ld\.global{CACHE}\.v(\d)\.([a-z]\d+)")
@@ -225,6 +228,27 @@ def test_grid_stride_kernels_use_vector_loads_and_stores(fn, args, loads, store)
     assert set(VECTOR_LOAD.findall(ptx)) == loads
     assert set(VECTOR_STORE.findall(ptx)) == {store}
     assert re.search(rf"st\.global{CACHE}\.[fb]\d+", ptx)      # the misaligned path, element by element
+
+
+def test_pointwise_vectors_take_any_address_in_one_body():
+    """Tuning.vector_anywhere: a float32 pointwise kernel is one body whose every vector access
+    tests its own address (a 16-byte vector: `and.b64 ..., 15`) and otherwise moves its four
+    elements one at a time; the source has no address check and no element-by-element loop.
+    float16 kernels, and vector_anywhere off, keep the check and the second body."""
+    x, b = np.empty((512, 256), np.float32), np.empty(256, np.float32)
+    (one,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b)).kernels
+    (two,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b), vector_anywhere=False).kernels
+    assert "address(" not in one.source and "vload4_any as vload4" in one.source
+    assert "address(" in two.source and "element by element" in two.source
+    assert len(one.source.splitlines()) < 0.7 * len(two.source.splitlines())
+    ptx = one.ptx
+    accesses = len(VECTOR_LOAD.findall(ptx)) + len(VECTOR_STORE.findall(ptx))
+    assert accesses == 3 and len(re.findall(r"and\.b64\s+%rd\d+, %rd\d+, 15;", ptx)) == 3
+    assert len(re.findall(rf"ld\.global{CACHE}\.f32", ptx)) == 8        # x's and b's one by one
+    assert len(re.findall(rf"st\.global{CACHE}\.f32", ptx)) == 4
+    half = np.empty((512, 256), np.float16)
+    (h,) = lowered(lambda x: np.exp(x) - 1, (half,)).kernels
+    assert "address(" in h.source and "_any" not in h.source
 
 
 def test_vectors_only_where_the_reads_are_consecutive():

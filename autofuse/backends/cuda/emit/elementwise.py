@@ -7,7 +7,7 @@ import numpy as np
 
 from ...index_text import affine
 from ....arrays import contiguous
-from ..kernel import MAX_GRID, KernelSource
+from ..kernel import MAX_GRID, KernelSource, storage_dtype
 from . import strip as cuda_strip
 
 
@@ -54,7 +54,18 @@ class Elementwise:
             if any(step.keys() != vectors.keys() for step in steps):
                 steps = [vectors]
         vector_ilp = len(steps)
-        if lanes:
+        # NOTE: one body where the elements are 4 bytes or more: measured on an H200
+        # (experiments/vector_anywhere_ab.py), float32 programs as fast as with two bodies and
+        # float16 ones 1.12x slower; rows kernels, 1.02-1.04x slower in float32 and up to 1.38x
+        # in float16, keep two bodies.
+        anywhere = lanes and self.tuning.vector_anywhere and min(
+            storage_dtype(p.node.dtype).itemsize for p in
+            [self.names[n] for n in vectors] + self.outputs) >= 4
+        if anywhere:
+            # NOTE: one body: its vector accesses take any address (accesses_anywhere)
+            self.vector_loop(shape, size, lanes, vectors, threads, steps)
+            self.accesses_anywhere()
+        elif lanes:
             aligned = " | ".join(f"address({p.name})" for p in
                                  [self.names[n] for n in vectors] + self.outputs)
             r.emit(f"if ({aligned}) % 16 == 0:")
@@ -63,14 +74,15 @@ class Elementwise:
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
-        self.strided_loop(size, shape, ilp, compute, store)
-        if lanes:
+        if not anywhere:
+            self.strided_loop(size, shape, ilp, compute, store)
+        if lanes and not anywhere:
             r.pop()
         width = lanes * vector_ilp or ilp
         blocks = max(1, min(-(-size // (threads * width)), MAX_GRID))
         strategy = "grid-stride" + (f", {lanes}-wide vectors" if lanes else "") + (
             f" x{vector_ilp}" if vector_ilp > 1 else "")
-        if ilp > 1:
+        if ilp > 1 and not anywhere:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
         source = self.finish(strategy, threads, (blocks, 1, 1))
         source.launch_rule = ("elements", threads * width)

@@ -1,0 +1,96 @@
+"""Pointwise and rows kernels with one body whose vector accesses take any address
+(Tuning.vector_anywhere, intrinsics/vector.py's any_alignment) against the two bodies chosen by
+the base addresses (vector_anywhere=False), on the GPU: the suite's pointwise and rows workloads,
+a layernorm gradient, and the same programs on views whose base is 4 bytes past a 16-byte
+boundary (checked against NumPy first, both ways). Each program's first call in this process
+(numba-cuda to PTX, the cubin linked) is timed too, each kernel text new to the process.
+
+    python benchmarks/experiments/vector_anywhere_ab.py [--rounds 5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from gpu import time_rounds, tuning  # noqa: E402
+from workloads import workloads  # noqa: E402
+
+NAMES = ("relu(x*y+z)*w", "bias+GELU", "softmax rows", "layernorm rows", "5-point stencil",
+         "bias+GELU f16", "softmax rows f16", "layernorm rows f16")
+
+
+def layernorm_loss(x, w, b, r):
+    mu = x.mean(-1, keepdims=True)
+    xc = x - mu
+    y = xc / np.sqrt((xc * xc).mean(-1, keepdims=True) + np.float32(1e-5)) * w + b
+    return (y * r).sum()
+
+
+def shifted(cupy, host):
+    """`host` on the device at a base 4 bytes past a 16-byte boundary (a view of a longer
+    buffer), same shape and contiguity."""
+    flat = cupy.empty(host.size + 8, host.dtype)
+    view = flat[1:1 + host.size].reshape(host.shape)
+    view[...] = cupy.asarray(host)
+    assert view.data.ptr % 16 != 0
+    return view
+
+
+def main():
+    import cupy
+    import autofuse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    rng = np.random.default_rng(3)
+    programs = [(w.name, w.fn(np), w.make(rng), w.tolerance) for w in workloads()
+                if w.name in NAMES]
+    x = rng.standard_normal((8192, 1024)).astype(np.float32)
+    w = rng.standard_normal(1024).astype(np.float32)
+    programs.append(("layernorm gradient 8192x1024",
+                     autofuse.value_and_grad(layernorm_loss, argnums=(0, 1, 2)),
+                     (x, w, w.copy(), rng.standard_normal(x.shape).astype(np.float32)), 1e-3))
+    variants = {"one body": tuning(""), "two bodies": tuning("vector_anywhere=0")}
+    results = []
+    for name, fn, host, tolerance in programs:
+        expected = fn(*host) if "gradient" not in name else None
+        row = {"program": name}
+        entries = {}
+        for label, options in variants.items():
+            for where, inputs in (("aligned", [cupy.asarray(a) for a in host]),
+                                  ("shifted", [shifted(cupy, a) for a in host])):
+                jitted = autofuse.jit(fn, tuning=options)
+                start = time.perf_counter()
+                got = jitted(*inputs)
+                cupy.cuda.Device().synchronize()
+                first = time.perf_counter() - start
+                if expected is not None:
+                    np.testing.assert_allclose(cupy.asnumpy(got).astype(np.float64),
+                                               np.asarray(expected, np.float64),
+                                               rtol=tolerance, atol=tolerance)
+                if where == "aligned":
+                    row[f"{label} first call s"] = round(first, 2)
+                    row[f"{label} kernels"] = [k.strategy for k in jitted.lower(*inputs).kernels]
+                entries[f"{label}, {where}"] = (lambda f=jitted, a=inputs: f(*a),
+                                                lambda _: cupy.cuda.Device().synchronize())
+        times = time_rounds(entries, rounds=args.rounds, short=2)
+        for label, samples in times.items():
+            row[f"{label} ms"] = float(np.median(samples))
+        row["one / two bodies, aligned"] = row["one body, aligned ms"] / row["two bodies, aligned ms"]
+        row["one / two bodies, shifted"] = row["one body, shifted ms"] / row["two bodies, shifted ms"]
+        print(json.dumps(row), flush=True)
+        results.append(row)
+    out = os.environ.get("OUT", ".")
+    with open(os.path.join(out, "vector_anywhere_ab.json"), "w") as handle:
+        json.dump(results, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()
