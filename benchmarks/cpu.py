@@ -4,11 +4,11 @@
     python benchmarks/cpu.py --small         # quick run (~4 MB arrays, 256^3 matmul)
     python benchmarks/cpu.py --mb 16 --repeats 5 --json out.json
 
-Times are medians of `--repeats` runs after warm-up (the first, compiling call, from an empty
-disk cache, is timed on its own: `first call s`); a run of a call shorter than SHORT_S is a batch
-of calls that takes about SHORT_S, over its calls (a single call of a few microseconds, right
-after another case's 64 MB, measured its cold caches: 0.63x NumPy where the per-call cost is
-1.08x);
+Each case runs `--repeats` rounds after warm-up, autofuse, NumPy and numba taking turns within a
+round; times are each system's median, ratios the median of the rounds' ratios (the first,
+compiling call, from an empty disk cache, is timed on its own: `first call s`). A run of a call
+shorter than SHORT_S is a batch of calls that takes about SHORT_S, over its calls (a single call
+of a few microseconds, right after another case's 64 MB, measured its cold caches);
 the computations and their hand-written numba versions are in cpu_cases.py. Then the per-call
 cost of cached calls on tiny inputs (fastest of 200 rounds of 100 calls), and, in new processes
 with a warm disk cache, `import autofuse` and the first call of a cached function (the CPU
@@ -40,20 +40,28 @@ from cpu_cases import cases  # noqa: E402  (benchmarks/ is the script's folder)
 SHORT_S = 2e-3            # calls shorter than this are timed in batches of about this long
 
 
-def median_time(fn, args, repeats: int, warmup: int = 2) -> float:
+def batch_size(fn, args, warmup: int = 2) -> int:
+    """How many calls make one timed run: 1, or a batch of about SHORT_S for a short call."""
     for _ in range(warmup):
         fn(*args)
     start = time.perf_counter()
     fn(*args)
     once = time.perf_counter() - start
-    calls = 1 if once >= SHORT_S else max(1, int(SHORT_S / max(once, 1e-7)))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn(*args)
-        times.append((time.perf_counter() - start) / calls)
-    return statistics.median(times)
+    return 1 if once >= SHORT_S else max(1, int(SHORT_S / max(once, 1e-7)))
+
+
+def interleaved_times(fns, args, rounds: int) -> list[list[float]]:
+    """Seconds a call of each of `fns`, `rounds` times, the systems taking turns within each round
+    (a machine's slow spell then falls on all of them, and the per-round ratios keep it out)."""
+    calls = [batch_size(fn, args) for fn in fns]
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, count, own in zip(fns, calls, times):
+            start = time.perf_counter()
+            for _ in range(count):
+                fn(*args)
+            own.append((time.perf_counter() - start) / count)
+    return times
 
 
 def best_microseconds(fn, rounds: int = 200, calls: int = 100) -> float:
@@ -233,9 +241,11 @@ def main(argv=None) -> int:
         first = time.perf_counter() - start
         for result in (got, nb(*inputs)):
             np.testing.assert_allclose(result, expected, rtol=2e-3, atol=1e-4)
-        t_af, t_np, t_nb = (median_time(fn, inputs, args.repeats) for fn in (af, ref, nb))
+        runs = interleaved_times((af, ref, nb), inputs, args.repeats)
+        t_af, t_np, t_nb = (statistics.median(own) for own in runs)
         row = dict(case=name, autofuse_ms=t_af * 1e3, numpy_ms=t_np * 1e3, numba_ms=t_nb * 1e3,
-                   speedup_vs_numpy=t_np / t_af, ratio_vs_numba=t_af / t_nb,
+                   speedup_vs_numpy=statistics.median(n / a for a, n in zip(*runs[:2])),
+                   ratio_vs_numba=statistics.median(a / b for a, b in zip(runs[0], runs[2])),
                    bytes_per_array=int(inputs[0].nbytes), first_call_s=first)
         rows.append(row)
         print(f"{name:<22} {row['autofuse_ms']:>12.2f} {row['numpy_ms']:>10.2f} "
