@@ -213,6 +213,9 @@ CASES = [
                                              x.sum(1, keepdims=True)),
      (rng.integers(-3, 4, (4, 128)).astype(np.float32),)),
     ("rows_vector_misaligned", softmax, (_misaligned(3, 128),)),
+    # a whole-array sum beside a row variance: simplified to a sum of the row sums the mean
+    # reads, a reduction whose id comes after its reader's (Group.reductions' order)
+    ("rows_reduction_read_by_a_later_id", lambda x: (x.sum(), x.var(axis=1)), (f32(5, 128),)),
     # the argument updated in place: a rows kernel reads its held row again (ROW_RELOAD) while
     # writing the same buffer
     ("rows_vector_in_place", _scale_rows_in_place, (f32(4, 256),),

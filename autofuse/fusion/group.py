@@ -52,6 +52,7 @@ class Group:
         self.outputs: dict[int, Node] = {}
         self.inputs: list[Node] = []        # filled by finish()
         self.nodes: list[Node] = []         # members in topological order, filled by finish()
+        self._order: dict[int, int] = {}    # member id -> its place in `nodes`
         self.kind = "elementwise"
 
     # -- what the group iterates over ----------------------------------------------------------
@@ -66,6 +67,12 @@ class Group:
 
     @property
     def reductions(self) -> list[Node]:
+        """The group's reductions, each after those it reads (once finish() has ordered the
+        members: a rewrite can give a producer a later id than its reader, as `x.sum()` beside
+        `x.var(axis=1)` simplified to a sum of the row sums the variance's mean reads)."""
+        if self._order:
+            last = len(self._order)
+            return sorted(self._reductions, key=lambda n: (self._order.get(n.id, last), n.id))
         return sorted(self._reductions, key=lambda n: n.id)
 
     @property
@@ -151,6 +158,7 @@ class Group:
     def finish(self, order: dict, needed_outside: set) -> None:
         """Order members, find inputs/outputs, and settle the kind."""
         self.nodes = sorted(self.members.values(), key=lambda n: order[n.id])
+        self._order = {node.id: k for k, node in enumerate(self.nodes)}
         seen, inputs = set(), []
         for node in self.nodes:
             for source in node.inputs:
