@@ -159,3 +159,19 @@ def test_products_compositions(rng):
     check(np.inner, u, v)
     check(np.inner, u[0], v[1])
     check(lambda p: np.inner(p, 2.0), u)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, F32, F64])
+def test_divmod_builtin_and_ufunc(rng, dtype):
+    """divmod(a, b) on a traced array and np.divmod: (a // b, a % b) as NumPy gives them, signs,
+    Python scalars on either side, zero divisors included (found by a sweep of new programs: the
+    builtin raised TypeError from the tracer)."""
+    if np.dtype(dtype).kind == "i":
+        a, b = rng.integers(-20, 20, 60).astype(dtype), rng.integers(-4, 5, 60).astype(dtype)
+    else:
+        a, b = (rng.standard_normal(60) * 5).astype(dtype), rng.standard_normal(60).astype(dtype)
+        b[::7] = 0
+    check(lambda a: divmod(a, 3), a, loose=False)
+    check(lambda a: divmod(7, a), np.where(a == 0, 1, a).astype(dtype), loose=False)
+    check(lambda a, b: np.divmod(a, b), a, b, loose=False)
+    check(lambda a, b: divmod(a * 2, b), a, b, loose=False)

@@ -184,6 +184,13 @@ def heaviside(x1, x2, **kwargs):
     return np.where(np.isnan(x1), np.nan, step).astype(np.result_type(_sample(x1), _sample(x2)))
 
 
+def divmod_(x1, x2, **kwargs):
+    """np.divmod: floor_divide and remainder (NumPy's divmod loop agrees with both)."""
+    if kwargs.pop("out", None) is not None:
+        raise UnsupportedError(f"np.divmod: out= is not supported{where()}")
+    return np.floor_divide(x1, x2, **kwargs), np.remainder(x1, x2, **kwargs)
+
+
 def sinc(x):
     x = as_tracer(x, "np.sinc")
     y = np.pi * np.where(x == 0, 1.0e-20, x)
@@ -377,4 +384,5 @@ FUNCTIONS = {
     np.kron: kron, np.cross: cross, np.inner: _reduction(inner),
 }
 
-UFUNCS = {"logaddexp": logaddexp, "logaddexp2": logaddexp2, "heaviside": heaviside}
+UFUNCS = {"logaddexp": logaddexp, "logaddexp2": logaddexp2, "heaviside": heaviside,
+          "divmod": divmod_}

@@ -87,6 +87,11 @@ def _install():
         setattr(Tracer, f"__{dunder}__", _binary(name))
     for dunder, name in UNARY.items():
         setattr(Tracer, f"__{dunder}__", _unary(name))
+    # divmod(a, b): (a // b, a % b), as ndarray's (NumPy's divmod loop agrees with both)
+    quotient, rest = _binary("floor_divide"), _binary("remainder")
+    Tracer.__divmod__ = lambda self, other: (quotient(self, other), rest(self, other))
+    quotient_of, rest_of = _reflected("floor_divide"), _reflected("remainder")
+    Tracer.__rdivmod__ = lambda self, other: (quotient_of(self, other), rest_of(self, other))
     Tracer.__matmul__ = lambda self, other: matmul.matmul(self, other, "@")
     Tracer.__rmatmul__ = lambda self, other: matmul.matmul(other, self, "@")
 
