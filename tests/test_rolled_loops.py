@@ -255,3 +255,22 @@ def test_random_loops_roll_to_the_same_program(seed):
         f.options["roll_loops"] = roll
         found.append(f.lower(*program.inputs(seed)))
     assert found[0].fused.as_text() == whole_text(*found), repr(program)
+
+
+def test_rolled_steps_with_a_reduction(rng):
+    """A loop whose copied steps' kernels hold a reduction (the maximum after an in-place heat
+    loop fuses into the last step's kernel): the copies know their reductions' order as the
+    group they copy does (found by a sweep of new programs: AttributeError)."""
+    def heat(u, steps, alpha):
+        for _ in range(steps):
+            u[1:-1] += alpha * (u[2:] - 2 * u[1:-1] + u[:-2])
+        return u.max(), u.sum()
+
+    for steps in (5, 25):
+        u = rng.random(200)
+        mine, theirs = u.copy(), u.copy()
+        got = autofuse.jit(heat, backend="cpu")(mine, steps, 0.2)
+        want = heat(theirs, steps, 0.2)
+        for g, w in zip(got, want):
+            assert_same(g, w)
+        assert_same(mine, theirs)

@@ -321,6 +321,7 @@ class Group:
         copy._scans = [node_for(n) for n in self._scans]
         copy.root = node_for(self.root)
         copy.nodes = [node_for(n) for n in self.nodes]
+        copy._order = {node.id: k for k, node in enumerate(copy.nodes)}
         copy.inputs = [node_for(n) for n in self.inputs]
         copy.outputs = {new.id: new for new in map(node_for, self.outputs.values())}
         inputs, members = self.canonical()
