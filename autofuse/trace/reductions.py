@@ -6,11 +6,13 @@ import math
 
 import numpy as np
 
-from ..errors import NumPyValueError, ShapeError, UnsupportedError, where
+from ..errors import DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
 from .context import check_dtype, current
-from .layout import as_tracer, normalize_axes, normalize_axis, flatten
+from .layout import as_tracer, broadcast_to, normalize_axes, normalize_axis, flatten
 from .tracer import Tracer, fresh
-from . import complexes, ufuncs
+from . import complexes, creation, ufuncs
+
+_where = where      # (reduce() takes NumPy's where= argument under that name)
 
 _UFUNC_NAME = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
 
@@ -32,6 +34,30 @@ def _reject(what: str, kwargs: dict) -> None:
         raise UnsupportedError(f"np.{what}: the argument {key}= is not supported{where()}")
 
 
+# what a masked-out element counts as (where=): the reduction's identity
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def _mask(x: Tracer, mask, what: str) -> Tracer | None:
+    """`where=` as a boolean array of x's shape, or None for where=True (every element)."""
+    if mask is True:
+        return None
+    mask = as_tracer(mask, what)
+    if mask.dtype != np.dtype(bool):
+        raise DTypeError(f"{what}: where= must be boolean, not {mask.dtype} (NumPy casts it "
+                         f"with the 'safe' rule){where()}")
+    return broadcast_to(mask, x.shape, f"{what}'s where=")
+
+
+def _masked(name: str, x: Tracer, mask: Tracer, initial) -> Tracer:
+    """x with its masked-out elements replaced by what the reduction `name` ignores: its
+    identity, or `initial` for max and min (which have none)."""
+    fill = initial if name in ("max", "min") else _IDENTITY[name]
+    fill = np.asarray(fill).astype(x.dtype, casting="unsafe")[()]
+    return fresh(current().emit("where", [mask.node, x.node, ufuncs.to_node(fill, x.dtype,
+                                                                             f"np.{name}")]))
+
+
 def _keep(x_shape, axes, node, keepdims: bool):
     ctx = current()
     if keepdims:
@@ -40,11 +66,26 @@ def _keep(x_shape, axes, node, keepdims: bool):
     return fresh(node, scalar=node.ndim == 0)
 
 
-def reduce(name: str, x, axis=None, keepdims=False, dtype=None, **kwargs) -> Tracer:
-    """sum, prod, max, min, any, all over `axis` (None, int, negative, tuple)."""
+def reduce(name: str, x, axis=None, keepdims=False, dtype=None, initial=np._NoValue,
+           where=True, **kwargs) -> Tracer:
+    """sum, prod, max, min, any, all over `axis` (None, int, negative, tuple); `where=` a
+    boolean mask (masked-out elements count as the identity, or as `initial` for max and min,
+    which NumPy then requires) and `initial=` the value the reduction starts from."""
     _reject(name, kwargs)
-    x = as_tracer(x, f"np.{name}")
-    axes = normalize_axes(axis, x.ndim, f"np.{name}")
+    what = f"np.{name}"
+    x = as_tracer(x, what)
+    axes = normalize_axes(axis, x.ndim, what)
+    if initial is not np._NoValue and name in ("any", "all"):
+        raise UnsupportedError(f"{what}: the argument initial= is not supported{_where()}")
+    mask = _mask(x, where, what)
+    if mask is not None and name in ("max", "min") and initial is np._NoValue:
+        raise NumPyValueError(f"{what}: reduction operation '{_UFUNC_NAME[name]}' does not have "
+                              f"an identity, so to use a where mask one has to specify "
+                              f"'initial'{_where()}")
+    if mask is not None:
+        x = _masked(name, x, mask, initial)
+    if initial is not np._NoValue:
+        return _from_initial(name, x, axes, keepdims, dtype, initial)
     ctx = current()
     node = x.node
     if name in ("max", "min"):
@@ -62,11 +103,27 @@ def reduce(name: str, x, axis=None, keepdims=False, dtype=None, **kwargs) -> Tra
         reduced = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         if name in ("max", "min") and reduced == 0 and x.size == 0:
             raise ShapeError(f"np.{name}: zero-size array to reduction operation "
-                             f"{_UFUNC_NAME[name]} which has no identity (shape {x.shape}){where()}")
+                             f"{_UFUNC_NAME[name]} which has no identity (shape {x.shape}){_where()}")
         if node.dtype != target:
             node = ctx.emit("cast", [node], {"dtype": target})
     result = ctx.emit(name, [node], {"axes": axes})
     return _keep(x.shape, axes, result, keepdims)
+
+
+def _from_initial(name: str, x: Tracer, axes: tuple, keepdims: bool, dtype, initial) -> Tracer:
+    """The reduction combined with `initial` (by the reduction's own ufunc); over no elements,
+    `initial` itself."""
+    reduced = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if reduced == 0 and name in ("max", "min"):
+        kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
+            tuple(n for d, n in enumerate(x.shape) if d not in axes)
+        target = x.dtype if dtype is None else check_dtype(dtype, f"np.{name}")
+        value = np.asarray(initial).astype(target, casting="unsafe")
+        return creation.full(kept, value, target, what=f"np.{name}")
+    result = reduce(name, x, axis=axes, keepdims=keepdims, dtype=dtype)
+    start = np.asarray(initial).astype(result.dtype, casting="unsafe")[()]
+    combine = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[name]
+    return ufuncs.apply(combine, result, start)
 
 
 def arg_reduce(name: str, x, axis=None, keepdims=False, **kwargs) -> Tracer:
@@ -98,19 +155,30 @@ def _count(x: Tracer, axes) -> int:
     return math.prod((x.shape[a] for a in axes), start=1)
 
 
-def mean(x, axis=None, dtype=None, keepdims=False, **kwargs) -> Tracer:
-    """NumPy's _mean: sum in the accumulation dtype, then divide by the count."""
+def _counted(x: Tracer, axes: tuple, keepdims: bool, mask: Tracer | None):
+    """The count of elements each reduced value is over: an int, or with `where=` the mask's
+    count (NumPy's _count_reduce_items: a sum of the broadcast mask as intp)."""
+    if mask is None:
+        return _count(x, axes)
+    return reduce("sum", mask, axis=axes, keepdims=keepdims, dtype=np.intp)
+
+
+def mean(x, axis=None, dtype=None, keepdims=False, where=True, **kwargs) -> Tracer:
+    """NumPy's _mean: sum in the accumulation dtype, then divide by the count (of the
+    elements `where=` keeps)."""
     _reject("mean", kwargs)
     x = as_tracer(x, "np.mean")
     axes = normalize_axes(axis, x.ndim, "np.mean")
+    mask = _mask(x, where, "np.mean")
     float16_result = False
     if dtype is None:
         if x.dtype.kind in "iub":
             dtype = np.dtype("f8")
         elif x.dtype == np.float16:
             dtype, float16_result = np.dtype("f4"), True
-    total = reduce("sum", x, axis=axes, keepdims=keepdims, dtype=dtype)
-    result = ufuncs.apply("divide", total, _count(x, axes))
+    total = reduce("sum", x, axis=axes, keepdims=keepdims, dtype=dtype,
+                   where=True if mask is None else mask)
+    result = ufuncs.apply("divide", total, _counted(x, axes, keepdims, mask))
     if result.dtype != total.dtype:
         result = fresh(current().emit("cast", [result.node], {"dtype": total.dtype}), scalar=result.scalar)
     if float16_result:
@@ -118,7 +186,7 @@ def mean(x, axis=None, dtype=None, keepdims=False, **kwargs) -> Tracer:
     return result
 
 
-def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue,
+def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue, where=True,
         **kwargs) -> Tracer:
     """NumPy's _var: mean with keepdims, squared deviations, their sum over (count - ddof);
     `correction` is the Array API's name for ddof (NumPy 2), a float allowed."""
@@ -130,11 +198,12 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue
         ddof = correction
     x = as_tracer(x, "np.var")
     axes = normalize_axes(axis, x.ndim, "np.var")
+    mask = _mask(x, where, "np.var")
+    kept = True if mask is None else mask
     if dtype is None and x.dtype.kind in "iub":
         dtype = np.dtype("f8")
-    count = _count(x, axes)
-    total = reduce("sum", x, axis=axes, keepdims=True, dtype=dtype)
-    arrmean = ufuncs.apply("divide", total, count)
+    total = reduce("sum", x, axis=axes, keepdims=True, dtype=dtype, where=kept)
+    arrmean = ufuncs.apply("divide", total, _counted(x, axes, True, mask))
     if arrmean.dtype != total.dtype:
         arrmean = fresh(current().emit("cast", [arrmean.node], {"dtype": total.dtype}))
     deviation = ufuncs.apply("subtract", x, arrmean)
@@ -142,16 +211,19 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue
         squared = complexes.real(ufuncs.apply("multiply", deviation, ufuncs.apply("conjugate", deviation)))
     else:
         squared = ufuncs.apply("multiply", deviation, deviation)
-    ret = reduce("sum", squared, axis=axes, keepdims=keepdims, dtype=dtype)
+    ret = reduce("sum", squared, axis=axes, keepdims=keepdims, dtype=dtype, where=kept)
     ddof = float(ddof) if isinstance(ddof, (float, np.floating)) or \
         (isinstance(ddof, Tracer) and ddof.dtype.kind == "f") else int(ddof)
-    result = ufuncs.apply("divide", ret, max(count - ddof, 0))
+    count = _counted(x, axes, keepdims, mask)
+    divisor = max(count - ddof, 0) if mask is None else \
+        ufuncs.apply("maximum", ufuncs.apply("subtract", count, ddof), 0)
+    result = ufuncs.apply("divide", ret, divisor)
     if result.dtype != ret.dtype:
         result = fresh(current().emit("cast", [result.node], {"dtype": ret.dtype}), scalar=result.scalar)
     return result
 
 
-def std(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue,
+def std(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue, where=True,
         **kwargs) -> Tracer:
     return ufuncs.apply("sqrt", var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                                    correction=correction, **kwargs))
+                                    correction=correction, where=where, **kwargs))
