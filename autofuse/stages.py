@@ -44,6 +44,8 @@ class Entry:
     dynamic: object = None             # dynamic.Shapes: sizes taken at run time, static reasons
     loop: object = None                # ir.periods.Period: a loop simplified and fused on a few steps
     function_key: str = ""             # the traced function's (disk_cache.function_key)
+    misaligned: frozenset = frozenset()  # input node ids whose array's base address was not a
+    #                                      multiple of 16 bytes at this signature's first call
 
 
 def cost_model(backend: str, options: dict | None = None):
@@ -62,6 +64,14 @@ def build(fn, structure, leaves, statics, backend: str, name: str, options=None)
     entry.function_key = key
     target.prepare(entry)
     return entry
+
+
+def _misaligned(leaf) -> bool:
+    """Whether an array argument's data starts off a 16-byte boundary (a view of another
+    array's elements past its start, say): kernels assume the others' vectors aligned."""
+    interface = getattr(leaf, "__cuda_array_interface__", None) or \
+        getattr(leaf, "__array_interface__", None)
+    return bool(interface) and interface["data"][0] % 16 != 0
 
 
 def roll(graph: Graph, simplified, cost):
@@ -169,6 +179,8 @@ def assemble(fn, structure, leaves, specs, statics, backend: str, name: str, opt
     entry.input_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                            if specs[node.attrs["index"]] is not None
                            and not isinstance(leaves[node.attrs["index"]], np.ndarray)}
+    entry.misaligned = frozenset(node.id for node in graph.inputs
+                                 if _misaligned(leaves[node.attrs["index"]]))
     # (the arrays as the CPU backend reads them: NumPy arrays with their own strides)
     entry.host_strides = {node.id: specs[node.attrs["index"]].strides for node in graph.inputs
                           if specs[node.attrs["index"]] is not None}

@@ -524,3 +524,34 @@ def test_library_sorts_in_the_generated_call(library):
     assert text.startswith("# kernels launched one by one, not as a CUDA graph: the call runs "
                            f"{library}'s sort, sort"), text
     assert text.count("sort_") >= 2 and "launch_graph" not in text, text
+
+
+@pytest.mark.parametrize("mode", [None, False], ids=["graph", "launches"])
+@pytest.mark.parametrize("first", ["aligned", "shifted"])
+def test_arguments_aligned_at_the_first_call_and_not_after(mode, first):
+    """Kernels assume arguments aligned at the first call 16-byte aligned (Tuning.assume_aligned).
+    A later call of the same signature (same shape, dtype, strides) whose argument starts 4 bytes
+    past a boundary takes the program built for it (CudaProgram.misaligned), and back; both
+    orders, graph replay and separate launches, pointwise and rows kernels, answers NumPy's."""
+    def shifted(host):
+        flat = cupy.empty(host.size + 4, host.dtype)
+        view = flat[1:1 + host.size].reshape(host.shape)
+        view[...] = cupy.asarray(host)
+        assert view.data.ptr % 16
+        return view
+
+    programs = [(lambda x, b: np.tanh(x + b) * 0.5, (f32(512, 256), f32(256)), 1e-6),
+                (layernorm, (f32(64, 1024), f32(1024), f32(1024)), 1e-4),
+                (softmax, (f16(64, 1024),), 1e-2)]
+    for fn, host, tol in programs:
+        jitted = autofuse.jit(fn, cuda_graph=mode)
+        aligned = [cupy.asarray(a) for a in host]
+        moved = [shifted(host[0])] + aligned[1:]
+        order = [aligned, moved, aligned, moved] if first == "aligned" else \
+            [moved, aligned, moved, aligned]
+        expected = fn(*host)
+        for args in order:
+            got = cupy.asnumpy(jitted(*args))
+            np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
+                                       rtol=tol, atol=tol)
+        assert jitted.cache_info().entries == 1

@@ -259,3 +259,30 @@ def test_the_stream_is_one_lookup_by_handle_built_once(monkeypatch):
     program.library.name = "cupy"            # CuPy's current_stream() is a Stream object
     _, text = cuda_host.build(program)
     assert "    stream = streams[current_stream().ptr]\n" in text
+
+
+def test_misaligned_arguments_take_a_program_built_for_them():
+    """Kernels assume the arguments aligned at the first call 16-byte aligned (one vector body,
+    KernelSource.assumed); the generated call checks those arguments' pointers and hands a call
+    where one is not to program.misaligned, whose program for it (variant_for, made once a
+    pattern) has the checked two bodies where the kernels read that argument."""
+    fn = lambda x, y: np.maximum(x * y + 1, 0)
+    program, inputs = program_for(fn, (512, 64), (64,))
+    assert program.aligned_inputs == [0, 1]
+    handed = []
+    program.misaligned = lambda call_inputs: handed.append(call_inputs) or ["handed"]
+    fast, text = cuda_host.build(program)
+    assert "    if (pointer(x0) | pointer(x1)) & 15:\n        return misaligned(inputs)" in text
+    generated, results = recorded(program, fast, inputs)
+    assert len(generated) == len(program.kernels) and not handed
+    shifted = Array((512 * 64 + 1,), np.float32)
+    shifted.host = shifted.host[1:].reshape(512, 64)
+    assert shifted.pointer % 16
+    assert fast([shifted, inputs[1]]) == ["handed"] and handed == [[shifted, inputs[1]]]
+    variant = type(program).variant_for(program, [shifted, inputs[1]])
+    assert variant is type(program).variant_for(program, [shifted, inputs[1]])   # made once
+    assert variant.aligned_inputs == []      # (the kernel reads both: it checks both itself)
+    (kernel,) = variant.kernels
+    assert "element by element" in kernel.text and kernel.source.assumed == []
+    (assumed,) = program.kernels
+    assert "element by element" not in assumed.text and assumed.source.assumed

@@ -205,7 +205,7 @@ def test_index_math_stays_64_bit_past_2_to_the_31():
     assert "ix(" not in kernel.source and "536870912" in kernel.source     # 2^31 / 4 vectors
     assert ".visible .entry" in kernel.ptx
     (two,) = lowered(lambda x, b: np.tanh(x + b), (x, np.empty(1 << 15, np.float32)),
-                     vector_anywhere=False).kernels
+                     assume_aligned=False).kernels
     assert "ix(" not in two.source and "2147483648" in two.source     # the element body's loop
 
 
@@ -227,28 +227,41 @@ def test_grid_stride_kernels_use_vector_loads_and_stores(fn, args, loads, store)
     ptx = kernel.ptx
     assert set(VECTOR_LOAD.findall(ptx)) == loads
     assert set(VECTOR_STORE.findall(ptx)) == {store}
-    assert re.search(rf"st\.global{CACHE}\.[fb]\d+", ptx)      # the misaligned path, element by element
+    assert not re.search(rf"st\.global{CACHE}\.[fb]\d+", ptx)   # aligned arguments: one body
+    (checked,) = lowered(fn, args, assume_aligned=False).kernels
+    assert set(VECTOR_STORE.findall(checked.ptx)) == {store}
+    assert re.search(rf"st\.global{CACHE}\.[fb]\d+", checked.ptx)   # the misaligned path
 
 
-def test_pointwise_vectors_take_any_address_in_one_body():
-    """Tuning.vector_anywhere: a float32 pointwise kernel is one body whose every vector access
-    tests its own address (a 16-byte vector: `and.b64 ..., 15`) and otherwise moves its four
-    elements one at a time; the source has no address check and no element-by-element loop.
-    float16 kernels, and vector_anywhere off, keep the check and the second body."""
+def test_vector_kernels_assume_aligned_arguments():
+    """Tuning.assume_aligned: pointwise and rows kernels whose vector arrays were 16-byte aligned
+    at the first call are one vector body (no address check, no element-by-element copy) and list
+    those parameters in KernelSource.assumed; an argument whose base is not aligned gets the
+    checked two bodies, and kernels of other signatures are unchanged. NumPy arguments reach the
+    device as new (aligned) copies."""
+    from programs import layernorm
     x, b = np.empty((512, 256), np.float32), np.empty(256, np.float32)
-    (one,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b)).kernels
-    (two,) = lowered(lambda x, b: np.tanh(x + b) * 0.5, (x, b), vector_anywhere=False).kernels
-    assert "address(" not in one.source and "vload4_any as vload4" in one.source
-    assert "address(" in two.source and "element by element" in two.source
+    shifted = np.empty(x.size + 4, np.float32)[1:1 + x.size].reshape(x.shape)
+    fn = lambda x, b: np.tanh(x + b) * 0.5
+    (one,) = lowered(fn, (DeviceLike(x), DeviceLike(b))).kernels
+    (copied,) = lowered(fn, (shifted, b)).kernels
+    (two,) = lowered(fn, (DeviceLike(shifted), DeviceLike(b))).kernels
+    (unassumed,) = lowered(fn, (DeviceLike(x), DeviceLike(b)), assume_aligned=False).kernels
+    for kernel in (one, copied):
+        assert "address(" not in kernel.source and "element by element" not in kernel.source
+        assert kernel.ptx_provider.__self__.source.assumed == ["a0", "a1", "o0"]
+        assert not re.search(rf"st\.global{CACHE}\.f32", kernel.ptx)
+    for kernel in (two, unassumed):
+        assert "address(" in kernel.source and "element by element" in kernel.source
+        assert kernel.ptx_provider.__self__.source.assumed == []
+        assert re.search(rf"st\.global{CACHE}\.f32", kernel.ptx)
     assert len(one.source.splitlines()) < 0.7 * len(two.source.splitlines())
-    ptx = one.ptx
-    accesses = len(VECTOR_LOAD.findall(ptx)) + len(VECTOR_STORE.findall(ptx))
-    assert accesses == 3 and len(re.findall(r"and\.b64\s+%rd\d+, %rd\d+, 15;", ptx)) == 3
-    assert len(re.findall(rf"ld\.global{CACHE}\.f32", ptx)) == 8        # x's and b's one by one
-    assert len(re.findall(rf"st\.global{CACHE}\.f32", ptx)) == 4
-    half = np.empty((512, 256), np.float16)
-    (h,) = lowered(lambda x: np.exp(x) - 1, (half,)).kernels
-    assert "address(" in h.source and "_any" not in h.source
+    g = np.empty(256, np.float32)
+    (rows,) = lowered(layernorm, (DeviceLike(x), DeviceLike(g), DeviceLike(g))).kernels
+    (rows_two,) = lowered(layernorm, (DeviceLike(shifted), DeviceLike(g), DeviceLike(g))).kernels
+    assert rows.strategy == rows_two.strategy == "rows, 4-wide vectors"
+    assert "element by element" not in rows.source and "element by element" in rows_two.source
+    assert rows.ptx_provider.__self__.source.assumed
 
 
 def test_vectors_only_where_the_reads_are_consecutive():
@@ -380,7 +393,8 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     row (held in registers, no local memory), read once more from the caches for the outputs
     (ROW_RELOAD: kept with evict_last, read again with evict_first), gamma and beta read as
     plain vectors, the output written as vectors in program order (ROW_STORES, inline PTX);
-    a misaligned base takes the element-by-element body, and so does a row whose length is no
+    a misaligned base takes the element-by-element body (with Tuning.assume_aligned, only an
+    argument that was misaligned at the first call), and so does a row whose length is no
     multiple of 4 (a row of 4100 takes vectors, the last ones skipped). With ROW_RELOAD 0 and no row-store
     qualifier the row is read once, and every access is plain; so are float16 rows'."""
     from programs import layernorm
@@ -394,7 +408,10 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
     assert len(kept) == 4 and len(again) == 4 and len(plain) == 8        # x, x again, gamma/beta
     assert ptx.count("createpolicy.fractional.L2::evict_last") == 4
     assert len(re.findall(r"st\.global\.L1::evict_normal\.v4\.f32", ptx)) == 4
-    assert re.search(rf"st\.global{CACHE}\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
+    assert not re.search(rf"st\.global{CACHE}\.f32", ptx) and "ld.local" not in ptx and not F64.findall(ptx)
+    (checked,) = lowered(layernorm, (x, g, g), assume_aligned=False).kernels
+    assert re.search(rf"st\.global{CACHE}\.f32", checked.ptx) and "ld.local" not in checked.ptx
+    assert len(re.findall(r"st\.global\.L1::evict_normal\.v4\.f32", checked.ptx)) == 4
     (held,) = lowered(layernorm, (x, g, g), row_reload=False, row_stores="").kernels
     assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.f32", held.ptx)) == 4 + 8
     assert len(re.findall(r"st\.global\.v4\.f32", held.ptx)) == 4 and "L1::" not in held.ptx
@@ -413,20 +430,24 @@ def test_layernorm_rows_read_and_write_16_byte_vectors():
 
 def test_rows_kernel_barriers():
     """A rows kernel waits at one barrier per block reduction (in each of its vector and
-    element-by-element bodies). Blocks that loop over rows (more rows than ROW_GRID) wait once
-    more at the end of a row before writing shared memory again, unless a second reduction's
-    barrier already orders it (layernorm); one row a block never does."""
+    element-by-element bodies: checked ones, Tuning.assume_aligned off). Blocks that loop over
+    rows (more rows than ROW_GRID) wait once more at the end of a row before writing shared
+    memory again, unless a second reduction's barrier already orders it (layernorm); one row a
+    block never does. Assumed aligned, the one vector body has half the barriers."""
     from programs import layernorm
     x, g = np.empty((64, 4096), np.float32), np.empty(4096, np.float32)
     centre = lambda a: a - a.max(1, keepdims=True)
     bars = lambda kernel: len(re.findall(r"\bbar\.sync\b", kernel.ptx))
-    (kernel,) = lowered(layernorm, (x, g, g)).kernels
+    checked = lambda fn, args, **tuning: lowered(fn, args, assume_aligned=False, **tuning)
+    (assumed,) = lowered(layernorm, (x, g, g)).kernels
+    assert bars(assumed) == 2
+    (kernel,) = checked(layernorm, (x, g, g)).kernels
     assert kernel.strategy == "rows, 4-wide vectors" and bars(kernel) == 2 * 2
-    (one,) = lowered(centre, (x,)).kernels
+    (one,) = checked(centre, (x,)).kernels
     assert one.strategy == "rows, 4-wide vectors" and bars(one) == 2 * 1
-    (looped,) = lowered(centre, (x,), row_grid=16).kernels
+    (looped,) = checked(centre, (x,), row_grid=16).kernels
     assert looped.launch["grid"][0] == 16 and bars(looped) == 2 * 2
-    (looped,) = lowered(layernorm, (x, g, g), row_grid=16).kernels
+    (looped,) = checked(layernorm, (x, g, g), row_grid=16).kernels
     assert looped.launch["grid"][0] == 16 and bars(looped) == 2 * 2
 
 

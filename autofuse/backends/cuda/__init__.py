@@ -190,6 +190,7 @@ def prepare(entry) -> None:
     simulator = simulating()
     strides = {} if simulator else getattr(entry, "input_strides", {})
     tuning, device = tuning_of(entry.options), device_for(simulator)
+    misaligned = misaligned_inputs(entry, simulator)
     kernels, first = [], {}
     lifted = sharing.plan([record.group for record in entry.kernels], strides, passable,
                           liftable)
@@ -210,13 +211,15 @@ def prepare(entry) -> None:
         into = in_place(group, users, results)
         structure = ((general and mma_plan.structure(group, strides, tuning,
                                                      device.shared_per_block))
-                     or group.structure(strides, lifted=places), into is not None)
+                     or group.structure(strides, lifted=places), into is not None,
+                     tuple(node.id in misaligned for node in group.canonical()[0]))
         origin = first.get(structure)
         if origin is None:
             source = generate(group, record.name, strides, simulator,
                               round_halves=entry.options.get("float16", "numpy") == "numpy",
                               tuning=tuning, device=device,
-                              lifted=sharing.arguments(group, places), into=into)
+                              lifted=sharing.arguments(group, places), into=into,
+                              misaligned=misaligned)
             kernel = first[structure] = CompiledKernel(record, source, module_text(source, simulator),
                                                        simulator)
             reason = source.reason
@@ -237,6 +240,17 @@ def prepare(entry) -> None:
         kernels.append(kernel)
     entry.program = SimulatorProgram(entry, kernels) if simulator else \
         CudaProgram(entry, kernels, tuning)
+
+
+def misaligned_inputs(entry, simulator: bool) -> frozenset:
+    """The inputs a kernel may not assume 16-byte aligned: those whose base address was not at
+    this signature's first call (Entry.misaligned); on a GPU only device arrays (a NumPy
+    argument reaches the device as a new, aligned copy), under the simulator every array."""
+    misaligned = getattr(entry, "misaligned", frozenset())
+    if simulator:
+        return misaligned
+    return frozenset(node for node in misaligned if node in getattr(entry, "input_strides", {})) \
+        | getattr(entry, "misaligned_on_device", frozenset())
 
 
 def in_place(group, users: dict, results: set):

@@ -50,10 +50,6 @@ def module_text(kernel, simulator: bool) -> str:
     for name, value in sorted(kernel.globals.items()):
         if isinstance(value, tuple) and value[0] == "numba":
             lines.append(f"{name} = numba.{value[1]}")
-        elif isinstance(value, tuple) and value[0] == "vector" and value[1] != name:
-            # (a vector access at any address under the name the kernel calls: any_alignment)
-            lines.append(f"from autofuse.backends.cuda.intrinsics.vector import {value[1]} as "
-                         f"{name}")
         elif isinstance(value, tuple) and value[0] == "vector":
             lines.append(f"from autofuse.backends.cuda.intrinsics.vector import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "half":
@@ -63,10 +59,9 @@ def module_text(kernel, simulator: bool) -> str:
         elif isinstance(value, tuple) and value[0] == "divide":
             lines.append(f"from autofuse.backends.cuda.intrinsics.divide import {value[1]}")
         elif isinstance(value, tuple) and value[0] == "hinted":
-            _, kind, lanes, qualifier, *anywhere = value
+            _, kind, lanes, qualifier = value
             lines += [f"from autofuse.backends.cuda.intrinsics.vector import hinted_{kind}",
-                      f"{name} = hinted_{kind}({lanes}, {qualifier!r}"
-                      f"{', anywhere=True' if anywhere else ''})"]
+                      f"{name} = hinted_{kind}({lanes}, {qualifier!r})"]
         elif isinstance(value, tuple) and value[0] == "block":
             _, factory, *sizes = value
             lines += [f"from autofuse.backends.cuda.intrinsics.register_block import {factory}",

@@ -38,6 +38,9 @@ class Param:
     name: str
     by_value: bool = False
     strides: tuple | None = None     # element strides of a non-contiguous graph input
+    aligned: bool = True             # its base address is a multiple of 16 bytes: every array
+    #                                  the program allocates, and each argument that was at the
+    #                                  signature's first call (runtime/program.py checks it)
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ class KernelSource:
     reason: str = ""                 # why its strategy (plan.Plan.reason)
     sizes: list = field(default_factory=list)     # Size arguments, after the outputs
     rule: Grid | None = None         # where sizes are arguments: the grid from their values
+    assumed: list = field(default_factory=list)   # parameters whose 16-byte alignment the
+    #                                  kernel assumes (a vector body with no element-by-element
+    #                                  copy): runtime/program.py checks the arguments among them
     launch_rule: tuple = ()          # the grid at other sizes (dynamic/): ("elements", taken
     #                                  a block a step), ("rows", most blocks, a block a row),
     #                                  ("tiles", tm, tn: a block a tile of the product's result)
@@ -178,7 +184,7 @@ class KernelBase:
     """The kernel writer's core: parameters, index width, loads and stores, and the finished kernel."""
 
     def __init__(self, group: Group, name: str, input_strides: dict, simulator: bool,
-                 tuning: Tuning, device: Device):
+                 tuning: Tuning, device: Device, misaligned: frozenset = frozenset()):
         self.group = group
         self.name = name
         self.simulator = simulator
@@ -194,7 +200,8 @@ class KernelBase:
         self.names: dict[int, Param] = {}
         for k, node in enumerate(group.inputs):
             by_value = node.ndim == 0 and node.op == "input"
-            param = Param(node, f"a{k}", by_value, input_strides.get(node.id))
+            param = Param(node, f"a{k}", by_value, input_strides.get(node.id),
+                          node.id not in misaligned)
             self.params.append(param)
             self.names[node.id] = param
         self.outputs = [Param(n, f"o{k}") for k, n in enumerate(group.outputs.values())]
@@ -210,6 +217,7 @@ class KernelBase:
         self.once_loads = ""                # PTX cache qualifiers of vector loads of data read
         #                                     once (split reductions: Tuning.reduce_loads)
         self.scratch = []
+        self.assumed: list[str] = []        # parameters assumed 16-byte aligned (KernelSource)
         self.sizes: list[Size] = []         # runtime size arguments (emit/gemm.py)
         self.grid_rule: Grid | None = None
         self.preloaded: dict = {}           # (node id, index) -> a value loaded ahead (a vector
@@ -361,7 +369,8 @@ class KernelBase:
         return KernelSource(self.name, "\n".join(lines), values, self.params, self.outputs,
                                 strategy, block, grid, list(self.scratch), helper_sources,
                                 min_blocks=min_blocks, overlaps=overlaps,
-                                sizes=list(self.sizes), rule=self.grid_rule)
+                                sizes=list(self.sizes), rule=self.grid_rule,
+                                assumed=list(dict.fromkeys(self.assumed)))
 
     def overlaps(self) -> bool:
         """Whether the kernel begins by waiting for the one before it (OVERLAP; not in the

@@ -26,11 +26,11 @@ class Tuning:
     vector_step_bytes: int = 32       # 16 bytes each would pass this many (0: no limit)
     vector_ilp: int = 1               # vectors a thread a grid-stride step ...
     vector_spread: str = "grid"       # ... a grid-stride apart ("grid") or a block apart ("block")
-    vector_anywhere: bool = True      # pointwise kernels of 4-byte elements or wider: one body
-    #                                   whose vector accesses take any address (intrinsics/
-    #                                   vector.py's any_alignment), not a vector body and an
-    #                                   element-by-element copy of it chosen by the base
-    #                                   addresses (False): half the source for numba to compile
+    assume_aligned: bool = True       # pointwise and rows kernels whose vector arrays were all
+    #                                   16-byte aligned at the signature's first call: one vector
+    #                                   body, no element-by-element copy of it for other addresses
+    #                                   (a call with an argument that is not runs a program built
+    #                                   for it: runtime/program.py); numba compiles half the source
     setslice_fast: bool = True        # a branch-free vector path inside every assigned region
     # -- transposed reads ------------------------------------------------------------------
     transpose_tiles: bool = True      # 2-D transposed reads through shared-memory tiles

@@ -64,24 +64,26 @@ class KernelWriter(Elementwise, Vectors, Transposes, Rows, Held, Columns, Split,
 def generate(group: Group, name: str, input_strides: dict, simulator: bool = False,
              round_halves: bool = True, tuning: Tuning = DEFAULT,
              device: Device = HOPPER, dynamic: bool = False, lifted: tuple = (),
-             into=None, varying: tuple = ()) -> KernelSource:
+             into=None, varying: tuple = (), misaligned: frozenset = frozenset()) -> KernelSource:
     """The kernel of `group`; `round_halves=False` keeps float16 results of ops in float32 (jit's
     float16="float32"); `dynamic`: written for a shape class (autofuse/dynamic/); `lifted`
     (sharing.Lifted): slice starts and scalars it takes as arguments, after its outputs; `into`:
     the base its slice assignment writes in place (fusion/in_place.py), or None; `varying`: a
-    shape-class build's (size, stand-in) pairs, which plan.choose counts as their stand-ins."""
+    shape-class build's (size, stand-in) pairs, which plan.choose counts as their stand-ins;
+    `misaligned`: the inputs whose base address was not a multiple of 16 bytes (every other
+    array may be read as 16-byte vectors with no element-by-element copy of the body)."""
     try:
         return _generate(group, name, input_strides, simulator, round_halves, tuning, device,
-                         dynamic, lifted, into, varying)
+                         dynamic, lifted, into, varying, misaligned)
     except runs.RunIndexError:       # a consumer of a run's results the run cannot index
         return _generate(group, name, input_strides, simulator, round_halves,
                          tuning.replace(output_run=0, output_strip=0), device, dynamic, lifted,
-                         into, varying)
+                         into, varying, misaligned)
 
 
 def _generate(group, name, input_strides, simulator, round_halves, tuning, device, dynamic,
-              lifted, into, varying=()) -> KernelSource:
-    writer = KernelWriter(group, name, input_strides, simulator, tuning, device)
+              lifted, into, varying=(), misaligned=frozenset()) -> KernelSource:
+    writer = KernelWriter(group, name, input_strides, simulator, tuning, device, misaligned)
     writer.dynamic = dynamic
     writer.into = into
     writer.renderer.lifted = sharing.names(lifted)

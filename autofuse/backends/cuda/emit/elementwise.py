@@ -7,7 +7,7 @@ import numpy as np
 
 from ...index_text import affine
 from ....arrays import contiguous
-from ..kernel import MAX_GRID, KernelSource, storage_dtype
+from ..kernel import MAX_GRID, KernelSource
 from . import strip as cuda_strip
 
 
@@ -54,17 +54,9 @@ class Elementwise:
             if any(step.keys() != vectors.keys() for step in steps):
                 steps = [vectors]
         vector_ilp = len(steps)
-        # NOTE: one body where the elements are 4 bytes or more: measured on an H200
-        # (experiments/vector_anywhere_ab.py), float32 programs as fast as with two bodies and
-        # float16 ones 1.12x slower; rows kernels, 1.02-1.04x slower in float32 and up to 1.38x
-        # in float16, keep two bodies.
-        anywhere = lanes and self.tuning.vector_anywhere and min(
-            storage_dtype(p.node.dtype).itemsize for p in
-            [self.names[n] for n in vectors] + self.outputs) >= 4
-        if anywhere:
-            # NOTE: one body: its vector accesses take any address (accesses_anywhere)
+        assumed = lanes and self.assume_aligned([self.names[n] for n in vectors] + self.outputs)
+        if assumed:
             self.vector_loop(shape, size, lanes, vectors, threads, steps)
-            self.accesses_anywhere()
         elif lanes:
             aligned = " | ".join(f"address({p.name})" for p in
                                  [self.names[n] for n in vectors] + self.outputs)
@@ -74,15 +66,15 @@ class Elementwise:
             r.pop()
             r.emit("else:    # a base address not 16-byte aligned: element by element")
             r.push()
-        if not anywhere:
+        if not assumed:
             self.strided_loop(size, shape, ilp, compute, store)
-        if lanes and not anywhere:
+        if lanes and not assumed:
             r.pop()
         width = lanes * vector_ilp or ilp
         blocks = max(1, min(-(-size // (threads * width)), MAX_GRID))
         strategy = "grid-stride" + (f", {lanes}-wide vectors" if lanes else "") + (
             f" x{vector_ilp}" if vector_ilp > 1 else "")
-        if ilp > 1 and not anywhere:
+        if ilp > 1 and not assumed:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
         source = self.finish(strategy, threads, (blocks, 1, 1))
         source.launch_rule = ("elements", threads * width)

@@ -55,17 +55,22 @@ class Rows:
             # multiple of lanes).
             items = -(-items // plan[0]) * plan[0]
             lanes, vectors, aligned = plan
-            for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
+            assumed = self.assume_aligned(aligned)
+            for name in ("vload", "vstore") if assumed else ("address", "vload", "vstore"):
+                name = name if name == "address" else f"{name}{lanes}"
                 r.globals[name] = ("vector", name)
-            names = " | ".join(f"address({p.name})" for p in aligned)
-            r.emit(f"if ({names}) % 16 == 0:")
-            r.push()
+            if not assumed:
+                names = " | ".join(f"address({p.name})" for p in aligned)
+                r.emit(f"if ({names}) % 16 == 0:")
+                r.push()
             self.row_body(shape, axes, outer_axes, outer, inner, block, items, full, lanes, vectors)
-            r.pop()
-            r.emit("else:    # a base address not 16-byte aligned: element by element")
-            r.push()
-        self.row_body(shape, axes, outer_axes, outer, inner, block, items, full, 0, {})
-        if plan:
+            if not assumed:
+                r.pop()
+                r.emit("else:    # a base address not 16-byte aligned: element by element")
+                r.push()
+        if not plan or not assumed:
+            self.row_body(shape, axes, outer_axes, outer, inner, block, items, full, 0, {})
+        if plan and not assumed:
             r.pop()
         blocks = max(1, min(outer, self.row_grid(outer)))
         strategy = "rows" + ("" if hold else " (re-read)") + \

@@ -23,22 +23,16 @@ class Vectors:
             return 1
         return min(self.tuning.max_lanes, width // max(storage_dtype(p.node.dtype).itemsize for p in params))
 
-    def accesses_anywhere(self) -> None:
-        """Make the kernel's vector loads and stores so far take any address: each tests its own
-        and moves its elements one at a time where it is not a multiple of the vector's width
-        (intrinsics/vector.py's any_alignment), under the names the kernel calls them by."""
-        r = self.renderer
-        for name, value in list(r.globals.items()):
-            if not isinstance(value, tuple):
-                continue
-            if value[0] == "vector" and value[1] == name and \
-                    name in {f"{kind}{n}" for kind in ("vload", "vstore") for n in (2, 4, 8)}:
-                r.globals[name] = ("vector", f"{name}_any")
-            elif value[0] == "hinted" and value[2] > 1:
-                r.globals[name] = value[:4] + (True,)
-        if r.globals.get("address") == ("vector", "address") and \
-                not any("address(" in line for line in r.lines):
-            del r.globals["address"]
+    def assume_aligned(self, params) -> bool:
+        """Whether the kernel reads and writes `params` as vectors with no check of their base
+        addresses and no element-by-element copy of its body (Tuning.assume_aligned): each
+        aligned (Param.aligned), the kernel not a shape class's nor written into an argument's
+        memory. The parameters go to KernelSource.assumed, which the runtime checks."""
+        if not self.tuning.assume_aligned or self.dynamic or self.into is not None or \
+                not all(p.aligned for p in params):
+            return False
+        self.assumed += [p.name for p in params]
+        return True
 
     def vector_lanes(self, shape, size: int, threads: int, width: int | None = None) -> int:
         """Elements a thread takes as one vector (lanes_for the outputs and array inputs), or

@@ -5,12 +5,7 @@ numba intrinsics.
 numba has no vector load: `p[i]` on a pointer is one scalar load, and the NVPTX backend merges
 adjacent loads only where it can prove their alignment, which it cannot for a pointer argument.
 Generated kernels call these where the generator proved the offsets are multiples of the lane
-count and the kernel checked at run time that the base addresses are 16-byte aligned. The `_any`
-forms (`vload4_any`, `vstore4_any`, `hinted_load(4, q, any_alignment=True)`) take any address:
-each access tests its own address and, where it is not a multiple of the vector's width, moves
-the elements one at a time. Rows and pointwise kernels use them for one body instead of a
-vector body and an element-by-element copy of it chosen by the base addresses (the copy was 40%
-of a rows kernel's source and of numba's time compiling it).
+count and the kernel checked at run time that the base addresses are 16-byte aligned.
 
 `hinted_load(lanes, qualifier)` and `hinted_store(lanes, qualifier)` make the same accesses with
 PTX cache qualifiers, as inline PTX (NVVM has no other way to ask for them): split reductions'
@@ -102,11 +97,10 @@ def _intrinsics():
             words_out.append(word)
         return words_out
 
-    def make_load(lanes: int, anywhere: bool = False):
+    def make_load(lanes: int):
         @intrinsic
         def vload(typingctx, pointer, index):
-            """`lanes` consecutive elements from pointer[index] in one aligned vector load
-            (`anywhere`: at any address, any_alignment)."""
+            """`lanes` consecutive elements from pointer[index] in one aligned vector load."""
             if not isinstance(pointer, types.CPointer) or not isinstance(index, types.Integer):
                 return None
             result = types.UniTuple(pointer.dtype, lanes)
@@ -131,8 +125,7 @@ def _intrinsics():
                     values = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), lane))
                               for lane in range(lanes)]
                 return context.make_tuple(builder, result, values)
-            return result(pointer, index), (any_alignment(codegen, lanes, True) if anywhere
-                                            else codegen)
+            return result(pointer, index), codegen
         return vload
 
     def store_codegen(lanes: int):
@@ -158,52 +151,6 @@ def _intrinsics():
     def storable(pointer, index) -> bool:
         return isinstance(pointer, types.CPointer) and isinstance(index, types.Integer)
 
-    def any_alignment(vector_codegen, lanes: int, load: bool):
-        """`vector_codegen` (a vector access of `lanes` elements at pointer[index]) where the
-        address is a multiple of the access's width, else the elements one at a time (a uniform
-        branch where, as in the kernels that use it, every thread's offsets are multiples of the
-        lanes: the base address decides)."""
-        def codegen(context, builder, signature, args):
-            base, offset = args[0], args[1]
-            dtype = signature.args[0].dtype
-            element = context.get_value_type(dtype)
-            width = lanes * context.get_abi_sizeof(element)
-            first = context.cast(builder, offset, signature.args[1], types.intp)
-            where = builder.ptrtoint(builder.gep(base, [first]), ir.IntType(64))
-            aligned = builder.icmp_unsigned(
-                "==", builder.and_(where, ir.Constant(ir.IntType(64), width - 1)),
-                ir.Constant(ir.IntType(64), 0))
-            with builder.if_else(aligned, likely=True) as (vector, single):
-                with vector:
-                    fast = vector_codegen(context, builder, signature, args)
-                    fast_block = builder.block
-                with single:
-                    slow = _one_at_a_time(context, builder, signature, args, lanes, load)
-                    slow_block = builder.block
-            if not load:
-                return context.get_dummy_value()
-            merged = builder.phi(fast.type)
-            merged.add_incoming(fast, fast_block)
-            merged.add_incoming(slow, slow_block)
-            return merged
-        return codegen
-
-    def _one_at_a_time(context, builder, signature, args, lanes: int, load: bool):
-        """The access of any_alignment's other branch: `lanes` scalar loads or stores."""
-        base, offset = args[0], args[1]
-        dtype = signature.args[0].dtype
-        element = context.get_value_type(dtype)
-        first = context.cast(builder, offset, signature.args[1], types.intp)
-        addresses = [builder.gep(base, [builder.add(first, ir.Constant(first.type, lane))])
-                     for lane in range(lanes)]
-        size = context.get_abi_sizeof(element)
-        if load:
-            values = [builder.load(address, align=size) for address in addresses]
-            return context.make_tuple(builder, types.UniTuple(dtype, lanes), values)
-        for address, item, kind in zip(addresses, args[2:], signature.args[2:]):
-            builder.store(context.cast(builder, item, kind, dtype), address, align=size)
-        return None
-
     @intrinsic
     def vstore2(typingctx, pointer, index, v0, v1):
         """Two values to pointer[index], pointer[index + 1] in one aligned store."""
@@ -221,26 +168,6 @@ def _intrinsics():
         """Eight values (of a 1- or 2-byte type) to pointer[index:index + 8] in one store."""
         if storable(pointer, index):
             return types.void(pointer, index, v0, v1, v2, v3, v4, v5, v6, v7), store_codegen(8)
-
-    @intrinsic
-    def vstore2_any(typingctx, pointer, index, v0, v1):
-        """vstore2 at any address (any_alignment)."""
-        if storable(pointer, index):
-            return types.void(pointer, index, v0, v1), any_alignment(store_codegen(2), 2, False)
-
-    @intrinsic
-    def vstore4_any(typingctx, pointer, index, v0, v1, v2, v3):
-        """vstore4 at any address (any_alignment)."""
-        if storable(pointer, index):
-            return types.void(pointer, index, v0, v1, v2, v3), \
-                any_alignment(store_codegen(4), 4, False)
-
-    @intrinsic
-    def vstore8_any(typingctx, pointer, index, v0, v1, v2, v3, v4, v5, v6, v7):
-        """vstore8 at any address (any_alignment)."""
-        if storable(pointer, index):
-            return types.void(pointer, index, v0, v1, v2, v3, v4, v5, v6, v7), \
-                any_alignment(store_codegen(8), 8, False)
 
     def shared_pointer(context, builder, array_type, array, index):
         """<4 x T> addrspace(3)* to flat element `index` of a shared array."""
@@ -332,14 +259,12 @@ def _intrinsics():
 
     hinted: dict = {}
 
-    def hinted_load(lanes: int, qualifier: str, anywhere: bool = False):
+    def hinted_load(lanes: int, qualifier: str):
         """An intrinsic (pointer, index) -> `lanes` elements (one element where `lanes` is 1):
         one ld.global<qualifier> of 4, 8 or 16 bytes (elements of 1 or 2 bytes as 32-bit words).
-        No side effects: the compiler may move or merge it, as it may any read of an input.
-        `anywhere`: at any address (any_alignment; the elements one at a time unhinted)."""
-        key = ("load", lanes, qualifier, anywhere and lanes > 1)
-        if key in hinted:
-            return hinted[key]
+        No side effects: the compiler may move or merge it, as it may any read of an input."""
+        if ("load", lanes, qualifier) in hinted:
+            return hinted[("load", lanes, qualifier)]
 
         @intrinsic
         def load(typingctx, pointer, index):
@@ -361,19 +286,17 @@ def _intrinsics():
                     loaded = narrow_from_words(builder, loaded, element,
                                                context.get_abi_sizeof(element), lanes)
                 return loaded[0] if lanes == 1 else context.make_tuple(builder, result, loaded)
-            return result(pointer, index), (any_alignment(codegen, lanes, True) if key[3]
-                                            else codegen)
-        hinted[key] = load
+            return result(pointer, index), codegen
+        hinted[("load", lanes, qualifier)] = load
         return load
 
-    def hinted_store(lanes: int, qualifier: str, anywhere: bool = False):
+    def hinted_store(lanes: int, qualifier: str):
         """An intrinsic (pointer, index, v0, ...) storing `lanes` elements with one
-        st.global<qualifier> of 4, 8 or 16 bytes (`anywhere`: at any address)."""
-        key = ("store", lanes, qualifier, anywhere and lanes > 1)
-        if key in hinted:
-            return hinted[key]
+        st.global<qualifier> of 4, 8 or 16 bytes."""
+        if ("store", lanes, qualifier) in hinted:
+            return hinted[("store", lanes, qualifier)]
 
-        def vector_codegen(context, builder, signature, args):
+        def codegen(context, builder, signature, args):
             pointer = signature.args[0]
             element = context.get_value_type(pointer.dtype)
             text, constraints, llvm_type, count = hinted_text(context, element, lanes, qualifier,
@@ -387,7 +310,6 @@ def _intrinsics():
                         [hinted_address(context, builder, signature, args)] + items, True)
             return context.get_dummy_value()
 
-        codegen = any_alignment(vector_codegen, lanes, False) if key[3] else vector_codegen
         # (numba lowers no *args of an intrinsic: one signature per vector width)
         if lanes == 1:
             @intrinsic
@@ -409,7 +331,7 @@ def _intrinsics():
             def store(typingctx, pointer, index, v0, v1, v2, v3, v4, v5, v6, v7):
                 if storable(pointer, index):
                     return types.void(pointer, index, v0, v1, v2, v3, v4, v5, v6, v7), codegen
-        hinted[key] = store
+        hinted[("store", lanes, qualifier)] = store
         return store
 
     def grid_control(instruction: str, doc: str):
@@ -436,10 +358,7 @@ def _intrinsics():
             "hinted_load": hinted_load, "hinted_store": hinted_store,
             "launch_dependents": launch_dependents, "wait_for_prerequisite": wait_for_prerequisite,
             "vload2": make_load(2), "vload4": make_load(4), "vload8": make_load(8),
-            "vstore2": vstore2, "vstore4": vstore4, "vstore8": vstore8,
-            "vload2_any": make_load(2, True), "vload4_any": make_load(4, True),
-            "vload8_any": make_load(8, True),
-            "vstore2_any": vstore2_any, "vstore4_any": vstore4_any, "vstore8_any": vstore8_any}
+            "vstore2": vstore2, "vstore4": vstore4, "vstore8": vstore8}
 
 
 LANES = (2, 4, 8)

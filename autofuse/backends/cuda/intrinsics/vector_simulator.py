@@ -27,12 +27,12 @@ def functions(widths) -> dict:
         assert np.shares_memory(flat, array)
         store(flat, index, values)
 
-    def hinted_load(lanes, qualifier, anywhere=False):
+    def hinted_load(lanes, qualifier):
         if lanes == 1:
             return lambda a, i: a[i]
         return lambda a, i: load(a, i, lanes)
 
-    def hinted_store(lanes, qualifier, anywhere=False):
+    def hinted_store(lanes, qualifier):
         return lambda a, i, *v: store(a, i, v[:lanes])
 
     def grid_signal():
@@ -44,6 +44,4 @@ def functions(widths) -> dict:
     for lanes in widths:
         functions[f"vload{lanes}"] = lambda a, i, lanes=lanes: load(a, i, lanes)
         functions[f"vstore{lanes}"] = lambda a, i, *v, lanes=lanes: store(a, i, v[:lanes])
-        functions[f"vload{lanes}_any"] = functions[f"vload{lanes}"]
-        functions[f"vstore{lanes}_any"] = functions[f"vstore{lanes}"]
     return functions

@@ -153,6 +153,14 @@ def preamble(program, fresh, namespace) -> list[str]:
     lines = ["def call(inputs):",
              f"    {', '.join(arguments)}{',' if len(arguments) == 1 else ''} = inputs"
              if arguments else "    pass"]
+    checked = getattr(program, "aligned_inputs", ())
+    if checked:
+        # NOTE: kernels read these as 16-byte vectors unchecked (they were aligned at the
+        # signature's first call); a call where one is not runs the program built for it
+        pointer = POINTER.get(library.name, "pointer({})")
+        namespace["misaligned"] = program.misaligned
+        either = " | ".join(pointer.format(f"x{k}") for k in checked)
+        lines += [f"    if ({either}) & 15:", "        return misaligned(inputs)"]
     for node, shape, dtype in fresh:
         namespace[f"dtype{node}"] = dtype
         lines.append(f"    v{node} = empty({tuple(shape)!r}, dtype{node})")

@@ -3,6 +3,7 @@ generated host call once loaded) or under numba's CUDA simulator (SimulatorProgr
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -99,6 +100,15 @@ class CudaProgram:
         self.graph_call = None        # cuda_graph.GraphCall, when replayed as a CUDA graph
         self.bytes_fused = entry.fused.bytes_fused()
         self.direct_bytes = tuning.direct_bytes
+        # the arguments some kernel reads or writes as 16-byte vectors unchecked (KernelSource.
+        # assumed: they were aligned at the signature's first call): positions in `inputs`; a
+        # call where one is not runs the program built for it (misaligned())
+        self.entry = entry
+        position = {node: k for k, (node, _) in enumerate(self.inputs)}
+        self.aligned_inputs = sorted({position[p.node.id] for k in self.compiled
+                                      for p in k.source.params
+                                      if p.name in k.source.assumed and p.node.id in position})
+        self.variants: dict = {}      # misaligned input node ids -> the program built for them
 
     def ensure_loaded(self, leaves) -> None:
         with _lock:
@@ -169,12 +179,43 @@ class CudaProgram:
         """The caller's current stream (its library's), as a CUstream."""
         return cuda_driver.stream(self.library.stream())
 
+    def misaligned(self, inputs):
+        """Run a call some of whose arguments' base addresses are not multiples of 16 bytes,
+        where this program's kernels assume them aligned: by the program built for those
+        arguments (the same groups, those kernels with an element-by-element body for other
+        addresses), made at the first such call and kept."""
+        return self.variant_for(inputs)(inputs)
+
+    def variant_for(self, inputs) -> "CudaProgram":
+        """The program for calls whose checked arguments (aligned_inputs) are misaligned as
+        `inputs`' are: the same groups, prepared with those inputs misaligned."""
+        from .. import prepare
+        from ....kernels import Kernel
+        found = frozenset(self.inputs[k][0] for k in self.aligned_inputs
+                          if not isinstance(inputs[k], np.ndarray)
+                          and self.library.pointer(inputs[k]) % 16)
+        with _lock:
+            variant = self.variants.get(found)
+            if variant is None:
+                entry = copy.copy(self.entry)
+                entry.misaligned = self.entry.misaligned | found
+                entry.misaligned_on_device = getattr(self.entry, "misaligned_on_device",
+                                                     frozenset()) | found
+                entry.kernels = [Kernel(record.group) for record in self.entry.kernels]
+                prepare(entry)
+                variant = self.variants[found] = entry.program
+        return variant
+
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
             return self.fast(inputs)
         if not self.loaded:
             self.ensure_loaded(inputs)
         library = self.library
+        for k in self.aligned_inputs:
+            value = inputs[k]
+            if not isinstance(value, np.ndarray) and library.pointer(value) % 16:
+                return self.misaligned(inputs)
         memory = dict(self.constants)
         # NOTE: a call with no device array (NumPy arrays, scalars) gets NumPy results back.
         host = True
