@@ -1,5 +1,5 @@
 """NumPy's where= and initial= arguments of sum, prod, max, min, any, all, mean, var and std,
-and np.copyto (with where=), against NumPy on the CPU backend and the interpreter: masks of the
+np.copyto (with where=) and ndarray.fill, against NumPy on the CPU backend and the interpreter: masks of the
 array's shape and broadcast ones, masked-out rows (a mean of nothing is NaN, a maximum of nothing
 its initial), integer arrays, keepdims, empty reductions; NumPy's errors for a mask without the
 initial max and min need, a mask that is not boolean, and a cast copyto refuses. These were
@@ -88,3 +88,19 @@ def test_copyto(rng, backend):
             assert_same(a, b)
     with pytest.raises(DTypeError, match="same_kind"):
         autofuse.jit(lambda a: np.copyto(a, 1.5), backend=backend)(np.zeros(3, np.int64))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_fill(rng, backend):
+    """ndarray.fill on an argument (written) and on a computed array, a float into ints cast as
+    NumPy's fill casts it."""
+    def fill(a, b):
+        b.fill(2.7)
+        c = a * 2
+        c.fill(-1)
+        return c + b
+
+    a, b = rng.standard_normal((3, 4)), np.zeros((3, 4), np.int32)
+    mine, theirs = b.copy(), b.copy()
+    assert_same(autofuse.jit(fill, backend=backend)(a, mine), fill(a, theirs))
+    assert_same(mine, theirs)

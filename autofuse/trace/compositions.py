@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedError, where
+from ..errors import ArgumentError, ShapeError, UnsupportedError, where
 from . import creation
 from .layout import as_tracer, normalize_axis
 from .tracer import Tracer, fresh
-
-_line = where      # (copyto takes NumPy's where= argument under that name)
 
 
 def _reduced(result):
@@ -191,19 +189,6 @@ def divmod_(x1, x2, **kwargs):
     if kwargs.pop("out", None) is not None:
         raise UnsupportedError(f"np.divmod: out= is not supported{where()}")
     return np.floor_divide(x1, x2, **kwargs), np.remainder(x1, x2, **kwargs)
-
-
-def copyto(dst, src, casting="same_kind", where=True):
-    """np.copyto: `dst[...] = src` (where the mask says), after NumPy's casting check; `dst`
-    an array of the trace (an argument, which the call then writes, or a computed one)."""
-    if not isinstance(dst, Tracer) or dst.sequence:
-        raise UnsupportedError(f"np.copyto: the destination must be an array argument or an "
-                               f"array computed in the function{_line()}")
-    source = src.dtype if isinstance(src, Tracer) else np.asarray(src).dtype
-    if not np.can_cast(source, dst.dtype, casting):
-        raise DTypeError(f"np.copyto: cannot cast {source} to {dst.dtype} according to the rule "
-                         f"{casting!r}{_line()}")
-    dst[...] = src if where is True else np.where(where, src, dst)
 
 
 def sinc(x):
@@ -396,7 +381,7 @@ FUNCTIONS = {
     np.count_nonzero: _reduction(count_nonzero), np.sinc: sinc, np.average: _reduction(average),
     np.ptp: _reduction(ptp), np.meshgrid: meshgrid, np.split: split, np.array_split: array_split,
     np.rot90: rot90, np.diagonal: diagonal, np.trace: _reduction(trace), np.diag: diag,
-    np.kron: kron, np.cross: cross, np.inner: _reduction(inner), np.copyto: copyto,
+    np.kron: kron, np.cross: cross, np.inner: _reduction(inner),
 }
 
 UFUNCS = {"logaddexp": logaddexp, "logaddexp2": logaddexp2, "heaviside": heaviside,

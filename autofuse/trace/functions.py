@@ -17,6 +17,11 @@ from .layout import as_tracer
 from .tracer import Tracer, fresh
 
 
+def _copyto(dst, src, casting="same_kind", where=True):
+    from .indexing import copyto
+    return copyto(dst, src, casting, where)
+
+
 def where_(condition, x=None, y=None):
     if x is None or y is None:
         raise UnsupportedError("np.where with one argument returns data-dependent indices, which "
@@ -175,7 +180,7 @@ FUNCTIONS = {
     np.cumsum: scans.cumsum, np.cumprod: scans.cumprod,
     np.cumulative_sum: scans.cumulative_sum, np.cumulative_prod: scans.cumulative_prod,
     np.take: gather.take, np.take_along_axis: gather.take_along_axis,
-    np.put_along_axis: scatter.put_along_axis,
+    np.put_along_axis: scatter.put_along_axis, np.copyto: _copyto,
     np.result_type: lambda *args: np.result_type(*(_dtype_sample(a, "np.result_type") for a in args)),
 }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError, TraceError, UnsupportedError, describe, where
+from ..errors import DTypeError, ShapeError, TraceError, UnsupportedError, describe, where
 from . import gather, masking, scatter
 from .context import current
 from .tracer import Tracer, fresh, specializable_arguments
@@ -145,3 +145,25 @@ def _assign_masked(x: Tracer, mask, value) -> None:
     ctx = current()
     nodes = [to_node(mask, np.dtype(bool), what), to_node(value, x.dtype, what), x.node]
     x.assign(ctx.emit("where", nodes), what)
+
+
+# -- whole-array assignment: np.copyto, ndarray.fill -------------------------------------------
+_where = where      # (copyto takes NumPy's where= argument under that name)
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """np.copyto: `dst[...] = src` (where the mask says), after NumPy's casting check; `dst`
+    an array of the trace (an argument, which the call then writes, or a computed one)."""
+    if not isinstance(dst, Tracer) or dst.sequence:
+        raise UnsupportedError(f"np.copyto: the destination must be an array argument or an "
+                               f"array computed in the function{_where()}")
+    source = src.dtype if isinstance(src, Tracer) else np.asarray(src).dtype
+    if not np.can_cast(source, dst.dtype, casting):
+        raise DTypeError(f"np.copyto: cannot cast {source} to {dst.dtype} according to the rule "
+                         f"{casting!r}{_where()}")
+    dst[...] = src if where is True else np.where(where, src, dst)
+
+
+def fill(x: Tracer, value) -> None:
+    """ndarray.fill: every element set to `value` (cast as item assignment casts it)."""
+    x[...] = value

@@ -93,6 +93,7 @@ def _install():
     quotient_of, rest_of = _reflected("floor_divide"), _reflected("remainder")
     Tracer.__rdivmod__ = lambda self, other: (quotient_of(self, other), rest_of(self, other))
     Tracer.__matmul__ = lambda self, other: matmul.matmul(self, other, "@")
+    Tracer.fill = indexing.fill
     Tracer.__rmatmul__ = lambda self, other: matmul.matmul(other, self, "@")
 
     def imatmul(self, other):
