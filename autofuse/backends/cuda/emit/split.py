@@ -54,21 +54,26 @@ class Split:
         # NOTE: a class kernel over one axis (whose size may vary) takes the whole vectors, then
         # the elements after the last one at a time: its stand-in sizes are odd primes
         tail = f"{inner} // {lanes}" if self.dynamic and len(shape) == 1 else None
+        assumed = bool(vectors) and self.assume_aligned([self.names[n] for n in vectors] +
+                                                        list(row_outputs))
         if vectors:
-            aligned = " | ".join([f"address({self.names[n].name})" for n in vectors] +
-                                 [f"address({p.name})" for p in row_outputs])
-            r.emit(f"if ({aligned}) % 16 == 0:")
-            r.push()
+            if not assumed:
+                aligned = " | ".join([f"address({self.names[n].name})" for n in vectors] +
+                                     [f"address({p.name})" for p in row_outputs])
+                r.emit(f"if ({aligned}) % 16 == 0:")
+                r.push()
             self.vector_reduce_loop(shape, inner, lanes, vectors, compute, combine, block, blocks,
                                     row_outputs, tail)
             if tail:
                 self.strided_loop(inner, shape, 1, compute, combine_and_store,
                                   f"{tail} * {lanes} + cuda.grid(1)")
-            r.pop()
-            r.emit("else:    # a base address not 16-byte aligned: element by element")
-            r.push()
-        self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine_and_store)
-        if vectors:
+            if not assumed:
+                r.pop()
+                r.emit("else:    # a base address not 16-byte aligned: element by element")
+                r.push()
+        if not assumed:
+            self.strided_loop(inner, shape, self.ilp(inner, block), compute, combine_and_store)
+        if vectors and not assumed:
             r.pop()
         for k, (node, (acc, idx)) in enumerate(zip(nodes, accs)):
             self.block_reduce(node, acc, idx, block)

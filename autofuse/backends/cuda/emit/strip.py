@@ -14,7 +14,8 @@ the output) over a strip of rows (Tuning.strip_rows) instead, and reads each row
 - a strip wholly inside every slice-assigned region and inside the array takes that branch-free
   body; strips at the edges loop over their rows, a row's lanes unrolled, each lane taking its
   own branches, with 64-bit indices (_edge_rows says why);
-- a base address not 16-byte aligned runs the element-by-element grid-stride loop instead.
+- a base address not 16-byte aligned runs the element-by-element grid-stride loop instead
+  (written only where an argument was not aligned at the first call: Tuning.assume_aligned).
 
 Measured on an H200 (8192^2 float32 5-point stencil, benchmarks/tune.py): the grid-stride vector
 loop 1.22x of the copy floor, strips of 4 rows 1.05x (of 8 rows 1.08x, of 16 1.12x); a
@@ -150,11 +151,14 @@ def write(source, strip: Strip, compute, store):
     ix = source.ix
     rows, cols = strip.shape
     lanes = strip.lanes
-    for name in ("address", f"vload{lanes}", f"vstore{lanes}"):
-        r.globals[name] = ("vector", name)
     aligned = [source.names[n] for n in strip.vectors] + source.outputs
-    r.emit(f"if ({' | '.join(f'address({p.name})' for p in aligned)}) % 16 == 0:")
-    r.push()
+    assumed = source.assume_aligned(aligned)      # (else the element-by-element loop too)
+    for name in ("vload", "vstore") if assumed else ("address", "vload", "vstore"):
+        name = name if name == "address" else f"{name}{lanes}"
+        r.globals[name] = ("vector", name)
+    if not assumed:
+        r.emit(f"if ({' | '.join(f'address({p.name})' for p in aligned)}) % 16 == 0:")
+        r.push()
     r.emit(f"j = {ix(f'(cuda.blockIdx.x * {strip.block} + cuda.threadIdx.x) * {lanes}')}")
     r.emit(f"r0 = {ix(f'cuda.blockIdx.y * {strip.height}')}")
     r.emit(f"if j < {cols}:")
@@ -180,15 +184,16 @@ def write(source, strip: Strip, compute, store):
     _edge_rows(source, strip, compute, store)
     r.pop()
     r.pop()
-    r.pop()
-    r.emit("else:    # a base address not 16-byte aligned: element by element")
-    r.push()
-    size = rows * cols
-    source.strided_loop(size, strip.shape, 1, compute, store,
-                        start="(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * "
-                              "cuda.blockDim.x + cuda.threadIdx.x",
-                        step="cuda.gridDim.x * cuda.gridDim.y * cuda.blockDim.x")
-    r.pop()
+    if not assumed:
+        r.pop()
+        r.emit("else:    # a base address not 16-byte aligned: element by element")
+        r.push()
+        size = rows * cols
+        source.strided_loop(size, strip.shape, 1, compute, store,
+                            start="(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * "
+                                  "cuda.blockDim.x + cuda.threadIdx.x",
+                            step="cuda.gridDim.x * cuda.gridDim.y * cuda.blockDim.x")
+        r.pop()
     strategy = f"row strips of {strip.height}, {lanes}-wide vectors"
     written = source.finish(strategy, strip.block, strip.grid)
     if source.dynamic:          # (a class's grid from the call's rows: cuda/dynamic.py)
