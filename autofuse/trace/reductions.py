@@ -194,7 +194,7 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue
     if correction is not np._NoValue:
         if ddof != 0:
             raise NumPyValueError(f"np.var: ddof and correction can't be provided simultaneously."
-                                  f"{where()}")
+                                  f"{_where()}")
         ddof = correction
     x = as_tracer(x, "np.var")
     axes = normalize_axes(axis, x.ndim, "np.var")
