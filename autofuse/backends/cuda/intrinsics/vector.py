@@ -5,7 +5,10 @@ numba intrinsics.
 numba has no vector load: `p[i]` on a pointer is one scalar load, and the NVPTX backend merges
 adjacent loads only where it can prove their alignment, which it cannot for a pointer argument.
 Generated kernels call these where the generator proved the offsets are multiples of the lane
-count and the kernel checked at run time that the base addresses are 16-byte aligned.
+count and the base addresses are 16-byte aligned: checked by the kernel at run time, or, for
+arguments that were aligned at the signature's first call (Tuning.assume_aligned), by the
+program before each launch (runtime/program.py hands a call where one is not to a program
+built for it).
 
 `hinted_load(lanes, qualifier)` and `hinted_store(lanes, qualifier)` make the same accesses with
 PTX cache qualifiers, as inline PTX (NVVM has no other way to ask for them): split reductions'
