@@ -37,9 +37,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("backend", ["cpu", "numpy"])
-@pytest.mark.parametrize("dtype", [np.float32, np.int64])
 @pytest.mark.parametrize("name", list(CASES))
-@pytest.mark.parametrize("mask_shape", [(6, 7), (7,)])
+@pytest.mark.parametrize("dtype, mask_shape", [(np.float32, (6, 7)), (np.int64, (6, 7)),
+                                               (np.float32, (7,))], ids=["f32", "i64", "row mask"])
 def test_where_and_initial(rng, backend, dtype, name, mask_shape):
     x = (rng.standard_normal((6, 7)) * 3).astype(dtype)
     m = rng.random(mask_shape) > 0.4
