@@ -33,6 +33,8 @@ CASES = {
     "any": lambda x, m: np.any(x > 1, axis=1, where=m),
     "all": lambda x, m: np.all(x > -1, where=m),
     "max of nothing": lambda x, m: np.max(x[:, :0], axis=1, initial=2),
+    "initial None": lambda x, m: (np.max(x, initial=None), np.sum(x, 1, initial=None)),
+    "initial cast": lambda x, m: (np.sum(x, initial=2.7), np.max(x, initial=np.float64(3.5))),
 }
 
 
@@ -56,6 +58,18 @@ def test_where_errors_as_numpy_gives_them():
     x, m = np.ones((3, 4)), np.ones((3, 4), bool)
     with pytest.raises(NumPyValueError, match="initial"):
         autofuse.jit(lambda x, m: np.max(x, where=m), backend="cpu")(x, m)
+    with pytest.raises(NumPyValueError, match="initial"):     # None: no identity either
+        autofuse.jit(lambda x, m: np.sum(x, where=m, initial=None), backend="cpu")(x, m)
+    # initial= cast as NumPy casts it (found by review: the cast wrapped and truncated)
+    small = np.arange(3, dtype=np.int8)
+    for fn in (lambda a: np.sum(a, initial=1000, dtype=np.int8), lambda a: np.max(a, initial=1000),
+               lambda a: np.sum(a.astype(np.uint8), initial=-1),
+               lambda a: np.sum(a.astype(np.float32), initial=1j),
+               lambda a: np.max(a.astype(np.int64), where=a > 0, initial=-np.inf)):
+        with pytest.raises((OverflowError, TypeError)):
+            fn(small)
+        with pytest.raises(DTypeError, match="initial"):
+            autofuse.jit(fn, backend="cpu")(small)
     with pytest.raises(DTypeError, match="boolean"):
         autofuse.jit(lambda x, m: np.sum(x, where=m), backend="cpu")(x, m.astype(int))
     with pytest.raises(ShapeError):
@@ -88,6 +102,16 @@ def test_copyto(rng, backend):
             assert_same(a, b)
     with pytest.raises(DTypeError, match="same_kind"):
         autofuse.jit(lambda a: np.copyto(a, 1.5), backend=backend)(np.zeros(3, np.int64))
+    # NEP 50: a Python scalar is weak (a float into float32 is 'safe'); a mask must be boolean
+    # and an out-of-range Python int raises (found by review)
+    f32 = np.zeros(3, np.float32)
+    autofuse.jit(lambda a: np.copyto(a, 1.5, casting="safe"), backend=backend)(f32)
+    assert_same(f32, np.full(3, 1.5, np.float32))
+    with pytest.raises(DTypeError, match="boolean"):
+        autofuse.jit(lambda a: np.copyto(a, 7, where=np.array([1, 0, 1])),
+                     backend=backend)(np.zeros(3, np.int8))
+    with pytest.raises(DTypeError, match="out of bounds"):
+        autofuse.jit(lambda a: np.copyto(a, 1000), backend=backend)(np.zeros(3, np.int8))
 
 
 @pytest.mark.parametrize("backend", ["cpu", "numpy"])

@@ -157,10 +157,20 @@ def copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, Tracer) or dst.sequence:
         raise UnsupportedError(f"np.copyto: the destination must be an array argument or an "
                                f"array computed in the function{_where()}")
-    source = src.dtype if isinstance(src, Tracer) else np.asarray(src).dtype
-    if not np.can_cast(source, dst.dtype, casting):
-        raise DTypeError(f"np.copyto: cannot cast {source} to {dst.dtype} according to the rule "
-                         f"{casting!r}{_where()}")
+    # NumPy's own check, on nothing of the two dtypes (a Python scalar as itself: NEP 50's weak
+    # scalars, and a Python int out of the destination's range, raise as NumPy raises them)
+    weak = isinstance(src, (bool, int, float, complex)) and not isinstance(src, np.generic)
+    sample = src if weak else np.empty(0, src.dtype if isinstance(src, Tracer) else
+                                       np.asarray(src).dtype)
+    try:
+        np.copyto(np.empty(0, dst.dtype), sample, casting=casting)
+    except (TypeError, OverflowError) as error:
+        raise DTypeError(f"np.copyto: {error}{_where()}") from None
+    if where is not True:
+        mask = where if isinstance(where, Tracer) else np.asarray(where)
+        if mask.dtype != np.dtype(bool):
+            raise DTypeError(f"np.copyto: where= must be boolean, not {mask.dtype} (NumPy casts "
+                             f"it with the 'safe' rule){_where()}")
     dst[...] = src if where is True else np.where(where, src, dst)
 
 

@@ -52,10 +52,23 @@ def _mask(x: Tracer, mask, what: str) -> Tracer | None:
 def _masked(name: str, x: Tracer, mask: Tracer, initial) -> Tracer:
     """x with its masked-out elements replaced by what the reduction `name` ignores: its
     identity, or `initial` for max and min (which have none)."""
-    fill = initial if name in ("max", "min") else _IDENTITY[name]
-    fill = np.asarray(fill).astype(x.dtype, casting="unsafe")[()]
+    fill = _start(name, x.dtype, None, initial) if name in ("max", "min") else \
+        x.dtype.type(_IDENTITY[name])
     return fresh(current().emit("where", [mask.node, x.node, ufuncs.to_node(fill, x.dtype,
                                                                              f"np.{name}")]))
+
+
+def _start(name: str, dtype, reduce_dtype, initial):
+    """`initial` as NumPy's reduction of `dtype` values (and `dtype=`) starts from: its own
+    cast, by reducing nothing from it (a Python int out of range, an infinity into ints or a
+    complex into floats raise as NumPy raises them)."""
+    ufunc = getattr(np, _UFUNC_NAME[name])
+    try:
+        return ufunc.reduce(np.empty(0, dtype), initial=initial, dtype=reduce_dtype)
+    except (OverflowError, TypeError) as error:
+        raise DTypeError(f"np.{name}: initial={initial!r}: {error}{where()}") from None
+    except ValueError as error:
+        raise NumPyValueError(f"np.{name}: initial={initial!r}: {error}{where()}") from None
 
 
 def _keep(x_shape, axes, node, keepdims: bool):
@@ -77,8 +90,11 @@ def reduce(name: str, x, axis=None, keepdims=False, dtype=None, initial=np._NoVa
     axes = normalize_axes(axis, x.ndim, what)
     if initial is not np._NoValue and name in ("any", "all"):
         raise UnsupportedError(f"{what}: the argument initial= is not supported{_where()}")
+    # (initial=None: no initial value and no identity either, as NumPy's reductions take it)
+    no_identity = name in ("max", "min") or initial is None
+    initial = np._NoValue if initial is None else initial
     mask = _mask(x, where, what)
-    if mask is not None and name in ("max", "min") and initial is np._NoValue:
+    if mask is not None and no_identity and initial is np._NoValue:
         raise NumPyValueError(f"{what}: reduction operation '{_UFUNC_NAME[name]}' does not have "
                               f"an identity, so to use a where mask one has to specify "
                               f"'initial'{_where()}")
@@ -118,12 +134,11 @@ def _from_initial(name: str, x: Tracer, axes: tuple, keepdims: bool, dtype, init
         kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
             tuple(n for d, n in enumerate(x.shape) if d not in axes)
         target = x.dtype if dtype is None else check_dtype(dtype, f"np.{name}")
-        value = np.asarray(initial).astype(target, casting="unsafe")
+        value = _start(name, x.dtype, target, initial)
         return creation.full(kept, value, target, what=f"np.{name}")
     result = reduce(name, x, axis=axes, keepdims=keepdims, dtype=dtype)
-    start = np.asarray(initial).astype(result.dtype, casting="unsafe")[()]
-    combine = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[name]
-    return ufuncs.apply(combine, result, start)
+    start = _start(name, x.dtype, dtype, initial)
+    return ufuncs.apply(_UFUNC_NAME[name], result, result.dtype.type(start))
 
 
 def arg_reduce(name: str, x, axis=None, keepdims=False, **kwargs) -> Tracer:
