@@ -279,6 +279,8 @@ def test_misaligned_arguments_take_a_program_built_for_them():
     shifted.host = shifted.host[1:].reshape(512, 64)
     assert shifted.pointer % 16
     assert fast([shifted, inputs[1]]) == ["handed"] and handed == [[shifted, inputs[1]]]
+    assert program.fast is None          # (the general path checks the same arguments)
+    assert program([shifted, inputs[1]]) == ["handed"] and len(handed) == 2
     variant = type(program).variant_for(program, [shifted, inputs[1]])
     assert variant is type(program).variant_for(program, [shifted, inputs[1]])   # made once
     assert variant.aligned_inputs == []      # (the kernel reads both: it checks both itself)

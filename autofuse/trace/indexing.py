@@ -166,12 +166,9 @@ def copyto(dst, src, casting="same_kind", where=True):
         np.copyto(np.empty(0, dst.dtype), sample, casting=casting)
     except (TypeError, OverflowError) as error:
         raise DTypeError(f"np.copyto: {error}{_where()}") from None
-    if where is not True:
-        mask = where if isinstance(where, Tracer) else np.asarray(where)
-        if mask.dtype != np.dtype(bool):
-            raise DTypeError(f"np.copyto: where= must be boolean, not {mask.dtype} (NumPy casts "
-                             f"it with the 'safe' rule){_where()}")
-    dst[...] = src if where is True else np.where(where, src, dst)
+    from .reductions import where_mask
+    mask = where_mask(dst, where, "np.copyto")
+    dst[...] = src if mask is None else np.where(mask, src, dst)
 
 
 def fill(x: Tracer, value) -> None:

@@ -38,8 +38,9 @@ def _reject(what: str, kwargs: dict) -> None:
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 
 
-def _mask(x: Tracer, mask, what: str) -> Tracer | None:
-    """`where=` as a boolean array of x's shape, or None for where=True (every element)."""
+def where_mask(x: Tracer, mask, what: str) -> Tracer | None:
+    """`where=` as a boolean array of x's shape, or None for where=True (every element): the
+    reductions' and np.copyto's."""
     if mask is True:
         return None
     mask = as_tracer(mask, what)
@@ -93,7 +94,7 @@ def reduce(name: str, x, axis=None, keepdims=False, dtype=None, initial=np._NoVa
     # (initial=None: no initial value and no identity either, as NumPy's reductions take it)
     no_identity = name in ("max", "min") or initial is None
     initial = np._NoValue if initial is None else initial
-    mask = _mask(x, where, what)
+    mask = where_mask(x, where, what)
     if mask is not None and no_identity and initial is np._NoValue:
         raise NumPyValueError(f"{what}: reduction operation '{_UFUNC_NAME[name]}' does not have "
                               f"an identity, so to use a where mask one has to specify "
@@ -184,7 +185,7 @@ def mean(x, axis=None, dtype=None, keepdims=False, where=True, **kwargs) -> Trac
     _reject("mean", kwargs)
     x = as_tracer(x, "np.mean")
     axes = normalize_axes(axis, x.ndim, "np.mean")
-    mask = _mask(x, where, "np.mean")
+    mask = where_mask(x, where, "np.mean")
     float16_result = False
     if dtype is None:
         if x.dtype.kind in "iub":
@@ -213,7 +214,7 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, correction=np._NoValue
         ddof = correction
     x = as_tracer(x, "np.var")
     axes = normalize_axes(axis, x.ndim, "np.var")
-    mask = _mask(x, where, "np.var")
+    mask = where_mask(x, where, "np.var")
     kept = True if mask is None else mask
     if dtype is None and x.dtype.kind in "iub":
         dtype = np.dtype("f8")

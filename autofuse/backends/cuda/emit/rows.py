@@ -56,8 +56,7 @@ class Rows:
             items = -(-items // plan[0]) * plan[0]
             lanes, vectors, aligned = plan
             assumed = self.assume_aligned(aligned)
-            for name in ("vload", "vstore") if assumed else ("address", "vload", "vstore"):
-                name = name if name == "address" else f"{name}{lanes}"
+            for name in (f"vload{lanes}", f"vstore{lanes}") + (() if assumed else ("address",)):
                 r.globals[name] = ("vector", name)
             if not assumed:
                 names = " | ".join(f"address({p.name})" for p in aligned)

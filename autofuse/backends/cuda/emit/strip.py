@@ -153,8 +153,7 @@ def write(source, strip: Strip, compute, store):
     lanes = strip.lanes
     aligned = [source.names[n] for n in strip.vectors] + source.outputs
     assumed = source.assume_aligned(aligned)      # (else the element-by-element loop too)
-    for name in ("vload", "vstore") if assumed else ("address", "vload", "vstore"):
-        name = name if name == "address" else f"{name}{lanes}"
+    for name in (f"vload{lanes}", f"vstore{lanes}") + (() if assumed else ("address",)):
         r.globals[name] = ("vector", name)
     if not assumed:
         r.emit(f"if ({' | '.join(f'address({p.name})' for p in aligned)}) % 16 == 0:")

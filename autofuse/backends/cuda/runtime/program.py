@@ -191,9 +191,7 @@ class CudaProgram:
         `inputs`' are: the same groups, prepared with those inputs misaligned."""
         from .. import prepare
         from ....kernels import Kernel
-        found = frozenset(self.inputs[k][0] for k in self.aligned_inputs
-                          if not isinstance(inputs[k], np.ndarray)
-                          and self.library.pointer(inputs[k]) % 16)
+        found = self._misaligned_in(inputs)
         with _lock:
             variant = self.variants.get(found)
             if variant is None:
@@ -206,16 +204,21 @@ class CudaProgram:
                 variant = self.variants[found] = entry.program
         return variant
 
+    def _misaligned_in(self, inputs) -> frozenset:
+        """The checked arguments (aligned_inputs) of this call not 16-byte aligned, as input
+        node ids (a NumPy argument reaches the device as a new, aligned copy)."""
+        return frozenset(self.inputs[k][0] for k in self.aligned_inputs
+                         if not isinstance(inputs[k], np.ndarray)
+                         and self.library.pointer(inputs[k]) % 16)
+
     def __call__(self, inputs):
         if self.fast is not None and not _DEBUG.active:
             return self.fast(inputs)
         if not self.loaded:
             self.ensure_loaded(inputs)
         library = self.library
-        for k in self.aligned_inputs:
-            value = inputs[k]
-            if not isinstance(value, np.ndarray) and library.pointer(value) % 16:
-                return self.misaligned(inputs)
+        if self.aligned_inputs and self._misaligned_in(inputs):
+            return self.misaligned(inputs)
         memory = dict(self.constants)
         # NOTE: a call with no device array (NumPy arrays, scalars) gets NumPy results back.
         host = True
