@@ -165,7 +165,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     try:
         np.copyto(np.empty(0, dst.dtype), sample, casting=casting)
     except (TypeError, OverflowError) as error:
-        raise DTypeError(f"np.copyto: {error}{_where()}") from None
+        raise DTypeError(f"np.copyto into {describe(dst)} from {describe(src)}: {error}"
+                         f"{_where()}") from None
     from .reductions import where_mask
     mask = where_mask(dst, where, "np.copyto")
     dst[...] = src if mask is None else np.where(mask, src, dst)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..errors import DTypeError, NumPyValueError, ShapeError, UnsupportedError, where
+from ..errors import DTypeError, NumPyValueError, ShapeError, UnsupportedError, describe, where
 from .context import check_dtype, current
 from .layout import as_tracer, broadcast_to, normalize_axes, normalize_axis, flatten
 from .tracer import Tracer, fresh
@@ -45,31 +45,33 @@ def where_mask(x: Tracer, mask, what: str) -> Tracer | None:
         return None
     mask = as_tracer(mask, what)
     if mask.dtype != np.dtype(bool):
-        raise DTypeError(f"{what}: where= must be boolean, not {mask.dtype} (NumPy casts it "
-                         f"with the 'safe' rule){where()}")
+        raise DTypeError(f"{what} of {describe(x)}: where= must be boolean, not {describe(mask)} "
+                         f"(NumPy casts it with the 'safe' rule){where()}")
     return broadcast_to(mask, x.shape, f"{what}'s where=")
 
 
 def _masked(name: str, x: Tracer, mask: Tracer, initial) -> Tracer:
     """x with its masked-out elements replaced by what the reduction `name` ignores: its
     identity, or `initial` for max and min (which have none)."""
-    fill = _start(name, x.dtype, None, initial) if name in ("max", "min") else \
+    fill = _start(name, x, None, initial) if name in ("max", "min") else \
         x.dtype.type(_IDENTITY[name])
     return fresh(current().emit("where", [mask.node, x.node, ufuncs.to_node(fill, x.dtype,
                                                                              f"np.{name}")]))
 
 
-def _start(name: str, dtype, reduce_dtype, initial):
-    """`initial` as NumPy's reduction of `dtype` values (and `dtype=`) starts from: its own
-    cast, by reducing nothing from it (a Python int out of range, an infinity into ints or a
-    complex into floats raise as NumPy raises them)."""
+def _start(name: str, x: Tracer, reduce_dtype, initial):
+    """`initial` as NumPy's reduction of x's values (and `dtype=`) starts from: its own cast,
+    by reducing nothing from it (a Python int out of range, an infinity into ints or a complex
+    into floats raise as NumPy raises them)."""
     ufunc = getattr(np, _UFUNC_NAME[name])
     try:
-        return ufunc.reduce(np.empty(0, dtype), initial=initial, dtype=reduce_dtype)
+        return ufunc.reduce(np.empty(0, x.dtype), initial=initial, dtype=reduce_dtype)
     except (OverflowError, TypeError) as error:
-        raise DTypeError(f"np.{name}: initial={initial!r}: {error}{where()}") from None
+        raise DTypeError(f"np.{name} of {describe(x)}: initial={initial!r}: {error}"
+                         f"{where()}") from None
     except ValueError as error:
-        raise NumPyValueError(f"np.{name}: initial={initial!r}: {error}{where()}") from None
+        raise NumPyValueError(f"np.{name} of {describe(x)}: initial={initial!r}: {error}"
+                              f"{where()}") from None
 
 
 def _keep(x_shape, axes, node, keepdims: bool):
@@ -96,9 +98,9 @@ def reduce(name: str, x, axis=None, keepdims=False, dtype=None, initial=np._NoVa
     initial = np._NoValue if initial is None else initial
     mask = where_mask(x, where, what)
     if mask is not None and no_identity and initial is np._NoValue:
-        raise NumPyValueError(f"{what}: reduction operation '{_UFUNC_NAME[name]}' does not have "
-                              f"an identity, so to use a where mask one has to specify "
-                              f"'initial'{_where()}")
+        raise NumPyValueError(f"{what} of {describe(x)}: reduction operation "
+                              f"'{_UFUNC_NAME[name]}' does not have an identity, so to use a where "
+                              f"mask one has to specify 'initial'{_where()}")
     if mask is not None:
         x = _masked(name, x, mask, initial)
     if initial is not np._NoValue:
@@ -135,10 +137,10 @@ def _from_initial(name: str, x: Tracer, axes: tuple, keepdims: bool, dtype, init
         kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
             tuple(n for d, n in enumerate(x.shape) if d not in axes)
         target = x.dtype if dtype is None else check_dtype(dtype, f"np.{name}")
-        value = _start(name, x.dtype, target, initial)
+        value = _start(name, x, target, initial)
         return creation.full(kept, value, target, what=f"np.{name}")
     result = reduce(name, x, axis=axes, keepdims=keepdims, dtype=dtype)
-    start = _start(name, x.dtype, dtype, initial)
+    start = _start(name, x, dtype, initial)
     return ufuncs.apply(_UFUNC_NAME[name], result, result.dtype.type(start))
 
 
