@@ -272,7 +272,10 @@ def test_misaligned_arguments_take_a_program_built_for_them():
     handed = []
     program.misaligned = lambda call_inputs: handed.append(call_inputs) or ["handed"]
     fast, text = cuda_host.build(program)
-    assert "    if (pointer(x0) | pointer(x1)) & 15:\n        return misaligned(inputs)" in text
+    assert ("    a0 = pointer(x0)\n    a1 = pointer(x1)\n    if (a0 | a1) & 15:\n"
+            "        return misaligned(inputs)") in text
+    # (each pointer read once: the parameter blocks take the values the check read)
+    assert "= a0\n" in text and "= a1\n" in text and "pointer(x0)" not in text.split("& 15")[1]
     generated, results = recorded(program, fast, inputs)
     assert len(generated) == len(program.kernels) and not handed
     shifted = Array((512 * 64 + 1,), np.float32)

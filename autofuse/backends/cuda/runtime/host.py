@@ -157,9 +157,11 @@ def preamble(program, fresh, namespace) -> list[str]:
     if checked:
         # NOTE: kernels read these as 16-byte vectors unchecked (they were aligned at the
         # signature's first call); a call where one is not runs the program built for it
+        # (each pointer read once: fill() writes a{k} into the parameter blocks)
         pointer = POINTER.get(library.name, "pointer({})")
         namespace["misaligned"] = program.misaligned
-        either = " | ".join(pointer.format(f"x{k}") for k in checked)
+        lines += [f"    a{k} = {pointer.format(f'x{k}')}" for k in checked]
+        either = " | ".join(f"a{k}" for k in checked)
         lines += [f"    if ({either}) & 15:", "        return misaligned(inputs)"]
     for node, shape, dtype in fresh:
         namespace[f"dtype{node}"] = dtype
@@ -170,6 +172,7 @@ def preamble(program, fresh, namespace) -> list[str]:
 def fill(program, node: NodePlan, n: int, packed, namespace) -> list[str]:
     """Set `packed`'s fixed slots now; the lines that write its per-call ones (as p<n>[i])."""
     pointer = POINTER.get(program.library.name, "pointer({})")
+    read = set(getattr(program, "aligned_inputs", ()))     # (pointers preamble() read: a<k>)
     # NOTE: written through a memoryview of the slots: a store costs about two thirds of NumPy's.
     namespace[f"p{n}"] = memoryview(packed.values)
     lines = []
@@ -180,6 +183,8 @@ def fill(program, node: NodePlan, n: int, packed, namespace) -> list[str]:
             namespace[f"s{n}_{i}"] = packed.view(i, slot.cast)
             namespace[f"as{n}_{i}"] = slot.cast
             lines.append(f"        s{n}_{i}[0] = as{n}_{i}(x{slot.source})")
+        elif slot.kind == "argument" and slot.source in read:
+            lines.append(f"        p{n}[{i}] = a{slot.source}")
         else:
             name = f"x{slot.source}" if slot.kind == "argument" else f"v{slot.source}"
             lines.append(f"        p{n}[{i}] = {pointer.format(name)}")
