@@ -1,5 +1,10 @@
 """The key of jit's fast path: a flat positional call looked up by each argument's type and an
-array's shape, dtype and strides, without binding or flattening (jit.py's __call__)."""
+array's shape, dtype and strides, without binding or flattening (jit.py's __call__).
+
+Two forms of one key: `native_key` (autofuse/_fastkey.c, bytes) for calls of NumPy arrays of
+numeric dtypes and Python scalars, and `tuple_key` (Python) for the rest (CuPy arrays, torch
+tensors) and where the C extension was not built. Both tell calls apart by the same facts; a
+call takes the same form every time, so one dictionary holds both."""
 from __future__ import annotations
 
 from operator import attrgetter
@@ -28,7 +33,24 @@ _READ_KEYS = {**_FAST_KEYS, np.ndarray: _array_key}
 _SCALARS = (int, float, bool)
 
 
-def fast_key(args, writes: bool = True) -> tuple | None:
+def _no_native_key(args, writes):
+    return None
+
+
+try:
+    from ._fastkey import key as native_key
+except ImportError:                       # (built without a C compiler: setup.py)
+    native_key = _no_native_key
+
+
+def fast_key(args: tuple, writes: bool = True) -> bytes | tuple | None:
+    """The fast path's key of a call's argument tuple: the C key where it applies, else the
+    tuple key; None where only the full binding path will do."""
+    key = native_key(args, writes)
+    return key if key is not None else tuple_key(args, writes)
+
+
+def tuple_key(args, writes: bool = True) -> tuple | None:
     """A key for a flat positional call, or None where only the full binding path will do.
 
     It holds what an entry depends on: each argument's type, and an array's shape, dtype and

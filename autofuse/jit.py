@@ -23,7 +23,7 @@ from .running import run
 from .stages import build
 from .trace.budget import MAX_OPS
 from .dynamic.classes import MAX_FAST, Classes
-from .fastpath import _SCALARS, fast_key
+from .fastpath import _SCALARS, fast_key, native_key, tuple_key
 
 
 @dataclass
@@ -176,10 +176,12 @@ class JitFunction:
         fast = None
         if self._flat and not kwargs:
             # (self._fast_key, written out: a method call was a tenth of a small call's cost)
-            fast = fast_key(args, self._writes)
+            fast = native_key(args, self._writes)
+            if fast is None:
+                fast = tuple_key(args, self._writes)
             if fast is not None:
                 if self._fast_values:
-                    fast += self._values_key(args)
+                    fast = (fast, self._values_key(args))
                 call = self._fast.get(fast)
                 if call is not None:
                     self._info.hits += 1
@@ -209,7 +211,7 @@ class JitFunction:
     def _fast_key(self, args):
         key = fast_key(args, self._writes)
         if key is not None and self._fast_values:
-            key += self._values_key(args)
+            key = (key, self._values_key(args))
         return key
 
     def _values_key(self, args) -> tuple:

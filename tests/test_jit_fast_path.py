@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import autofuse
+from autofuse.fastpath import native_key, tuple_key
 from autofuse.jit import fast_key
 
 jit_module = importlib.import_module("autofuse.jit")     # (autofuse.jit is also the decorator)
@@ -254,3 +255,72 @@ def test_functions_of_star_args_take_the_fast_path():
         np.testing.assert_allclose(dx, y)
         np.testing.assert_allclose(dy, x)
     assert both._fast
+
+
+def _key_cases():
+    """Argument tuples whose keys must be equal exactly when their signatures are the same."""
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    swapped = a.astype(">f4")
+    arrays = [a, a.copy(), np.ones((6, 4), np.float32), np.asfortranarray(a), a[:, ::2],
+              a[::-1], a.T, read_only, swapped, a.astype(np.float64), a.astype(np.float16),
+              a.astype(np.complex64), a > 3, a.astype(np.int8), a.astype(np.uint64),
+              np.ones((), np.float32), np.ones((0, 6), np.float32), np.ones((4, 0)),
+              np.ones((1, 4, 6), np.float32)[0]]
+    scalars = [1, 2, 1.0, True, False]
+    cases = [(x,) for x in arrays + scalars]
+    cases += [(x, y) for x in arrays[:4] for y in (arrays[:3] + scalars[:3])]
+    return cases
+
+
+@pytest.mark.parametrize("writes", [True, False])
+def test_the_c_key_tells_calls_apart_as_the_tuple_key_does(writes):
+    """native_key (autofuse/_fastkey.c) and tuple_key must agree on which calls share a key, for
+    every array layout, dtype and scalar type the C key describes."""
+    pytest.importorskip("autofuse._fastkey")
+    cases = _key_cases()
+    native = [native_key(args, writes) for args in cases]
+    python = [tuple_key(args, writes) for args in cases]
+    assert all(type(key) is bytes for key in native)
+    for i in range(len(cases)):
+        for j in range(len(cases)):
+            assert (native[i] == native[j]) == (python[i] == python[j]), (cases[i], cases[j])
+
+
+def test_the_c_key_leaves_other_arguments_to_the_tuple_key():
+    pytest.importorskip("autofuse._fastkey")
+
+    class Sub(np.ndarray):
+        pass
+
+    others = [None, "text", np.float32(1), np.ones(3).view(Sub), [1.0], 2 ** 70 + 0j,
+              np.zeros(3, dtype=[("a", "f4")]), np.zeros(3, object), np.zeros(3, "M8[s]"),
+              np.zeros(3, "U4"), CupyLike((4, 6))]
+    for value in others:
+        assert native_key((np.ones(3), value), True) is None, value
+    assert native_key([np.ones(3)], True) is None            # (a tuple of arguments only)
+    assert type(fast_key((CupyLike((4, 6)),))) is tuple      # (CuPy's keys stay tuples)
+    with pytest.raises(TypeError):
+        native_key((np.ones(3),))
+
+
+def test_cached_numpy_calls_take_the_c_key():
+    pytest.importorskip("autofuse._fastkey")
+    f = autofuse.jit(lambda x, y, s: x * y + s)
+    a, b = np.ones((3, 4), np.float32), np.arange(4, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(a, b, 2.0), a * b + 2.0)
+    np.testing.assert_array_equal(f(a.T, a[:, 0], 2.0), a.T * a[:, 0] + 2.0)
+    assert f.cache_info().hits == 2 and f.cache_info().traces == 2
+    assert {type(key) for key in f._fast} == {bytes}
+
+
+def test_keys_of_learned_values_pair_the_c_key_with_the_values():
+    """A Python int the trace needed by value (an axis) joins the key beside the C key."""
+    f = autofuse.jit(lambda x, axis: x.sum(axis))
+    a = np.arange(12.0).reshape(3, 4)
+    for _ in range(2):
+        np.testing.assert_array_equal(f(a, 0), a.sum(0))
+        np.testing.assert_array_equal(f(a, 1), a.sum(1))
+    assert f.cache_info().hits == 2 and f.cache_info().traces == 2
