@@ -38,6 +38,11 @@ from cpu_cases import cases  # noqa: E402  (benchmarks/ is the script's folder)
 
 # -- timing -----------------------------------------------------------------------------------
 SHORT_S = 2e-3            # calls shorter than this are timed in batches of about this long
+# NOTE: a pause before each system's turn: NumPy's OpenBLAS threads keep spinning for a while
+# after its products return (about 0.1 s: OpenBLAS's thread timeout), and on two cores the next
+# system's threads then share them (the MLP: 3.8 ms alone, 8.9 ms right after NumPy's call). Each
+# turn starts on a settled machine, as a program that calls one of them sees it.
+SETTLE_S = 0.25
 
 
 def batch_size(fn, args, warmup: int = 2) -> int:
@@ -50,13 +55,15 @@ def batch_size(fn, args, warmup: int = 2) -> int:
     return 1 if once >= SHORT_S else max(1, int(SHORT_S / max(once, 1e-7)))
 
 
-def interleaved_times(fns, args, rounds: int) -> list[list[float]]:
+def interleaved_times(fns, args, rounds: int, settle: float = SETTLE_S) -> list[list[float]]:
     """Seconds a call of each of `fns`, `rounds` times, the systems taking turns within each round
-    (a machine's slow spell then falls on all of them, and the per-round ratios keep it out)."""
+    (a machine's slow spell then falls on all of them, and the per-round ratios keep it out),
+    each turn `settle` seconds after the one before (SETTLE_S)."""
     calls = [batch_size(fn, args) for fn in fns]
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, count, own in zip(fns, calls, times):
+            time.sleep(settle)
             start = time.perf_counter()
             for _ in range(count):
                 fn(*args)
@@ -222,6 +229,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--only", default="", help="comma-separated substrings of case names")
     parser.add_argument("--no-cold", action="store_true", help="skip the second-process row")
+    parser.add_argument("--settle", type=float, default=SETTLE_S,
+                        help="seconds of pause before each system's turn (0: back to back)")
     parser.add_argument("--json", default="benchmarks/cpu.json", help="where to write results")
     args = parser.parse_args(argv)
     if args.small:
@@ -241,7 +250,7 @@ def main(argv=None) -> int:
         first = time.perf_counter() - start
         for result in (got, nb(*inputs)):
             np.testing.assert_allclose(result, expected, rtol=2e-3, atol=1e-4)
-        runs = interleaved_times((af, ref, nb), inputs, args.repeats)
+        runs = interleaved_times((af, ref, nb), inputs, args.repeats, args.settle)
         t_af, t_np, t_nb = (statistics.median(own) for own in runs)
         row = dict(case=name, autofuse_ms=t_af * 1e3, numpy_ms=t_np * 1e3, numba_ms=t_nb * 1e3,
                    speedup_vs_numpy=statistics.median(n / a for a, n in zip(*runs[:2])),

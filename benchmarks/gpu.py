@@ -145,7 +145,10 @@ def copy_bandwidth(short=0):
 
 
 def to_host(value):
+    """A result on the host; a tuple of results (a program with several outputs) stacked."""
     import cupy
+    if isinstance(value, (tuple, list)):
+        return np.stack([to_host(item) for item in value])
     if isinstance(value, cupy.ndarray):
         return cupy.asnumpy(value)
     if hasattr(value, "detach"):
@@ -203,11 +206,15 @@ def checked_calls(workload, host_inputs, systems, tuning=None) -> dict:
 
 def check(result, reference, tolerance: float) -> None:
     """`result` is NumPy's `reference` within `tolerance`, relative and of the largest value."""
+    if isinstance(reference, (tuple, list)):
+        reference = np.stack(reference)
     np.testing.assert_allclose(result, reference, rtol=tolerance,
                                atol=tolerance * max(1.0, float(np.abs(reference).max())))
 
 
-def run_workload(workload, systems, bandwidth, rng, rounds=7, short=2):
+def run_workload(workload, systems, bandwidth, rng, rounds=7, short=2, tunings=None):
+    """One workload's row; `tunings` {label: "FIELD=V+..."} times autofuse with those generator
+    values too, in the same rounds (row["variants"][label])."""
     host = workload.make(rng)
     reference = workload.fn(np)(*host)
     floor_ms = workload.floor_bytes(host) / bandwidth * 1000
@@ -233,6 +240,10 @@ def run_workload(workload, systems, bandwidth, rng, rounds=7, short=2):
         inputs = [cupy.asarray(a) for a in host]
         check(to_host(fn(*inputs)), reference, workload.tolerance)
         entries[variant] = (lambda: fn(*inputs), lambda _: cupy.cuda.Device().synchronize())
+    for label, text in (tunings or {}).items():
+        call, sync = system_call("autofuse", workload, host, tuning(text))
+        check(to_host(call()), reference, workload.tolerance)
+        entries[f"autofuse[{label}]"] = (call, sync)
     row["batch_rounds"] = {} if short else None
     # NOTE: every system but jax orders its work on the legacy default stream, where CUDA events
     # time its calls on the GPU's clock too, a check on the host-timed figures
@@ -244,7 +255,9 @@ def run_workload(workload, systems, bandwidth, rng, rounds=7, short=2):
         row["lead_ms"], row["span_ms"] = LEAD_MS, SPAN_MS
     for name, samples in row["rounds"].items():
         if name == variant:
-            row["variants"] = {'float16="float32"': float(np.median(samples))}
+            row.setdefault("variants", {})['float16="float32"'] = float(np.median(samples))
+        elif name.startswith("autofuse["):
+            row.setdefault("variants", {})[name[len("autofuse["):-1]] = float(np.median(samples))
         else:
             row["times"][name] = float(np.median(samples))
     try:

@@ -213,6 +213,23 @@ VECTOR_LOAD = re.compile(rf"ld\.global{CACHE}\.v(\d)\.([a-z]\d+)")
 VECTOR_STORE = re.compile(rf"st\.global{CACHE}\.v(\d)\.([a-z]\d+)")
 
 
+def test_kernels_of_many_inputs_keep_wide_vectors_where_their_arithmetic_is_heavy():
+    """Three or more full-size inputs take 8-byte vectors (Tuning.vector_step_bytes, measured
+    faster for memory-bound kernels) unless an element's op costs are at least
+    vector_step_cost a byte of its arrays: then 16 bytes (black-scholes, H200: 0.85x the time)."""
+    def arrays(count, dtype):
+        return [np.empty((64, 256), dtype) for _ in range(count)]
+    light = lambda x, y, z, w: np.maximum(x * y + z, 0) * w
+    heavy = lambda p, s, t: (np.log(p / s) + np.exp(-t) * np.sqrt(t)) / (1.0 + np.abs(p / t))
+    assert lowered(light, arrays(4, np.float32)).kernels[0].strategy == "grid-stride, 2-wide vectors"
+    assert lowered(heavy, arrays(3, np.float64)).kernels[0].strategy == "grid-stride, 2-wide vectors"
+    assert lowered(heavy, arrays(3, np.float32)).kernels[0].strategy == "grid-stride, 4-wide vectors"
+    (kernel,) = lowered(heavy, arrays(3, np.float64), vector_step_cost=0).kernels
+    assert kernel.strategy.startswith("grid-stride") and "vectors" not in kernel.strategy
+    (kernel,) = lowered(heavy, arrays(3, np.float32), vector_step_cost=0).kernels
+    assert kernel.strategy == "grid-stride, 2-wide vectors"
+
+
 @pytest.mark.parametrize("fn, args, loads, store", [
     (lambda x, b: np.tanh(x + b) * 0.5, (np.empty((512, 256), np.float32), np.empty(256, np.float32)),
      {("4", "f32")}, ("4", "f32")),

@@ -23,7 +23,12 @@ class Tuning:
     vector: bool = True               # vector loads and stores where they apply ...
     max_lanes: int = 8                # ... of at most this many elements
     vector_bytes: int = 16            # ... and this many bytes; 8 where the full-size inputs at
-    vector_step_bytes: int = 32       # 16 bytes each would pass this many (0: no limit)
+    vector_step_bytes: int = 32       # 16 bytes each would pass this many (0: no limit) ...
+    vector_step_cost: float = 1.0     # ... unless an element's arithmetic (OPS[...].cost summed)
+    #                                   is at least this much a byte of its arrays (0: never):
+    #                                   compute-bound kernels keep 16 bytes, two independent
+    #                                   float64 elements a thread (black-scholes on an H200:
+    #                                   0.85x the time of 8 bytes; float32 0.93x)
     vector_ilp: int = 1               # vectors a thread a grid-stride step ...
     vector_spread: str = "grid"       # ... a grid-stride apart ("grid") or a block apart ("block")
     assume_aligned: bool = True       # pointwise and rows kernels whose vector arrays were all

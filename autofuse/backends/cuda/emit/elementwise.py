@@ -7,7 +7,8 @@ import numpy as np
 
 from ...index_text import affine
 from ....arrays import contiguous
-from ..kernel import MAX_GRID, KernelSource
+from ....ir.ops import ELEMENTWISE, OPS
+from ..kernel import MAX_GRID, KernelSource, storage_dtype
 from . import strip as cuda_strip
 
 
@@ -40,9 +41,7 @@ class Elementwise:
         if not isinstance(strip, str):
             return cuda_strip.write(self, strip, compute, store)
 
-        arrays = sum(1 for p in self.params if not p.by_value and p.node.size == size)
-        width = self.tuning.vector_bytes if not self.tuning.vector_step_bytes or arrays * self.tuning.vector_bytes <= self.tuning.vector_step_bytes \
-            else min(self.tuning.vector_bytes, 8)
+        width = self.vector_width(size)
         lanes = self.vector_lanes(shape, size, threads, width)
         vectors = self.vector_reads(shape, lanes) if lanes else {}
         steps = [vectors]
@@ -79,6 +78,24 @@ class Elementwise:
         source = self.finish(strategy, threads, (blocks, 1, 1))
         source.launch_rule = ("elements", threads * width)
         return source
+
+    def vector_width(self, size: int) -> int:
+        """Bytes of a vector access: Tuning.vector_bytes, or 8 where the full-size inputs at
+        that width would pass vector_step_bytes a step (measured faster for memory-bound
+        kernels of 3 or more inputs) unless the element's arithmetic is heavy for its bytes
+        (vector_step_cost): then the independent elements a thread holds hide the math's
+        latency (black-scholes, float64 and float32, 3 inputs and 2 outputs)."""
+        tuning = self.tuning
+        full = [p for p in self.params if not p.by_value and p.node.size == size]
+        if not tuning.vector_step_bytes or len(full) * tuning.vector_bytes <= tuning.vector_step_bytes:
+            return tuning.vector_bytes
+        if tuning.vector_step_cost:
+            element = sum(storage_dtype(p.node.dtype).itemsize for p in full + self.outputs)
+            work = sum(OPS[m.op].cost for m in self.group.members.values()
+                       if OPS[m.op].kind == ELEMENTWISE)
+            if work >= tuning.vector_step_cost * element:
+                return tuning.vector_bytes
+        return min(tuning.vector_bytes, 8)
 
     def region(self) -> KernelSource:
         """A slice assignment written in place (fusion/in_place.py says when nothing can tell):
