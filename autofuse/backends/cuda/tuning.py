@@ -29,6 +29,8 @@ class Tuning:
     #                                   compute-bound kernels keep 16 bytes, two independent
     #                                   float64 elements a thread (black-scholes on an H200:
     #                                   0.85x the time of 8 bytes; float32 0.93x)
+    pointwise_min_blocks: int = 0     # launch bounds of pointwise kernels: blocks an SM (0: none;
+    #                                   5 or 6: black-scholes 0.97x, other chains 0.99-1.01x)
     vector_ilp: int = 1               # vectors a thread a grid-stride step ...
     vector_spread: str = "grid"       # ... a grid-stride apart ("grid") or a block apart ("block")
     assume_aligned: bool = True       # pointwise and rows kernels whose vector arrays were all

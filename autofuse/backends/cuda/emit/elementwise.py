@@ -75,7 +75,7 @@ class Elementwise:
             f" x{vector_ilp}" if vector_ilp > 1 else "")
         if ilp > 1 and not assumed:
             strategy += f" (misaligned: {ilp} per step)" if lanes else f", {ilp} per step"
-        source = self.finish(strategy, threads, (blocks, 1, 1))
+        source = self.finish(strategy, threads, (blocks, 1, 1), self.tuning.pointwise_min_blocks)
         source.launch_rule = ("elements", threads * width)
         return source
 
