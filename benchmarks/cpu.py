@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -38,10 +39,12 @@ from cpu_cases import cases  # noqa: E402  (benchmarks/ is the script's folder)
 
 # -- timing -----------------------------------------------------------------------------------
 SHORT_S = 2e-3            # calls shorter than this are timed in batches of about this long
-# NOTE: a pause before each system's turn: NumPy's OpenBLAS threads keep spinning for a while
-# after its products return (about 0.1 s: OpenBLAS's thread timeout), and on two cores the next
-# system's threads then share them (the MLP: 3.8 ms alone, 8.9 ms right after NumPy's call). Each
-# turn starts on a settled machine, as a program that calls one of them sees it.
+# NOTE: a pause before each turn of a call timed alone (not a batch): NumPy's OpenBLAS threads
+# keep spinning for a while after its products return (about 0.1 s: OpenBLAS's thread timeout),
+# and on two cores the next system's threads then share them (the MLP: 3.8 ms alone, 8.9 ms right
+# after NumPy's call). Such a turn starts on a settled machine, as a program that calls one of them
+# sees it. A batch of short calls goes without: after a pause, waking numba's OpenMP threads costs
+# 0.25-0.3 ms, a call of 1,000 elements 5 us.
 SETTLE_S = 0.25
 
 
@@ -49,21 +52,24 @@ def batch_size(fn, args, warmup: int = 2) -> int:
     """How many calls make one timed run: 1, or a batch of about SHORT_S for a short call."""
     for _ in range(warmup):
         fn(*args)
-    start = time.perf_counter()
-    fn(*args)
-    once = time.perf_counter() - start
+    once = math.inf
+    for _ in range(3):          # (the least of three: a call that wakes sleeping threads is slow)
+        start = time.perf_counter()
+        fn(*args)
+        once = min(once, time.perf_counter() - start)
     return 1 if once >= SHORT_S else max(1, int(SHORT_S / max(once, 1e-7)))
 
 
 def interleaved_times(fns, args, rounds: int, settle: float = SETTLE_S) -> list[list[float]]:
     """Seconds a call of each of `fns`, `rounds` times, the systems taking turns within each round
     (a machine's slow spell then falls on all of them, and the per-round ratios keep it out),
-    each turn `settle` seconds after the one before (SETTLE_S)."""
+    each turn of a single call `settle` seconds after the one before (SETTLE_S)."""
     calls = [batch_size(fn, args) for fn in fns]
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, count, own in zip(fns, calls, times):
-            time.sleep(settle)
+            if count == 1:
+                time.sleep(settle)
             start = time.perf_counter()
             for _ in range(count):
                 fn(*args)
