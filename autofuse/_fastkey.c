@@ -4,15 +4,18 @@
  * key(args, writes) -> bytes or None
  *
  * The bytes hold, for each argument in order, a tag and (for an exact np.ndarray) its
- * dimensions, shape, strides, dtype (type number, byte order, item size) and, where `writes`
- * is true, its writeable flag: what fastpath.fast_key's tuple holds, so two calls get the same
- * key exactly when the tuple key would be equal. An argument of any other type (a subclass, a
+ * dimensions, shape, strides, dtype (kind, item size, byte order with native spelled one way)
+ * and, where `writes` is true, its writeable flag: what fastpath.fast_key's tuple holds, so two
+ * calls get the same key exactly when the tuple key would be equal (int64 as 'l' and as 'q', or
+ * float64 as '<f8' and '=f8', are one dtype here as in NumPy). An argument of any other type (a subclass, a
  * CuPy array, a torch tensor, a structured or object dtype, ...) gives None: the caller then
  * builds the tuple key in Python. bytes hash once and compare by memcmp; the tuple key cost
  * about 1 us for four arrays on the 2-core machine, most of a small call.
  *
  * Built by setup.py as an optional extension (a machine without a compiler installs without
- * it and fastpath.py uses its Python key alone).
+ * it and fastpath.py uses its Python key alone). KEY_VERSION names this layout: fastpath.py
+ * uses the module only where it equals its own, so a library built from an older source (an
+ * editable install's build is not redone by a checkout) is never read as this one.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,6 +25,7 @@
 
 /* Room for the words of one call's key; a call that needs more gets None (the Python key). */
 #define MAX_WORDS 512
+#define KEY_VERSION 2
 
 enum { TAG_ARRAY = 1, TAG_FLOAT, TAG_INT, TAG_BOOL };
 
@@ -71,8 +75,9 @@ static PyObject *key(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
             for (int d = 0; d < nd; d++) {
                 words[n++] = strides[d];
             }
-            words[n++] = descr->type_num;
-            words[n++] = descr->byteorder;
+            /* (kind and size: NPY_LONG and NPY_LONGLONG are one int64; native order one way) */
+            words[n++] = descr->kind;
+            words[n++] = PyArray_ISNBO(descr->byteorder) ? '=' : descr->byteorder;
             words[n++] = PyDataType_ELSIZE(descr);
             words[n++] = writes ? PyArray_ISWRITEABLE(array) != 0 : 0;
         }
@@ -108,5 +113,10 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__fastkey(void)
 {
     import_array();
-    return PyModule_Create(&module);
+    PyObject *made = PyModule_Create(&module);
+    if (made != NULL && PyModule_AddIntConstant(made, "KEY_VERSION", KEY_VERSION) < 0) {
+        Py_DECREF(made);
+        return NULL;
+    }
+    return made;
 }

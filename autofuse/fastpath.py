@@ -37,10 +37,16 @@ def _no_native_key(args, writes):
     return None
 
 
+# the layout of _fastkey.c's key this module's tuple key agrees with (its KEY_VERSION)
+KEY_VERSION = 2
 try:
-    from ._fastkey import key as native_key
+    from . import _fastkey
 except ImportError:                       # (built without a C compiler: setup.py)
-    native_key = _no_native_key
+    _fastkey = None
+# (a library built from another version of _fastkey.c is not used: an editable install's
+# build is not redone when the source changes)
+native_key = _fastkey.key if getattr(_fastkey, "KEY_VERSION", None) == KEY_VERSION \
+    else _no_native_key
 
 
 def fast_key(args: tuple, writes: bool = True) -> bytes | tuple | None:

@@ -201,7 +201,7 @@ def main():
               f"{row.get('autofuse_kernels')} {row['notes'] or ''}", flush=True)
         for label, t in row.get("variants", {}).items():
             print(f"{'':26} autofuse[{label}] {t * 1e3:.1f} us "
-                  f"({t / times['autofuse']:.3f} of the default)", flush=True)
+                  f"({t / times.get('autofuse', math.nan):.3f} of the default)", flush=True)
         if args.sass:
             os.makedirs(args.sass, exist_ok=True)
             row["sass"] = sass_report(workload, workload.make(np.random.default_rng(0)), args.sass)

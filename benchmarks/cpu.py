@@ -39,12 +39,12 @@ from cpu_cases import cases  # noqa: E402  (benchmarks/ is the script's folder)
 
 # -- timing -----------------------------------------------------------------------------------
 SHORT_S = 2e-3            # calls shorter than this are timed in batches of about this long
-# NOTE: a pause before each turn of a call timed alone (not a batch): NumPy's OpenBLAS threads
-# keep spinning for a while after its products return (about 0.1 s: OpenBLAS's thread timeout),
-# and on two cores the next system's threads then share them (the MLP: 3.8 ms alone, 8.9 ms right
-# after NumPy's call). Such a turn starts on a settled machine, as a program that calls one of them
-# sees it. A batch of short calls goes without: after a pause, waking numba's OpenMP threads costs
-# 0.25-0.3 ms, a call of 1,000 elements 5 us.
+# NOTE: a pause before each turn: NumPy's OpenBLAS threads keep spinning for a while after its
+# products return (about 0.1 s: OpenBLAS's thread timeout), and on two cores the next system's
+# threads then share them (the MLP: 3.8 ms alone, 8.9 ms right after NumPy's call). After it, one
+# untimed call of the turn's own system: waking numba's OpenMP threads after a pause costs
+# 0.25-0.3 ms, a call of 1,000 elements 5 us. Each system is then timed as a program that calls
+# it back to back sees it.
 SETTLE_S = 0.25
 
 
@@ -62,14 +62,19 @@ def batch_size(fn, args, warmup: int = 2) -> int:
 
 def interleaved_times(fns, args, rounds: int, settle: float = SETTLE_S) -> list[list[float]]:
     """Seconds a call of each of `fns`, `rounds` times, the systems taking turns within each round
-    (a machine's slow spell then falls on all of them, and the per-round ratios keep it out),
-    each turn of a single call `settle` seconds after the one before (SETTLE_S)."""
+    in an order rotated from round to round (a machine's slow spell then falls on all of them, and
+    the per-round ratios keep it out). A turn starts `settle` seconds after the one before
+    (SETTLE_S) with an untimed call of its own system (which wakes its threads: the timed calls
+    then run as calls of one system back to back do)."""
     calls = [batch_size(fn, args) for fn in fns]
     times = [[] for _ in fns]
-    for _ in range(rounds):
-        for fn, count, own in zip(fns, calls, times):
-            if count == 1:
-                time.sleep(settle)
+    order = list(range(len(fns)))
+    for k in range(rounds):
+        shift = k % len(order)
+        for system in order[shift:] + order[:shift]:
+            fn, count, own = fns[system], calls[system], times[system]
+            time.sleep(settle)
+            fn(*args)
             start = time.perf_counter()
             for _ in range(count):
                 fn(*args)

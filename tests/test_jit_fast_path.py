@@ -266,6 +266,8 @@ def _key_cases():
     arrays = [a, a.copy(), np.ones((6, 4), np.float32), np.asfortranarray(a), a[:, ::2],
               a[::-1], a.T, read_only, swapped, a.astype(np.float64), a.astype(np.float16),
               a.astype(np.complex64), a > 3, a.astype(np.int8), a.astype(np.uint64),
+              a.astype("l"), a.astype("q"), a.astype("<f8"), a.astype(">f8"),
+              a.astype("=f8").astype(np.dtype(">f8").newbyteorder()),
               np.ones((), np.float32), np.ones((0, 6), np.float32), np.ones((4, 0)),
               np.ones((1, 4, 6), np.float32)[0]]
     scalars = [1, 2, 1.0, True, False]
@@ -324,3 +326,20 @@ def test_keys_of_learned_values_pair_the_c_key_with_the_values():
         np.testing.assert_array_equal(f(a, 0), a.sum(0))
         np.testing.assert_array_equal(f(a, 1), a.sum(1))
     assert f.cache_info().hits == 2 and f.cache_info().traces == 2
+
+
+def test_a_c_key_library_of_another_layout_is_not_used(monkeypatch):
+    """An editable install's library is not rebuilt when _fastkey.c changes: fastpath uses it
+    only where its KEY_VERSION is the one the tuple key agrees with."""
+    module = pytest.importorskip("autofuse._fastkey")
+    fastpath = importlib.import_module("autofuse.fastpath")
+    assert module.KEY_VERSION == fastpath.KEY_VERSION and fastpath.native_key is module.key
+    monkeypatch.setattr(module, "KEY_VERSION", fastpath.KEY_VERSION - 1)
+    try:
+        importlib.reload(fastpath)
+        assert fastpath.native_key((np.ones(3),), True) is None
+        assert type(fastpath.fast_key((np.ones(3),))) is tuple
+    finally:
+        monkeypatch.undo()
+        importlib.reload(fastpath)
+    assert fastpath.native_key is module.key
