@@ -28,35 +28,20 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]
+sys.path[:0] = [HERE, os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "examples")]
 
 import autofuse  # noqa: E402
 from gpu import _commit, copy_bandwidth, run_workload, save, versions  # noqa: E402
 from workloads import Workload  # noqa: E402
+from black_scholes import _black_scholes_peers  # noqa: E402  (examples/: the program itself)
 
 CUOBJDUMP = "/usr/local/cuda/bin/cuobjdump"
-RSQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
-A1, A2, A3, A4, A5 = 0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429
 HORNER = [1.0 / math.factorial(k) * (-1) ** k for k in range(17)]    # exp(-x), degree 16
 
 
 def black_scholes(xp):
     """examples/black_scholes.py's program (two outputs), its rate and volatility fixed."""
-    def cnd(d):
-        k = 1.0 / (1.0 + 0.2316419 * xp.abs(d))
-        tail = RSQRT2PI * xp.exp(-0.5 * d * d) * (k * (A1 + k * (A2 + k * (A3 + k * (A4 + k * A5)))))
-        return xp.where(d > 0, 1.0 - tail, tail)
-
-    def f(price, strike, years):
-        rate, vol = 0.02, 0.30
-        sqrt_t = xp.sqrt(years)
-        d1 = (xp.log(price / strike) + (rate + 0.5 * vol * vol) * years) / (vol * sqrt_t)
-        d2 = d1 - vol * sqrt_t
-        discount = strike * xp.exp(-rate * years)
-        call = price * cnd(d1) - discount * cnd(d2)
-        put = discount * (1.0 - cnd(d2)) - price * (1.0 - cnd(d1))
-        return call, put
-    return f
+    return lambda price, strike, years: _black_scholes_peers(xp, price, strike, years, 0.02, 0.30)
 
 
 def horner(xp):
