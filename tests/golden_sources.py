@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -94,7 +95,16 @@ class _Shape(tuple):
 
 def _example(example: str, size: str):
     import _common
-    module = importlib.import_module(example)
+    # NOTE: loaded from its file under a name of its own: benchmarks/ (on sys.path for other
+    # tests in the same worker) has modules of the same names (attention.py)
+    name = f"autofuse_example_{example}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(ROOT, "examples", f"{example}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
     args = module._make_inputs(_common.Device("cpu", np), size == "small")
     settings = {"static_argnames": ("iters",)} if example == "jacobi" else {}
     return module.PEERS.function, args, settings
