@@ -29,7 +29,7 @@
 
 enum { TAG_ARRAY = 1, TAG_FLOAT, TAG_INT, TAG_BOOL };
 
-/* Whether a dtype is one the key may describe by number, byte order and size: a builtin
+/* Whether a dtype is one the key may describe by kind, size and byte order: a builtin
  * numeric type (no fields, subarrays, units or object references). */
 static int plain_dtype(PyArray_Descr *descr)
 {
