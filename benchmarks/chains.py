@@ -58,7 +58,8 @@ def transcendental(xp):
 
 
 def rational(xp):
-    return lambda x, y: (0.5 * x * x + 1.25) / (x * x + 3.0) + xp.sqrt(x * x + y * y) / (1.0 + y * y)
+    return lambda x, y: ((0.5 * x * x + 1.25) / (x * x + 3.0)
+                         + xp.sqrt(x * x + y * y) / (1.0 + y * y))
 
 
 def _uniform(rng, n, low, high, dtype):
@@ -156,7 +157,8 @@ def main():
     parser.add_argument("--systems", default="autofuse,cupy,torch.compile,jax.jit")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--variants", default="",
-                        help='autofuse with other generator values too: "LABEL:FIELD=V+FIELD=V,..."')
+                        help='autofuse with other generator values too: '
+                             '"LABEL:FIELD=V+FIELD=V,..."')
     parser.add_argument("--sass", default="", help="folder for SASS listings (and print counts)")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "chains.json"))
     args = parser.parse_args()

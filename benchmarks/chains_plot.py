@@ -30,7 +30,8 @@ def main():
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(x, names, rotation=20, ha="right")
     ax.set_ylabel("time / memory floor (lower is better)")
-    ax.set_title(f"Compute-bound chains, {report['device']}, {report['date']}, commit {report['commit']}")
+    ax.set_title(f"Compute-bound chains, {report['device']}, {report['date']}, "
+                 f"commit {report['commit']}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)

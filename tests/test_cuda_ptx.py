@@ -221,13 +221,15 @@ def test_kernels_of_many_inputs_keep_wide_vectors_where_their_arithmetic_is_heav
         return [np.empty((64, 256), dtype) for _ in range(count)]
     light = lambda x, y, z, w: np.maximum(x * y + z, 0) * w
     heavy = lambda p, s, t: (np.log(p / s) + np.exp(-t) * np.sqrt(t)) / (1.0 + np.abs(p / t))
-    assert lowered(light, arrays(4, np.float32)).kernels[0].strategy == "grid-stride, 2-wide vectors"
-    assert lowered(heavy, arrays(3, np.float64)).kernels[0].strategy == "grid-stride, 2-wide vectors"
-    assert lowered(heavy, arrays(3, np.float32)).kernels[0].strategy == "grid-stride, 4-wide vectors"
-    (kernel,) = lowered(heavy, arrays(3, np.float64), vector_step_cost=0).kernels
-    assert kernel.strategy.startswith("grid-stride") and "vectors" not in kernel.strategy
-    (kernel,) = lowered(heavy, arrays(3, np.float32), vector_step_cost=0).kernels
-    assert kernel.strategy == "grid-stride, 2-wide vectors"
+    def strategy(fn, args, **tuning):
+        (kernel,) = lowered(fn, args, **tuning).kernels
+        return kernel.strategy
+    assert strategy(light, arrays(4, np.float32)) == "grid-stride, 2-wide vectors"
+    assert strategy(heavy, arrays(3, np.float64)) == "grid-stride, 2-wide vectors"
+    assert strategy(heavy, arrays(3, np.float32)) == "grid-stride, 4-wide vectors"
+    unvectored = strategy(heavy, arrays(3, np.float64), vector_step_cost=0)
+    assert unvectored.startswith("grid-stride") and "vectors" not in unvectored
+    assert strategy(heavy, arrays(3, np.float32), vector_step_cost=0) == "grid-stride, 2-wide vectors"
 
 
 @pytest.mark.parametrize("fn, args, loads, store", [

@@ -87,7 +87,8 @@ class Elementwise:
         latency (black-scholes, float64 and float32, 3 inputs and 2 outputs)."""
         tuning = self.tuning
         full = [p for p in self.params if not p.by_value and p.node.size == size]
-        if not tuning.vector_step_bytes or len(full) * tuning.vector_bytes <= tuning.vector_step_bytes:
+        step = len(full) * tuning.vector_bytes
+        if not tuning.vector_step_bytes or step <= tuning.vector_step_bytes:
             return tuning.vector_bytes
         if tuning.vector_step_cost:
             element = sum(storage_dtype(p.node.dtype).itemsize for p in full + self.outputs)
