@@ -32,7 +32,7 @@ sys.path[:0] = [HERE, os.path.dirname(HERE), os.path.join(os.path.dirname(HERE),
 
 import autofuse  # noqa: E402
 from gpu import _commit, copy_bandwidth, run_workload, save, versions  # noqa: E402
-from workloads import Workload  # noqa: E402
+from workloads import Workload, _bytes  # noqa: E402
 from black_scholes import _black_scholes_peers  # noqa: E402  (examples/: the program itself)
 
 CUOBJDUMP = "/usr/local/cuda/bin/cuobjdump"
@@ -66,8 +66,9 @@ def _uniform(rng, n, low, high, dtype):
     return rng.uniform(low, high, n).astype(dtype)
 
 
-def _bytes(arrays, outputs):
-    return sum(a.nbytes for a in arrays) + outputs * arrays[0].nbytes
+def _floor(outputs: int):
+    """The floor's bytes: every input read and `outputs` arrays of the first one's size written."""
+    return lambda arrays: _bytes(arrays, outputs * arrays[0].nbytes)
 
 
 def chains(n: int) -> list[Workload]:
@@ -77,15 +78,15 @@ def chains(n: int) -> list[Workload]:
             Workload(f"black-scholes {tag}",
                      lambda r, d=dtype: (_uniform(r, n, 5, 30, d), _uniform(r, n, 1, 100, d),
                                          _uniform(r, n, 0.25, 10, d)),
-                     black_scholes, black_scholes, lambda a: _bytes(a, 2), tolerance=tolerance),
+                     black_scholes, black_scholes, _floor(2), tolerance=tolerance),
             Workload(f"horner-16 {tag}", lambda r, d=dtype: (_uniform(r, n, -1, 1, d),),
-                     horner, horner, lambda a: _bytes(a, 1), tolerance=tolerance),
+                     horner, horner, _floor(1), tolerance=tolerance),
             Workload(f"exp*sin+log1p*cos {tag}",
                      lambda r, d=dtype: (_uniform(r, n, -2, 2, d), _uniform(r, n, -2, 2, d)),
-                     transcendental, transcendental, lambda a: _bytes(a, 1), tolerance=tolerance),
+                     transcendental, transcendental, _floor(1), tolerance=tolerance),
             Workload(f"rational+sqrt {tag}",
                      lambda r, d=dtype: (_uniform(r, n, -2, 2, d), _uniform(r, n, -2, 2, d)),
-                     rational, rational, lambda a: _bytes(a, 1), tolerance=tolerance),
+                     rational, rational, _floor(1), tolerance=tolerance),
         ]
     return items
 
